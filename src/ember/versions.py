@@ -1,0 +1,6 @@
+"""Version strings of the contract (simulator.md, metrics.md, output.md)."""
+
+SCHEMA_VERSION = "1.0"
+SIMULATOR_VERSION = "1.0"
+OBSERVATION_VERSION = "1.0"
+METRICS_VERSION = "1.0"
