@@ -1,0 +1,322 @@
+"""Scenario loading and validation (simulator.md §2).
+
+``load_scenario`` accepts every source output.md lists and returns the
+validated scenario as a plain dict (a private deep copy: callers may mutate
+their own input afterwards without effect).  ``compile_scenario`` adds the
+derived geometry the simulator, the checks and the metrics share, so each
+scenario is validated and indexed once per episode.
+"""
+
+import hashlib
+import io
+import json
+import os
+import re
+from importlib import resources
+
+from .canonical import canonical_json
+from .errors import ScenarioError
+from .grid import Grid
+from .versions import SCHEMA_VERSION
+
+ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+PROBABILITY_PATTERN = re.compile(r"(0|[1-9][0-9]*)/([1-9][0-9]*)")
+MAX_CELLS = 16_777_216
+MAX_DENOMINATOR = 2**32
+MAX_HORIZON = 2**31 - 1
+ENTER_FIRE_MODES = ("casualty", "block")
+BUILTIN_PREFIX = "builtin:"
+
+_TOP_KEYS = ("schema_version", "scenario_id", "grid", "walls", "exits", "people", "fire", "termination")
+
+
+# --------------------------------------------------------------------------
+# Sources
+
+
+def builtin_names():
+    """Names of the scenarios shipped as package data, sorted."""
+    folder = resources.files("ember") / "scenarios"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
+
+
+def _builtin_bytes(name):
+    if name not in builtin_names():
+        raise ScenarioError(
+            f"$: there is no built-in scenario named {name!r}; "
+            f"known: {', '.join(builtin_names())}."
+        )
+    return (resources.files("ember") / "scenarios" / f"{name}.json").read_bytes()
+
+
+def _reject_constant(token):
+    raise ScenarioError(f"$: {token} is not valid JSON in a scenario.")
+
+
+def _reject_float(token):
+    raise ScenarioError(f"$: the number {token} is not an integer; scenarios hold integers only.")
+
+
+class _Pairs(list):
+    """An object's (key, value) pairs, kept as parsed so duplicates stay visible."""
+
+
+def _plain(value, path):
+    """Turn parsed pairs into dicts, naming the path of any duplicate key."""
+    if isinstance(value, _Pairs):
+        result = {}
+        for key, item in value:
+            if key in result:
+                _fail(f"{path}.{key}", f"duplicate key {key!r}.")
+            result[key] = _plain(item, f"{path}.{key}")
+        return result
+    if isinstance(value, list):
+        return [_plain(item, f"{path}[{i}]") for i, item in enumerate(value)]
+    return value
+
+
+def parse_scenario_json(data):
+    """Parse scenario JSON text strictly: no BOM, no duplicate keys, integers only."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = bytes(data)
+        if data.startswith(b"\xef\xbb\xbf"):
+            raise ScenarioError("$: the scenario starts with a UTF-8 byte-order mark, which is not allowed.")
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ScenarioError(f"$: the scenario is not valid UTF-8 ({exc.reason} at byte {exc.start}).") from exc
+    if data.startswith("\ufeff"):
+        raise ScenarioError("$: the scenario starts with a byte-order mark, which is not allowed.")
+    try:
+        parsed = json.loads(
+            data, object_pairs_hook=_Pairs, parse_float=_reject_float, parse_constant=_reject_constant
+        )
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(f"$: the scenario is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") from exc
+    except RecursionError as exc:
+        raise ScenarioError("$: the scenario nests too deeply to be a scenario.") from exc
+    try:
+        return _plain(parsed, "$")
+    except RecursionError as exc:
+        raise ScenarioError("$: the scenario nests too deeply to be a scenario.") from exc
+
+
+def _read_source(source):
+    """Turn any accepted source into a Python value (not yet validated)."""
+    if isinstance(source, dict):
+        return source
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return parse_scenario_json(source)
+    if isinstance(source, str):
+        if source.startswith(BUILTIN_PREFIX):
+            return parse_scenario_json(_builtin_bytes(source[len(BUILTIN_PREFIX):]))
+        if source.lstrip().startswith("{"):
+            return parse_scenario_json(source)
+        return _read_path(source)
+    if isinstance(source, os.PathLike):
+        return _read_path(source)
+    if hasattr(source, "read"):
+        data = source.read()
+        if not isinstance(data, (str, bytes, bytearray)):
+            raise ScenarioError(f"$: reading the scenario file gave {type(data).__name__}, not text or bytes.")
+        return parse_scenario_json(data)
+    raise ScenarioError(
+        f"$: a scenario source must be a path, a file, bytes, JSON text, a dict or 'builtin:NAME', "
+        f"not {type(source).__name__}."
+    )
+
+
+def _read_path(path):
+    try:
+        with open(path, "rb") as handle:
+            return parse_scenario_json(handle.read())
+    except OSError as exc:
+        raise ScenarioError(f"$: cannot read the scenario file {os.fspath(path)!r}: {exc.strerror or exc}.") from exc
+
+
+# --------------------------------------------------------------------------
+# Validation
+
+
+def _fail(path, message):
+    raise ScenarioError(f"{path}: {message}")
+
+
+def _type_name(value):
+    return "null" if value is None else type(value).__name__
+
+
+def _object(value, path, keys):
+    if not isinstance(value, dict):
+        _fail(path, f"expected an object with keys {list(keys)}, got {_type_name(value)}.")
+    missing = [k for k in keys if k not in value]
+    if missing:
+        _fail(path, f"missing key {missing[0]!r}; expected exactly the keys {list(keys)}.")
+    extra = [k for k in value if k not in keys]
+    if extra:
+        _fail(f"{path}.{extra[0]}", f"unexpected key {extra[0]!r}; expected exactly the keys {list(keys)}.")
+
+
+def _integer(value, path, low, high):
+    if type(value) is not int:
+        _fail(path, f"expected an integer, got {_type_name(value)} {value!r}.")
+    if not low <= value <= high:
+        _fail(path, f"expected an integer from {low} to {high}, got {value}.")
+    return value
+
+
+def _list(value, path):
+    if not isinstance(value, list):
+        _fail(path, f"expected a list, got {_type_name(value)}.")
+    return value
+
+
+def _identifier(value, path):
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
+        _fail(path, f"expected an ID matching [A-Za-z0-9][A-Za-z0-9._-]{{0,63}}, got {value!r}.")
+    return value
+
+
+def _cell(value, path, rows, cols):
+    if not isinstance(value, list) or len(value) != 2:
+        _fail(path, f"expected a cell [row, col], got {value!r}.")
+    row = _integer(value[0], f"{path}[0]", -(2**63), 2**63)
+    col = _integer(value[1], f"{path}[1]", -(2**63), 2**63)
+    if not (0 <= row < rows and 0 <= col < cols):
+        _fail(path, f"cell {value!r} is out of bounds of the {rows}x{cols} grid.")
+    return row * cols + col
+
+
+def validate_scenario(value):
+    """Check every rule of simulator.md §2; return a private deep copy."""
+    _object(value, "$", _TOP_KEYS)
+    if value["schema_version"] != SCHEMA_VERSION:
+        _fail("$.schema_version", f"expected {SCHEMA_VERSION!r}, got {value['schema_version']!r}.")
+    _identifier(value["scenario_id"], "$.scenario_id")
+
+    grid = value["grid"]
+    _object(grid, "$.grid", ("rows", "cols"))
+    rows = _integer(grid["rows"], "$.grid.rows", 1, MAX_CELLS)
+    cols = _integer(grid["cols"], "$.grid.cols", 1, MAX_CELLS)
+    if rows * cols > MAX_CELLS:
+        _fail("$.grid", f"rows x cols must be at most {MAX_CELLS:,}, got {rows * cols:,}.")
+
+    walls = set()
+    for i, cell in enumerate(_list(value["walls"], "$.walls")):
+        index = _cell(cell, f"$.walls[{i}]", rows, cols)
+        if index in walls:
+            _fail(f"$.walls[{i}]", f"wall {cell!r} is listed twice.")
+        walls.add(index)
+
+    exits = _list(value["exits"], "$.exits")
+    if not exits:
+        _fail("$.exits", "expected a non-empty list of exits.")
+    exit_ids, exit_cells = set(), set()
+    for i, item in enumerate(exits):
+        path = f"$.exits[{i}]"
+        _object(item, path, ("exit_id", "position"))
+        exit_id = _identifier(item["exit_id"], f"{path}.exit_id")
+        if exit_id in exit_ids:
+            _fail(f"{path}.exit_id", f"exit ID {exit_id!r} is used twice.")
+        index = _cell(item["position"], f"{path}.position", rows, cols)
+        if index in exit_cells:
+            _fail(f"{path}.position", f"two exits share the cell {item['position']!r}.")
+        if index in walls:
+            _fail(f"{path}.position", f"exit {exit_id!r} is on a wall at {item['position']!r}.")
+        exit_ids.add(exit_id)
+        exit_cells.add(index)
+
+    fire = value["fire"]
+    _object(fire, "$.fire", ("ignitions", "spread_probability", "enter_fire"))
+    ignitions = set()
+    for i, cell in enumerate(_list(fire["ignitions"], "$.fire.ignitions")):
+        index = _cell(cell, f"$.fire.ignitions[{i}]", rows, cols)
+        if index in ignitions:
+            _fail(f"$.fire.ignitions[{i}]", f"ignition {cell!r} is listed twice.")
+        if index in walls:
+            _fail(f"$.fire.ignitions[{i}]", f"ignition {cell!r} is on a wall.")
+        ignitions.add(index)
+    probability = fire["spread_probability"]
+    match = PROBABILITY_PATTERN.fullmatch(probability) if isinstance(probability, str) else None
+    if not match:
+        _fail("$.fire.spread_probability", f'expected a string "N/D" with N and D decimal integers, got {probability!r}.')
+    numerator, denominator = int(match.group(1)), int(match.group(2))
+    if not numerator <= denominator <= MAX_DENOMINATOR:
+        _fail("$.fire.spread_probability", f"expected 0 <= N <= D <= 2^32, got {probability!r}.")
+    if fire["enter_fire"] not in ENTER_FIRE_MODES:
+        _fail("$.fire.enter_fire", f"expected 'casualty' or 'block', got {fire['enter_fire']!r}.")
+
+    people = _list(value["people"], "$.people")
+    if not people:
+        _fail("$.people", "expected a non-empty list of people.")
+    person_ids, person_cells = set(), set()
+    for i, item in enumerate(people):
+        path = f"$.people[{i}]"
+        _object(item, path, ("person_id", "position"))
+        person_id = _identifier(item["person_id"], f"{path}.person_id")
+        if person_id in person_ids:
+            _fail(f"{path}.person_id", f"person ID {person_id!r} is used twice.")
+        index = _cell(item["position"], f"{path}.position", rows, cols)
+        where = f"{path}.position"
+        if index in person_cells:
+            _fail(where, f"two people share the cell {item['position']!r}.")
+        if index in walls:
+            _fail(where, f"person {person_id!r} starts on a wall at {item['position']!r}.")
+        if index in exit_cells:
+            _fail(where, f"person {person_id!r} starts on an exit at {item['position']!r}.")
+        if index in ignitions:
+            _fail(where, f"person {person_id!r} starts on an initial ignition at {item['position']!r}.")
+        person_ids.add(person_id)
+        person_cells.add(index)
+
+    termination = value["termination"]
+    _object(termination, "$.termination", ("max_steps",))
+    _integer(termination["max_steps"], "$.termination.max_steps", 1, MAX_HORIZON)
+    # Everything checked: the canonical round trip is a cheap exact deep copy.
+    return json.loads(canonical_json(value))
+
+
+def load_scenario(source):
+    """Load and validate a scenario from any source output.md lists."""
+    return validate_scenario(_read_source(source))
+
+
+def scenario_hash(scenario) -> str:
+    """``"sha256:" + sha256(canonical JSON of the scenario)`` (simulator.md §2)."""
+    return "sha256:" + hashlib.sha256(canonical_json(load_scenario(scenario))).hexdigest()
+
+
+class CompiledScenario:
+    """A validated scenario with the indexes every component needs.
+
+    Cells are integers ``row * cols + col``.  People are indexed by their
+    rank in ID order, so "sorted by ID" is just index order everywhere.
+    """
+
+    def __init__(self, data):
+        self.data = data
+        self.scenario_id = data["scenario_id"]
+        self.hash = "sha256:" + hashlib.sha256(canonical_json(data)).hexdigest()
+        rows, cols = data["grid"]["rows"], data["grid"]["cols"]
+        self.grid = Grid(rows, cols, [r * cols + c for r, c in data["walls"]])
+        exits = sorted(data["exits"], key=lambda e: e["exit_id"])
+        self.exit_ids = [e["exit_id"] for e in exits]
+        self.exit_cells = [r * cols + c for r, c in (e["position"] for e in exits)]
+        self.exit_at = dict(zip(self.exit_cells, self.exit_ids))
+        people = sorted(data["people"], key=lambda p: p["person_id"])
+        self.person_ids = [p["person_id"] for p in people]
+        self.person_index = {pid: i for i, pid in enumerate(self.person_ids)}
+        self.start_cells = [r * cols + c for r, c in (p["position"] for p in people)]
+        fire = data["fire"]
+        self.ignitions = sorted(r * cols + c for r, c in fire["ignitions"])
+        numerator, denominator = fire["spread_probability"].split("/")
+        self.spread_numerator = int(numerator)
+        self.spread_denominator = int(denominator)
+        self.enter_fire = fire["enter_fire"]
+        self.max_steps = data["termination"]["max_steps"]
+
+
+def compile_scenario(source) -> CompiledScenario:
+    if isinstance(source, CompiledScenario):
+        return source
+    return CompiledScenario(load_scenario(source))

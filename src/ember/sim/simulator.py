@@ -1,0 +1,280 @@
+"""The EMBER simulator (simulator.md §3–4).
+
+People are indexed by rank in ID order, cells by ``row * cols + col``; the
+dicts of the record are built from that state once per step.  Per-step cost
+is O(active people + frontier + snapshot size): the fire frontier and the
+exit reachability are kept incrementally, never rescanned from the grid.
+"""
+
+from ..errors import ActionError, EmberError
+from ..grid import DELTAS, ExitReachability
+from ..scenario import compile_scenario
+from ..versions import OBSERVATION_VERSION, SCHEMA_VERSION, SIMULATOR_VERSION
+from .fire import FireSpread
+
+ACTIONS = ("stay", "north", "south", "west", "east")
+ACTIVE, EVACUATED, CASUALTY = "active", "evacuated", "casualty"
+MAX_SEED = 2**64 - 1
+
+
+class SeedError(EmberError, ValueError):
+    """A seed outside 0 <= seed < 2^64."""
+
+
+def check_seed(seed):
+    if type(seed) is not int or not 0 <= seed <= MAX_SEED:
+        raise SeedError(f"seed must be an integer with 0 <= seed < 2^64, got {seed!r}.")
+    return seed
+
+
+def resolve_moves(candidates, occupant):
+    """Outcomes of the candidates of simulator.md §3 rule 1 after conflicts.
+
+    ``candidates`` maps person -> target cell (targets distinct),
+    ``occupant`` maps cell -> active person at s_{t-1}.  Returns
+    person -> "moved" | "blocked_occupied" | "blocked_cycle".  Following
+    the links person -> occupant of its target gives chains and cycles.
+    """
+    outcome = {}
+    for start in candidates:
+        if start in outcome:
+            continue
+        path, on_path = [], set()
+        person = start
+        while True:
+            if person in outcome:
+                final = outcome[person]
+                end = "moved" if final == "moved" else "blocked_occupied"
+                break
+            if person in on_path:
+                # Everyone from the first visit of `person` on is a cycle.
+                cycle_from = path.index(person)
+                for member in path[cycle_from:]:
+                    outcome[member] = "blocked_cycle"
+                path = path[:cycle_from]
+                end = "blocked_occupied"
+                break
+            if person not in candidates:
+                end = "blocked_occupied"  # chain ends at someone who does not move
+                break
+            path.append(person)
+            on_path.add(person)
+            nxt = occupant.get(candidates[person])
+            if nxt is None:
+                end = "moved"  # chain ends at a free cell
+                break
+            person = nxt
+        for member in path:
+            outcome[member] = end
+    return outcome
+
+
+class Simulator:
+    """One deterministic episode of a scenario under a seed."""
+
+    def __init__(self, scenario, seed):
+        self.scenario = compile_scenario(scenario)
+        self.seed = check_seed(seed)
+        sc = self.scenario
+        self.grid = grid = sc.grid
+        self.ids = sc.person_ids
+        self.status = [ACTIVE] * len(self.ids)
+        self.position = list(sc.start_cells)
+        self.burning = bytearray(grid.size)
+        for cell in sc.ignitions:
+            self.burning[cell] = 1
+        self.burning_sorted = list(sc.ignitions)
+        self.frontier = set()
+        for cell in sc.ignitions:
+            self._extend_frontier(cell)
+        self.fire = FireSpread(grid, self.seed, sc.spread_numerator, sc.spread_denominator)
+        self.reachability = ExitReachability(grid, sc.exit_cells, sc.ignitions)
+        self.active = list(range(len(self.ids)))
+        self.t = 0
+        self.termination_reason = None
+        self.trapped = self._trapped()
+        self.header = {
+            "schema_version": SCHEMA_VERSION,
+            "simulator_version": SIMULATOR_VERSION,
+            "observation_version": OBSERVATION_VERSION,
+            "scenario_id": sc.scenario_id,
+            "scenario_hash": sc.hash,
+            "seed": self.seed,
+        }
+        self.initial_state = self._snapshot()
+        self.final_state = None
+
+    # -- public API ---------------------------------------------------------
+
+    @property
+    def terminated(self):
+        return self.termination_reason is not None
+
+    def observe(self):
+        """The observation of the current state, for the step about to be taken."""
+        if self.terminated:
+            raise ActionError("the episode has terminated: there is nothing left to observe.")
+        cell = self.grid.cell
+        return {
+            "observation_version": OBSERVATION_VERSION,
+            "step": self.t + 1,
+            "people": [{"person_id": self.ids[i], "position": cell(self.position[i])} for i in self.active],
+            "burning": [cell(c) for c in self.burning_sorted],
+            "trapped": list(self.trapped),
+        }
+
+    def step(self, actions):
+        """Run one step (simulator.md §3) and return its record dict."""
+        chosen = self._check_actions(actions)
+        grid, cols, position = self.grid, self.grid.cols, self.position
+        t = self.t + 1
+        block_fire = self.scenario.enter_fire == "block"
+
+        # 1. Movement, all against s_{t-1}.
+        outcome, target_of, origin_rc = {}, {}, {}
+        by_target = {}
+        for i, action in zip(self.active, chosen):
+            row, col = divmod(position[i], cols)
+            origin_rc[i] = (row, col)
+            if action == "stay":
+                outcome[i] = "stayed"
+                continue
+            dr, dc = DELTAS[action]
+            r, c = row + dr, col + dc
+            target_of[i] = (r, c)
+            if not (0 <= r < grid.rows and 0 <= c < cols):
+                outcome[i] = "blocked_boundary"
+                continue
+            x = r * cols + c
+            if not grid.open[x]:
+                outcome[i] = "blocked_wall"
+            elif self.burning[x] and block_fire:
+                outcome[i] = "blocked_fire"
+            else:
+                by_target.setdefault(x, []).append(i)
+        candidates = {}
+        for x, people in by_target.items():
+            if len(people) > 1:
+                for i in people:
+                    outcome[i] = "blocked_conflict"
+            else:
+                candidates[people[0]] = x
+        occupant = {position[i]: i for i in self.active}
+        outcome.update(resolve_moves(candidates, occupant))
+        for i, result in outcome.items():
+            if result == "moved":
+                position[i] = candidates[i]
+
+        # 2. Entering fire; 3. evacuation.
+        evacuations, casualties = [], []
+        exit_at = self.scenario.exit_at
+        for i in self.active:
+            if outcome[i] != "moved":
+                continue
+            cell = position[i]
+            if self.burning[cell]:
+                self.status[i] = CASUALTY
+                casualties.append((i, "entered_fire"))
+            elif cell in exit_at:
+                self.status[i] = EVACUATED
+                evacuations.append((i, exit_at[cell]))
+
+        # 4. Fire spread; 5. spread casualties.
+        ignited = self.fire.ignitions(t, self.frontier, self.burning)
+        for cell in ignited:
+            self.burning[cell] = 1
+        for cell in ignited:
+            self.frontier.discard(cell)
+            self._extend_frontier(cell)
+        if ignited:
+            self.burning_sorted = sorted(self.burning_sorted + ignited)
+            self.reachability.ignite(ignited)
+            for i in self.active:
+                if self.status[i] == ACTIVE and self.burning[position[i]]:
+                    self.status[i] = CASUALTY
+                    casualties.append((i, "fire_spread"))
+        casualties.sort()
+
+        # 6. Trapped set; 7. termination.
+        movements = [
+            {
+                "person_id": self.ids[i],
+                "origin": list(origin_rc[i]),
+                "target": list(target_of[i]) if i in target_of else None,
+                "outcome": outcome[i],
+            }
+            for i in self.active
+        ]
+        step_actions = {self.ids[i]: a for i, a in zip(self.active, chosen)}
+        self.active = [i for i in self.active if self.status[i] == ACTIVE]
+        self.trapped = self._trapped()
+        self.t = t
+        if not self.active:
+            self.termination_reason = "all_resolved"
+        elif t == self.scenario.max_steps:
+            self.termination_reason = "max_steps"
+        cell = grid.cell
+        record = {
+            "step": t,
+            "actions": step_actions,
+            "movements": movements,
+            "ignitions": [cell(c) for c in ignited],
+            "evacuations": [{"person_id": self.ids[i], "exit_id": e} for i, e in evacuations],
+            "casualties": [{"person_id": self.ids[i], "cause": cause} for i, cause in casualties],
+            "snapshot": self._snapshot(),
+        }
+        if self.terminated:
+            snap = record["snapshot"]
+            self.final_state = {
+                "step": t,
+                "people": snap["people"],
+                "trapped": snap["trapped"],
+                "termination_reason": snap["termination_reason"],
+            }
+        return record
+
+    # -- internals ----------------------------------------------------------
+
+    def _check_actions(self, actions):
+        """Validate a step's actions; return them in active-ID order. Mutates nothing."""
+        if self.terminated:
+            raise ActionError(f"the episode terminated at step {self.t} ({self.termination_reason}); no more steps.")
+        if not isinstance(actions, dict):
+            raise ActionError(f"actions for step {self.t + 1} must be an object {{person_id: action}}, got {type(actions).__name__}.")
+        chosen = []
+        for i in self.active:
+            pid = self.ids[i]
+            if pid not in actions:
+                raise ActionError(f"step {self.t + 1}: no action for active person {pid!r}.")
+            action = actions[pid]
+            if action not in ACTIONS:
+                raise ActionError(f"step {self.t + 1}: person {pid!r} has unknown action {action!r}; expected one of {', '.join(ACTIONS)}.")
+            chosen.append(action)
+        if len(actions) != len(self.active):
+            active = {self.ids[i] for i in self.active}
+            extra = sorted(str(k) for k in actions if k not in active)
+            raise ActionError(f"step {self.t + 1}: action for {extra[0]!r}, who is not an active person.")
+        return chosen
+
+    def _extend_frontier(self, cell):
+        for _, n in self.grid.neighbours(cell):
+            if self.grid.open[n] and not self.burning[n]:
+                self.frontier.add(n)
+
+    def _trapped(self):
+        reach = self.reachability.reach
+        return [self.ids[i] for i in self.active if not reach[self.position[i]]]
+
+    def _snapshot(self):
+        cell = self.grid.cell
+        return {
+            "step": self.t,
+            "people": [
+                {"person_id": pid, "status": s, "position": cell(p)}
+                for pid, s, p in zip(self.ids, self.status, self.position)
+            ],
+            "burning": [cell(c) for c in self.burning_sorted],
+            "trapped": list(self.trapped),
+            "terminated": self.terminated,
+            "termination_reason": self.termination_reason,
+        }
