@@ -21,3 +21,7 @@ __all__ = [
     "run_episode",
     "scenario_hash",
 ]
+
+from .engine import MetricsStream, episode_metrics, verify_replay  # noqa: E402
+
+__all__ += ["MetricsStream", "episode_metrics", "verify_replay"]

@@ -49,12 +49,34 @@ def _builtin_bytes(name):
     return (resources.files("ember") / "scenarios" / f"{name}.json").read_bytes()
 
 
-def _reject_constant(token):
-    raise ScenarioError(f"$: {token} is not valid JSON in a scenario.")
+class _BadNumber:
+    """A JSON number a scenario cannot hold (non-integer, NaN/Infinity, or too
+    many digits to convert), kept as parsed so that validation, which checks
+    the type of every value, names its path (simulator.md §2)."""
+
+    __slots__ = ("token", "kind")
+
+    def __init__(self, token, kind):
+        self.token = token
+        self.kind = kind
+
+    def __repr__(self):
+        return self.token if len(self.token) <= 40 else f"{self.token[:20]}...({len(self.token)} characters)"
 
 
-def _reject_float(token):
-    raise ScenarioError(f"$: the number {token} is not an integer; scenarios hold integers only.")
+def _parse_float(token):
+    return _BadNumber(token, "non-integer number")
+
+
+def _parse_constant(token):
+    return _BadNumber(token, "non-JSON constant")
+
+
+def _parse_int(token):
+    try:
+        return int(token)
+    except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
+        return _BadNumber(token, "integer with too many digits")
 
 
 class _Pairs(list):
@@ -89,7 +111,11 @@ def parse_scenario_json(data):
         raise ScenarioError("$: the scenario starts with a byte-order mark, which is not allowed.")
     try:
         parsed = json.loads(
-            data, object_pairs_hook=_Pairs, parse_float=_reject_float, parse_constant=_reject_constant
+            data,
+            object_pairs_hook=_Pairs,
+            parse_float=_parse_float,
+            parse_int=_parse_int,
+            parse_constant=_parse_constant,
         )
     except json.JSONDecodeError as exc:
         raise ScenarioError(f"$: the scenario is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") from exc
@@ -110,7 +136,7 @@ def _read_source(source):
     if isinstance(source, str):
         if source.startswith(BUILTIN_PREFIX):
             return parse_scenario_json(_builtin_bytes(source[len(BUILTIN_PREFIX):]))
-        if source.lstrip().startswith("{"):
+        if source.startswith("\ufeff") or source.lstrip().startswith("{"):
             return parse_scenario_json(source)
         return _read_path(source)
     if isinstance(source, os.PathLike):
@@ -143,6 +169,8 @@ def _fail(path, message):
 
 
 def _type_name(value):
+    if isinstance(value, _BadNumber):
+        return value.kind
     return "null" if value is None else type(value).__name__
 
 

@@ -1,0 +1,114 @@
+"""Stage 3: replay the record's actions and demand identical canonical bytes.
+
+Kept apart from the read-only checks: this is the one check that drives the
+simulator.  ``Replayer`` compares part by part and returns the first
+mismatch; ``ReplayCheck`` is its accumulator form inside the engine, which
+remembers the first divergence and stops replaying there while the
+structural checks go on (the precedence rule of simulator.md §7).
+"""
+
+from ..accumulator import Accumulator
+from ..canonical import canonical_json
+from ..errors import ActionError, ReplayMismatchError
+from ..sim.simulator import SeedError, Simulator
+
+
+def _kind(value):
+    # JSON types: Python's True == 1 must not hide a difference.
+    return "bool" if isinstance(value, bool) else type(value).__name__
+
+
+def first_difference(recorded, replayed, path):
+    """Path of the first differing field in canonical (sorted-key) order, or None."""
+    if _kind(recorded) != _kind(replayed):
+        return path
+    if isinstance(recorded, dict):
+        for key in sorted(set(recorded) | set(replayed)):
+            if key not in recorded or key not in replayed:
+                return f"{path}.{key}"
+            found = first_difference(recorded[key], replayed[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(recorded, list):
+        for j, (a, b) in enumerate(zip(recorded, replayed)):
+            found = first_difference(a, b, f"{path}[{j}]")
+            if found:
+                return found
+        return None if len(recorded) == len(replayed) else f"{path}[{min(len(recorded), len(replayed))}]"
+    return None if recorded == replayed else path
+
+
+def _lookup(value, path, root):
+    """The value at ``path`` (a suffix of ``root``'s path), for messages."""
+    import re
+
+    for name, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path[len(root):]):
+        try:
+            value = value[name] if name else value[int(index)]
+        except (KeyError, IndexError, TypeError):
+            return "nothing"
+    text = canonical_json(value).decode()
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+class Replayer:
+    """A simulator fed the record's actions, compared part by part."""
+
+    def __init__(self, scenario, header):
+        self.sim = None
+        try:
+            self.sim = Simulator(scenario, header.get("seed") if isinstance(header, dict) else None)
+        except SeedError as exc:
+            self.error = ReplayMismatchError(f"step 0: $.header.seed: the simulator cannot start: {exc}", 0, "$.header.seed")
+            return
+        self.error = self.compare(header, self.sim.header, "$.header", 0)
+
+    def compare(self, recorded, replayed, path, step):
+        if canonical_json(recorded) == canonical_json(replayed):
+            return None
+        where = first_difference(recorded, replayed, path) or path
+        what = "step" if step else "part"
+        return ReplayMismatchError(
+            f"step {step}: {where}: the record has {_lookup(recorded, where, path)}, "
+            f"the replay gives {_lookup(replayed, where, path)} (first difference in this {what}).",
+            step,
+            where,
+        )
+
+    def initial_state(self, value):
+        return self.compare(value, self.sim.initial_state, "$.initial_state", 0)
+
+    def step(self, t, value, path):
+        actions = value.get("actions") if isinstance(value, dict) else None
+        try:
+            replayed = self.sim.step(actions)
+        except ActionError as exc:
+            return ReplayMismatchError(f"step {t}: {path}.actions: the simulator rejects the recorded actions: {exc}", t, f"{path}.actions")
+        return self.compare(value, replayed, path, t)
+
+    def final_state(self, value, steps):
+        if self.sim.final_state is None:
+            return ReplayMismatchError(
+                f"step {steps}: $.final_state: the replay has not terminated after the record's {steps} steps.", steps, "$.final_state"
+            )
+        return self.compare(value, self.sim.final_state, "$.final_state", steps)
+
+
+class ReplayCheck(Accumulator):
+    """Replay in lockstep inside the engine; the first mismatch is kept, not raised."""
+
+    def __init__(self, scenario, header, initial_raw):
+        self.replayer = Replayer(scenario, header)
+        self.mismatch = self.replayer.error or self.replayer.initial_state(initial_raw)
+
+    def feed(self, tr):
+        if self.mismatch is None:
+            self.mismatch = self.replayer.step(tr.t, tr.step, tr.path)
+
+    def finish(self, final_raw, steps):
+        if self.mismatch is None:
+            self.mismatch = self.replayer.final_state(final_raw, steps)
+
+    def result(self):
+        return self.mismatch

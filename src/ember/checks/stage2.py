@@ -1,0 +1,294 @@
+"""Stage 2: each transition is consistent with the rules (record data only).
+
+These checks read the record and the scenario; they never re-derive why a
+move was blocked or whether the RNG would ignite a cell (that is replay's).
+Each is an accumulator; ``STEP_CHECKS`` is their order within a step.
+"""
+
+from ..accumulator import Accumulator
+from ..grid import DELTAS, ExitReachability
+from .shape import fail
+
+
+def _cell(index, cols):
+    return [index // cols, index % cols]
+
+
+def expected_trapped(scenario, state, reach):
+    ids = scenario.person_ids
+    return [ids[i] for i in state.active if not reach[state.position[i]]]
+
+
+def check_initial_state(state, scenario):
+    """s_0: step 0, everyone active at the scenario position, burning = ignitions."""
+    path = "$.initial_state"
+    if state.step != 0:
+        fail(f"{path}.step", f"expected 0, got {state.step}.")
+    cols = scenario.grid.cols
+    for i, pid in enumerate(scenario.person_ids):
+        if state.status[i] != "active":
+            fail(f"{path}.people[{i}].status", f"expected 'active' for {pid!r} at step 0, got {state.status[i]!r}.")
+        if state.position[i] != scenario.start_cells[i]:
+            fail(f"{path}.people[{i}].position", f"expected {pid!r} at its scenario position {_cell(scenario.start_cells[i], cols)}, got {_cell(state.position[i], cols)}.")
+    ignitions = [_cell(c, cols) for c in scenario.ignitions]
+    if state.burning != ignitions:
+        fail(f"{path}.burning", f"expected the scenario's ignitions {ignitions}, got {state.burning}.")
+    if state.terminated or state.reason is not None:
+        fail(f"{path}.terminated", "expected the initial state not to be terminated (terminated false, termination_reason null).")
+
+
+class StepNumbering(Accumulator):
+    def feed(self, tr):
+        if tr.prev.terminated:
+            fail(tr.path, f"the episode terminated at step {tr.prev.step} ({tr.prev.reason}); only the last snapshot may be terminated, yet step {tr.t} follows.")
+        if tr.step["step"] != tr.t:
+            fail(f"{tr.path}.step", f"expected step number {tr.t} (steps are numbered 1, 2, ...), got {tr.step['step']}.")
+        if tr.cur.step != tr.t:
+            fail(f"{tr.path}.snapshot.step", f"expected {tr.t}, the step's own number, got {tr.cur.step}.")
+
+
+class Coverage(Accumulator):
+    """Actions and movements cover exactly A(s_{t-1})."""
+
+    def __init__(self, scenario):
+        self.ids = scenario.person_ids
+
+    def feed(self, tr):
+        ids = self.ids
+        active = [ids[i] for i in tr.prev.active]
+        actions = tr.step["actions"]
+        if len(actions) != len(active) or any(pid not in actions for pid in active):
+            missing = [pid for pid in active if pid not in actions]
+            if missing:
+                fail(f"{tr.path}.actions", f"expected an action for every person active in s_{tr.t - 1}; {missing[0]!r} has none.")
+            extra = sorted(pid for pid in actions if pid not in set(active))
+            fail(f"{tr.path}.actions.{extra[0]}", f"expected actions only for people active in s_{tr.t - 1}; {extra[0]!r} is not active.")
+        movements = tr.step["movements"]
+        for j, pid in enumerate(active):
+            if j >= len(movements):
+                fail(f"{tr.path}.movements", f"expected one movement per person active in s_{tr.t - 1} ({len(active)}), got {len(movements)}; {pid!r} has none.")
+            if movements[j]["person_id"] != pid:
+                fail(f"{tr.path}.movements[{j}].person_id", f"expected {pid!r} (the movements of the active people, sorted by ID), got {movements[j]['person_id']!r}.")
+        if len(movements) != len(active):
+            fail(f"{tr.path}.movements[{len(active)}]", f"expected {len(active)} movements (one per active person), got {len(movements)}; {movements[len(active)]['person_id']!r} is not active.")
+
+
+class MovementConsistency(Accumulator):
+    """Each movement agrees with its action, origin and outcome."""
+
+    def __init__(self, scenario):
+        self.grid = scenario.grid
+        self.block_fire = scenario.enter_fire == "block"
+
+    def feed(self, tr):
+        grid, cols = self.grid, self.grid.cols
+        actions = tr.step["actions"]
+        position = tr.prev.position
+        for j, (i, move) in enumerate(zip(tr.movers, tr.step["movements"])):
+            where = f"{tr.path}.movements[{j}]"
+            pid = move["person_id"]
+            action, outcome, origin, target = actions[pid], move["outcome"], move["origin"], move["target"]
+            here = position[i]
+            if origin != [here // cols, here % cols]:
+                fail(f"{where}.origin", f"expected {pid!r}'s position in s_{tr.t - 1}, {_cell(here, cols)}, got {origin}.")
+            if action == "stay":
+                if outcome != "stayed":
+                    fail(f"{where}.outcome", f"action 'stay' must have outcome 'stayed', got {outcome!r}.")
+                if target is not None:
+                    fail(f"{where}.target", f"action 'stay' must have a null target, got {target}.")
+                continue
+            if outcome == "stayed":
+                fail(f"{where}.outcome", f"outcome 'stayed' requires action 'stay', but the action is {action!r}.")
+            dr, dc = DELTAS[action]
+            want = [origin[0] + dr, origin[1] + dc]
+            if target != want:
+                fail(f"{where}.target", f"expected origin + {action} = {want}, got {target}.")
+            if outcome == "moved":
+                row, col = target
+                if not grid.in_bounds(row, col):
+                    fail(f"{where}.outcome", f"'moved' to {target}, which is out of bounds.")
+                x = row * cols + col
+                if not grid.open[x]:
+                    fail(f"{where}.outcome", f"'moved' to {target}, which is a wall.")
+                if self.block_fire and tr.burning[x]:
+                    fail(f"{where}.outcome", f"'moved' to {target}, which is burning in s_{tr.t - 1}, under enter_fire 'block'.")
+
+
+class EndPositions(Accumulator):
+    """Each person active in s_{t-1} ends where its movement says, alone."""
+
+    def __init__(self, scenario):
+        self.scenario = scenario
+
+    def feed(self, tr):
+        cols = self.scenario.grid.cols
+        ends = {}
+        cur = tr.cur.position
+        for j, (i, move) in enumerate(zip(tr.movers, tr.step["movements"])):
+            if move["outcome"] == "moved":
+                end = move["target"][0] * cols + move["target"][1]
+            else:
+                end = tr.prev.position[i]
+            if cur[i] != end:
+                fail(f"{tr.path}.snapshot.people[{i}].position", f"expected {move['person_id']!r} at the end of its movement, {_cell(end, cols)}, got {_cell(cur[i], cols)}.")
+            if end in ends:
+                other = self.scenario.person_ids[ends[end]]
+                fail(f"{tr.path}.movements[{j}]", f"{move['person_id']!r} and {other!r} both end the movement phase on {_cell(end, cols)}.")
+            ends[end] = i
+
+
+class FireConsistency(Accumulator):
+    """Ignitions are new non-wall cells and burning(s_t) = burning(s_{t-1}) ∪ ignited."""
+
+    def __init__(self, scenario):
+        self.grid = scenario.grid
+
+    def feed(self, tr):
+        cols = self.grid.cols
+        for j, x in enumerate(tr.ignited):
+            if not self.grid.open[x]:
+                fail(f"{tr.path}.ignitions[{j}]", f"ignition {_cell(x, cols)} is a wall; walls never burn.")
+            if tr.burning[x]:
+                fail(f"{tr.path}.ignitions[{j}]", f"ignition {_cell(x, cols)} was already burning in s_{tr.t - 1}.")
+        ignitions = tr.step["ignitions"]
+        expected = sorted(tr.prev.burning + ignitions) if ignitions else tr.prev.burning
+        if tr.cur.burning != expected:
+            fail(f"{tr.path}.snapshot.burning", f"expected burning(s_{tr.t - 1}) ∪ ignitions ({len(expected)} cells), got {len(tr.cur.burning)} cells; first difference: {_first_difference(expected, tr.cur.burning)}.")
+
+
+def _first_difference(expected, actual):
+    for j, (a, b) in enumerate(zip(expected, actual)):
+        if a != b:
+            return f"at [{j}] expected {a}, got {b}"
+    j = min(len(expected), len(actual))
+    return f"at [{j}] expected {expected[j] if j < len(expected) else 'the end'}, got {actual[j] if j < len(actual) else 'the end'}"
+
+
+class StatusEvents(Accumulator):
+    """Every status change has exactly one event with the exit or cause the record implies."""
+
+    def __init__(self, scenario):
+        self.scenario = scenario
+
+    def feed(self, tr):
+        sc = self.scenario
+        ids, ignited = sc.person_ids, tr.ignited_set
+        evacuations, casualties = [], []
+        status, position = tr.cur.status, tr.cur.position
+        for i, move in zip(tr.movers, tr.step["movements"]):
+            cell = position[i]  # EndPositions has checked it against the movement
+            if move["outcome"] == "moved" and tr.burning[cell]:
+                want, event = "casualty", (ids[i], "entered_fire")
+            elif move["outcome"] == "moved" and cell in sc.exit_at:
+                want, event = "evacuated", (ids[i], sc.exit_at[cell])
+            elif cell in ignited:
+                want, event = "casualty", (ids[i], "fire_spread")
+            else:
+                want, event = "active", None
+            if status[i] != want:
+                why = {
+                    "casualty": "it moved onto a burning cell" if event and event[1] == "entered_fire" else "its cell ignited",
+                    "evacuated": f"it stands on exit {event[1]!r}" if event else "",
+                    "active": "nothing resolved it",
+                }[want]
+                fail(f"{tr.path}.snapshot.people[{i}].status", f"expected {ids[i]!r} to be {want!r} at step {tr.t} because {why}, got {status[i]!r}.")
+            if event is not None:
+                (evacuations if want == "evacuated" else casualties).append(event)
+        self._match("evacuations", "exit_id", evacuations, tr)
+        self._match("casualties", "cause", casualties, tr)
+        prev = tr.prev
+        for i, was in enumerate(prev.status):
+            if was != "active" and (status[i] != was or position[i] != prev.position[i]):
+                fail(f"{tr.path}.snapshot.people[{i}]", f"{ids[i]!r} was resolved ({was}) in s_{tr.t - 1} and must never change, but its status or position did.")
+
+    @staticmethod
+    def _match(key, field, expected, tr):
+        recorded = tr.step[key]
+        for j, event in enumerate(recorded):
+            if j >= len(expected) or (event["person_id"], event[field]) != expected[j]:
+                want = expected[j] if j < len(expected) else None
+                if want is None or event["person_id"] != want[0]:
+                    fail(f"{tr.path}.{key}[{j}]", f"{event['person_id']!r} has no matching status change at step {tr.t}" + (f"; expected the {key[:-1]} of {want[0]!r} here." if want else "."))
+                fail(f"{tr.path}.{key}[{j}].{field}", f"expected {want[1]!r} for {want[0]!r}, got {event[field]!r}.")
+        if len(expected) > len(recorded):
+            missing = expected[len(recorded)]
+            fail(f"{tr.path}.{key}", f"{missing[0]!r} changed status at step {tr.t} but has no entry in {key} (expected {field} {missing[1]!r}).")
+
+
+class ActivePlacement(Accumulator):
+    """No active person stands on a burning cell or an exit in s_t."""
+
+    def __init__(self, scenario):
+        self.scenario = scenario
+
+    def feed(self, tr):
+        sc = self.scenario
+        for i in tr.cur.active:
+            cell = tr.cur.position[i]
+            if tr.burning[cell] or cell in tr.ignited_set:
+                fail(f"{tr.path}.snapshot.people[{i}]", f"active person {sc.person_ids[i]!r} stands on the burning cell {_cell(cell, sc.grid.cols)}.")
+            if cell in sc.exit_at:
+                fail(f"{tr.path}.snapshot.people[{i}]", f"active person {sc.person_ids[i]!r} stands on exit {sc.exit_at[cell]!r}; it should have been evacuated.")
+
+
+class TrappedSet(Accumulator):
+    """The trapped set equals a recomputation (rule 6), with reachability kept incrementally."""
+
+    def __init__(self, scenario, initial):
+        self.scenario = scenario
+        cols = scenario.grid.cols
+        burning = [r * cols + c for r, c in initial.burning]
+        self.reachability = ExitReachability(scenario.grid, scenario.exit_cells, burning)
+        self._check(initial, "$.initial_state")
+
+    def _check(self, state, path):
+        want = expected_trapped(self.scenario, state, self.reachability.reach)
+        if state.trapped != want:
+            fail(f"{path}.trapped", f"expected the trapped set {want} (active people with no path to a usable exit), got {state.trapped}.")
+
+    def feed(self, tr):
+        if tr.ignited:
+            self.reachability.ignite(tr.ignited)
+        self._check(tr.cur, f"{tr.path}.snapshot")
+
+
+class Termination(Accumulator):
+    """Terminated with the right reason exactly when the rules say so."""
+
+    def __init__(self, scenario):
+        self.horizon = scenario.max_steps
+
+    def feed(self, tr):
+        cur = tr.cur
+        if not cur.active:
+            want = "all_resolved"
+        elif tr.t >= self.horizon:
+            want = "max_steps"
+        else:
+            want = None
+        if cur.reason != want or cur.terminated != (want is not None):
+            if want is None:
+                fail(f"{tr.path}.snapshot.terminated", f"expected not terminated at step {tr.t} (people remain active and the horizon is {self.horizon}), got terminated={str(cur.terminated).lower()}, reason {cur.reason!r}.")
+            fail(f"{tr.path}.snapshot.termination_reason", f"expected terminated with reason {want!r} at step {tr.t}, got terminated={str(cur.terminated).lower()}, reason {cur.reason!r}.")
+
+
+def step_checks(scenario, initial):
+    """The stage-2 accumulators in the order they run on each transition."""
+    return (
+        StepNumbering(),
+        Coverage(scenario),
+        MovementConsistency(scenario),
+        EndPositions(scenario),
+        FireConsistency(scenario),
+        StatusEvents(scenario),
+        ActivePlacement(scenario),
+        TrappedSet(scenario, initial),
+        Termination(scenario),
+    )
+
+
+def check_final_state(final, last, scenario):
+    """final_state equals the matching fields of s_T."""
+    for key in ("step", "people", "trapped", "termination_reason"):
+        if final[key] != last.raw[key]:
+            fail(f"$.final_state.{key}", f"expected the value of s_{last.step}'s {key!r}, got a different value.")

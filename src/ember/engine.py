@@ -1,0 +1,220 @@
+"""The single-pass engine: validate, replay and measure a record as it streams.
+
+``EpisodeEngine`` is the sink of the record reader: it receives the record's
+parts (header, initial state, each step, final state) in record order,
+builds each transition (s_{t-1}, step_t, s_t) and hands it to the stage-2
+checks, the replay check and the metric accumulators, in that order.
+Memory holds one step and the per-person / per-cell state, never the
+record.  ``episode_metrics`` (pull) and ``MetricsStream`` (push) differ only
+in how bytes reach the same reader and engine.
+"""
+
+from .checks.replay import ReplayCheck, Replayer
+from .checks.shape import check_final_state as check_final_shape
+from .checks.shape import check_step, fail
+from .checks.stage1 import check_compatibility
+from .checks.stage2 import check_final_state, check_initial_state, step_checks
+from .errors import MetricsInputError, ReplayMismatchError, ScenarioError
+from .metrics.exposure import FireExposure
+from .metrics.movement import MovementCounts
+from .metrics.replanning import ReplanningCounts
+from .metrics.report import build_report
+from .metrics.resolutions import Resolutions
+from .record.reader import RecordParser
+from .record.source import iter_chunks
+from .scenario import compile_scenario
+from .transition import State, Transition, decode_snapshot
+
+REPLAY_PREFIX = "record failed simulator replay verification: "
+
+
+class EpisodeEngine:
+    """Record parts in, episode metrics out (or a MetricsInputError)."""
+
+    def __init__(self, scenario):
+        self.scenario = scenario
+        self.header_value = None
+        self.initial = None
+        self.final_value = None
+        self.prev = None
+        self.steps = 0
+        self.checks = ()
+        self.replay = None
+        self.burning = None
+
+    # -- reader sink ----------------------------------------------------------
+
+    def header(self, value):
+        check_compatibility(value, self.scenario)
+        self.header_value = value
+        self._open()
+
+    def initial_state(self, value):
+        state = decode_snapshot(value, "$.initial_state", self.scenario)
+        check_initial_state(state, self.scenario)
+        self.initial = state
+        self._open()
+
+    def final_state(self, value):
+        check_final_shape(value, "$.final_state", self.scenario)
+        self.final_value = value
+
+    def step(self, index, value):
+        path = f"$.steps[{index}]"
+        status, position, ignited = check_step(value, path, self.scenario)
+        self.feed(Transition(index + 1, path, self.prev, value, State(value["snapshot"], status, position), self.burning, ignited))
+
+    def end(self):
+        return self.finish()
+
+    # -- the pipeline ---------------------------------------------------------
+
+    def _open(self):
+        """Both header and s_0 are in: build every accumulator."""
+        if self.header_value is None or self.initial is None:
+            return
+        sc, s0 = self.scenario, self.initial
+        self.checks = step_checks(sc, s0)
+        self.replay = ReplayCheck(sc, self.header_value, s0.raw)
+        self.resolutions = Resolutions(sc)
+        self.movement = MovementCounts(sc)
+        self.replanning = ReplanningCounts(sc)
+        self.exposure = FireExposure(sc, s0)
+        self.metrics = (self.resolutions, self.movement, self.replanning, self.exposure)
+        self.burning = bytearray(sc.grid.size)
+        for cell in sc.ignitions:
+            self.burning[cell] = 1
+        self.prev = s0
+
+    def feed(self, tr):
+        for check in self.checks:
+            check.feed(tr)
+        self.replay.feed(tr)
+        for accumulator in self.metrics:
+            accumulator.feed(tr)
+        for cell in tr.ignited:
+            self.burning[cell] = 1
+        self.prev = tr.cur
+        self.steps = tr.t
+
+    def finish(self):
+        """Termination checks, then the replay verdict, then the report."""
+        if self.steps == 0:
+            fail("$.steps", "the record has no steps; metrics need a complete episode.")
+        last = self.prev
+        if not last.terminated:
+            fail(f"$.steps[{self.steps - 1}].snapshot.terminated", f"the record ends at step {self.steps} without termination; metrics need a complete episode.")
+        check_final_state(self.final_value, last, self.scenario)
+        self.replay.finish(self.final_value, self.steps)
+        mismatch = self.replay.result()
+        if mismatch is not None:
+            raise MetricsInputError(REPLAY_PREFIX + str(mismatch)) from mismatch
+        return build_report(
+            self.scenario, self.header_value, last, self.steps,
+            self.resolutions, self.movement, self.replanning, self.exposure,
+        )
+
+
+def _compile(scenario):
+    try:
+        return compile_scenario(scenario)
+    except ScenarioError as exc:
+        raise MetricsInputError(f"invalid scenario: {exc}") from exc
+
+
+class MetricsStream:
+    """Push form of ``episode_metrics``: ``feed(chunk)`` repeatedly, then ``close()``.
+
+    Errors surface at the earliest ``feed`` or ``close`` that can know of
+    them; after an error the stream refuses further input.
+    """
+
+    def __init__(self, scenario):
+        self._engine = EpisodeEngine(_compile(scenario))
+        self._parser = RecordParser(self._engine)
+        self._result = None
+        self._failed = None
+
+    def feed(self, chunk):
+        self._guard()
+        try:
+            self._parser.feed(chunk)
+        except Exception as exc:
+            self._failed = exc
+            raise
+
+    def close(self):
+        self._guard()
+        try:
+            self._parser.close()
+            self._result = self._engine.finish()
+        except Exception as exc:
+            self._failed = exc
+            raise
+        return self._result
+
+    def _guard(self):
+        if self._failed is not None:
+            raise MetricsInputError(f"the stream already failed: {self._failed}") from self._failed
+        if self._result is not None:
+            raise MetricsInputError("the stream is closed; start a new MetricsStream for another record.")
+
+
+def episode_metrics(scenario, record):
+    """Validate, replay and measure one episode in a single streaming pass."""
+    stream = MetricsStream(scenario)
+    for chunk in iter_chunks(record):
+        stream.feed(chunk)
+    return stream.close()
+
+
+class _ReplaySink:
+    """Reader sink that only replays, raising at the first mismatch."""
+
+    def __init__(self, scenario):
+        self.scenario = scenario
+        self.replayer = None
+        self.pending_initial = None
+        self.final_value = None
+        self.steps = 0
+
+    def _check(self, mismatch):
+        if mismatch is not None:
+            raise mismatch
+
+    def header(self, value):
+        self.replayer = Replayer(self.scenario, value)
+        self._check(self.replayer.error)
+        if self.pending_initial is not None:
+            self._check(self.replayer.initial_state(self.pending_initial))
+
+    def initial_state(self, value):
+        if self.replayer is None:
+            self.pending_initial = value
+        else:
+            self._check(self.replayer.initial_state(value))
+
+    def step(self, index, value):
+        self.steps = index + 1
+        self._check(self.replayer.step(index + 1, value, f"$.steps[{index}]"))
+
+    def final_state(self, value):
+        self.final_value = value
+
+    def end(self):
+        self._check(self.replayer.final_state(self.final_value, self.steps))
+
+
+def verify_replay(scenario, record):
+    """None if the record replays byte-identically, else ``ReplayMismatchError``."""
+    sink = _ReplaySink(compile_scenario(scenario))
+    parser = RecordParser(sink)
+    try:
+        for chunk in iter_chunks(record):
+            parser.feed(chunk)
+        parser.close()
+    except ReplayMismatchError:
+        raise
+    except MetricsInputError as exc:
+        raise ReplayMismatchError(f"the record cannot be read: {exc}") from exc
+    return None

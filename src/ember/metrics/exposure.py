@@ -1,0 +1,73 @@
+"""The fire-exposure proximity proxy (metrics.md §8).
+
+A field of Manhattan distances to the nearest burning cell (walls ignored)
+is kept over the grid and lowered from each step's new ignitions only, so a
+person-state costs one lookup.  Distances are tallied as integer histograms;
+the exact sums of 1/d are formed once, in the report.
+"""
+
+from array import array
+
+from ..accumulator import Accumulator
+
+FAR = 2**31 - 1  # no fire yet
+
+
+class FireExposure(Accumulator):
+    def __init__(self, scenario, initial):
+        self.grid = scenario.grid
+        n = len(scenario.person_ids)
+        self.dist = array("i", [FAR]) * self.grid.size
+        self.any_fire = False
+        self.states = 0
+        self.states_without_fire = 0
+        self.histogram = {}
+        self.person_histogram = [{} for _ in range(n)]
+        cols = self.grid.cols
+        self._lower([r * cols + c for r, c in initial.burning])
+        self._tally(initial)
+
+    def feed(self, tr):
+        if tr.ignited:
+            self._lower(tr.ignited)
+        self._tally(tr.cur)
+
+    def _lower(self, sources):
+        """Breadth-first relaxation from new burning cells over the whole rectangle."""
+        dist, cols, size = self.dist, self.grid.cols, self.grid.size
+        frontier = []
+        for cell in sources:
+            if dist[cell]:
+                dist[cell] = 0
+                frontier.append(cell)
+        if sources:
+            self.any_fire = True
+        d = 0
+        while frontier:
+            d += 1
+            nxt = []
+            for i in frontier:
+                col = i % cols
+                for j in (
+                    i - cols if i >= cols else -1,
+                    i + cols if i + cols < size else -1,
+                    i - 1 if col else -1,
+                    i + 1 if col + 1 < cols else -1,
+                ):
+                    if j >= 0 and dist[j] > d:
+                        dist[j] = d
+                        nxt.append(j)
+            frontier = nxt
+
+    def _tally(self, state):
+        active = state.active
+        self.states += len(active)
+        if not self.any_fire:
+            self.states_without_fire += len(active)
+            return
+        dist, position, histogram, personal = self.dist, state.position, self.histogram, self.person_histogram
+        for i in active:
+            d = dist[position[i]]
+            histogram[d] = histogram.get(d, 0) + 1
+            mine = personal[i]
+            mine[d] = mine.get(d, 0) + 1

@@ -1,0 +1,1 @@
+"""Run records (simulator.md §5): the live writer and the strict streaming reader."""
