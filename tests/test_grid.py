@@ -208,11 +208,11 @@ def test_corridor_cut_in_two_far_side_loses_reach():
 
 
 def test_pocket_sealed_off():
-    # A room with a one-cell door at (2, 3), the exit outside at (4, 0).
+    # A pocket (P) whose only door is D = (2, 4); the exit E is outside.
     #   . . . . . .
     #   . # # # # .
-    #   . # . . D .      D = door (2, 4)... the pocket is (2, 2) .. (3, 3)
-    #   . # . . # .
+    #   . # P P D .
+    #   . # P P # .
     #   E # # # # .
     walls = {(1, 1), (1, 2), (1, 3), (1, 4), (2, 1), (3, 1), (3, 4), (4, 1), (4, 2), (4, 3), (4, 4)}
     w = World(5, 6, walls, [(4, 0)], [])
