@@ -746,10 +746,10 @@ def reversed_actions(policy):
 @pytest.mark.parametrize("policy", ["greedy", "random"])
 def test_list_and_key_order_do_not_change_results(name, policy):
     sc = load_scenario(f"builtin:{name}")
-    sc["fire"]["ignitions"] = sc["fire"]["ignitions"] + [
-        c for c in ([5, 5], [6, 6], [2, 3]) if c not in sc["walls"] and c not in [p["position"] for p in sc["people"]]
-        and c not in [e["position"] for e in sc["exits"]] and c not in sc["fire"]["ignitions"]
-    ]
+    # More than one ignition, so that their order is shuffled too.
+    taken = sc["walls"] + sc["fire"]["ignitions"] + [x["position"] for x in sc["people"] + sc["exits"]]
+    sc["fire"]["ignitions"] += [c for c in ([5, 5], [6, 6], [2, 3]) if c not in taken]
+    assert len(sc["fire"]["ignitions"]) >= 2
     sc["termination"]["max_steps"] = 60
     other = permuted(sc, random.Random(name))
     assert other != sc

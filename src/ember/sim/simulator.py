@@ -225,10 +225,11 @@ class Simulator:
         }
         if self.terminated:
             snap = record["snapshot"]
+            # Fresh lists: a caller mutating the step must not change final_state.
             self.final_state = {
                 "step": t,
-                "people": snap["people"],
-                "trapped": snap["trapped"],
+                "people": [dict(p, position=list(p["position"])) for p in snap["people"]],
+                "trapped": list(snap["trapped"]),
                 "termination_reason": snap["termination_reason"],
             }
         return record
