@@ -531,10 +531,9 @@ def test_max_string_length():
 
 def test_max_integer_digits():
     forty = b"9" * 40
-    assert parse(b'{"header":[' + forty + b",-" + forty + b'],"initial_state":{},"steps":[],"final_state":{}}')[0] == (
-        "header",
-        [10**40 - 1, -(10**40 - 1)],
-    )
+    data = b'{"header":[' + forty + b",-" + forty + b'],"initial_state":{},"steps":[],"final_state":{}}'
+    for chunk in (None, 1, 7):
+        assert parse(data, chunk)[0] == ("header", [10**40 - 1, -(10**40 - 1)])
     for number in (b"1" + forty, b"-1" + forty):
         for chunk in (None, 1, 7):
             message = refused(b'{"header":{"seed":' + number + b"}}", chunk)

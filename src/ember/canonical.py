@@ -2,14 +2,40 @@
 
 import json
 
+try:  # optional speed-up; the pure-Python encoder below is the definition
+    import orjson
+except ImportError:  # pragma: no cover - exercised when the 'fast' extra is absent
+    orjson = None
+
 _encoder = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
 )
 
 
-def canonical_json(value) -> bytes:
-    """The canonical bytes of a JSON value: sorted keys, no spaces, UTF-8."""
+def canonical_json_reference(value) -> bytes:
+    """simulator.md §1 to the letter: the definition every fast path must match."""
     return _encoder.encode(value).encode("utf-8")
+
+
+if orjson is not None:
+    _SORTED = orjson.OPT_SORT_KEYS
+
+    def canonical_json(value) -> bytes:
+        """The canonical bytes of a JSON value: sorted keys, no spaces, UTF-8.
+
+        orjson emits the same bytes as the reference for the values records
+        hold (str keys, ASCII IDs, integers within 64 bits, lists, bools,
+        null; tests/test_canonical.py proves it by property).  Anything
+        outside that domain (a huge integer, a lone surrogate, a non-str
+        key) goes to the reference encoder.
+        """
+        try:
+            return orjson.dumps(value, option=_SORTED)
+        except TypeError:  # orjson.JSONEncodeError derives from TypeError
+            return canonical_json_reference(value)
+
+else:  # pragma: no cover
+    canonical_json = canonical_json_reference
 
 
 # The record framing of simulator.md §5: one part per line.

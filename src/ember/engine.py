@@ -9,17 +9,21 @@ record.  ``episode_metrics`` (pull) and ``MetricsStream`` (push) differ only
 in how bytes reach the same reader and engine.
 """
 
+import json
+
+from .canonical import canonical_json
 from .checks.replay import ReplayCheck, Replayer
 from .checks.shape import check_final_state as check_final_shape
 from .checks.shape import check_step, fail
 from .checks.stage1 import check_compatibility
 from .checks.stage2 import check_final_state, check_initial_state, step_checks
-from .errors import MetricsInputError, ReplayMismatchError, ScenarioError
+from .errors import ActionError, MetricsInputError, ReplayMismatchError, ScenarioError
 from .metrics.exposure import FireExposure
 from .metrics.movement import MovementCounts
 from .metrics.replanning import ReplanningCounts
 from .metrics.report import build_report
 from .metrics.resolutions import Resolutions
+from .record.frontend import CanonicalLines
 from .record.reader import RecordParser
 from .record.source import iter_chunks
 from .scenario import compile_scenario
@@ -41,6 +45,7 @@ class EpisodeEngine:
         self.checks = ()
         self.replay = None
         self.burning = None
+        self.fast_index = -1  # last step taken by the canonical-line fast path
 
     # -- reader sink ----------------------------------------------------------
 
@@ -60,12 +65,45 @@ class EpisodeEngine:
         self.final_value = value
 
     def step(self, index, value):
+        if index == self.fast_index:
+            return  # the placeholder of a step the fast path has already taken
         path = f"$.steps[{index}]"
         status, position, ignited = check_step(value, path, self.scenario)
         self.feed(Transition(index + 1, path, self.prev, value, State(value["snapshot"], status, position), self.burning, ignited))
 
     def end(self):
         return self.finish()
+
+    def try_canonical_step(self, index, line):
+        """Take step ``index`` from its canonical line if replay reproduces it exactly.
+
+        Returns False (and changes nothing the strict path depends on) when
+        the line is not the simulator's canonical bytes for this step.
+        """
+        replay = self.replay
+        if replay is None or replay.mismatch is not None or self.prev.terminated:
+            return False
+        end = line.find(b"}", len(b'{"actions":{'))
+        try:
+            actions = json.loads(line[len(b'{"actions":'):end + 1])
+        except ValueError:
+            return False
+        sim = replay.replayer.sim
+        try:
+            replayed = sim.step(actions)
+        except ActionError:
+            return False  # the state is unchanged; the strict path will report it
+        if canonical_json(replayed) != line:
+            replay.pending = replayed  # the strict path compares against this step
+            return False
+        cols = self.scenario.grid.cols
+        cur = State(replayed["snapshot"], list(sim.status), list(sim.position))
+        ignited = [r * cols + c for r, c in replayed["ignitions"]]
+        transition = Transition(index + 1, f"$.steps[{index}]", self.prev, replayed, cur, self.burning, ignited)
+        transition.replayed = True
+        self.feed(transition)
+        self.fast_index = index
+        return True
 
     # -- the pipeline ---------------------------------------------------------
 
@@ -131,7 +169,7 @@ class MetricsStream:
 
     def __init__(self, scenario):
         self._engine = EpisodeEngine(_compile(scenario))
-        self._parser = RecordParser(self._engine)
+        self._parser = CanonicalLines(self._engine, RecordParser(self._engine))
         self._result = None
         self._failed = None
 

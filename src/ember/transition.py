@@ -35,7 +35,7 @@ class Transition:
     once the coverage check has passed, which runs first).
     """
 
-    __slots__ = ("t", "path", "prev", "step", "cur", "burning", "ignited", "ignited_set", "movers")
+    __slots__ = ("t", "path", "prev", "step", "cur", "burning", "ignited", "ignited_set", "movers", "replayed")
 
     def __init__(self, t, path, prev, step, cur, burning, ignited):
         self.t = t
@@ -47,3 +47,4 @@ class Transition:
         self.ignited = ignited  # flat cells, in record order
         self.ignited_set = frozenset(ignited)
         self.movers = prev.active
+        self.replayed = False  # True when the step is the replaying simulator's own

@@ -179,7 +179,6 @@ class _Record:
         self.steps = _Steps(self)
         self.seen = set()  # keys whose value has been read completely
         self.parts = 0  # parts handed to the sink, steps included
-        self.started = False
         self.complete = False
 
     def __contains__(self, key):
@@ -254,7 +253,7 @@ _WHERE = object()
 
 
 def _open(is_map, stack, top, key, in_list, record, max_depth):
-    """The container to fill for an array or object opening outside a part."""
+    """The container for an array or object opening above the parts' insides, or too deep."""
     depth = len(stack)
     if depth >= max_depth:
         raise _error(
@@ -265,7 +264,6 @@ def _open(is_map, stack, top, key, in_list, record, max_depth):
     if depth == 0:
         if not is_map:
             raise _error("Wrong type", [], "a record must be a JSON object, not an array.")
-        record.started = True
         return record
     if key == "steps" and depth == 1:
         if is_map:
@@ -280,7 +278,9 @@ def _build(record, limits):
     This generator runs once per event (860 times per step of a typical
     record), so its state lives in local variables and the common events
     come first.  Values are attached to their parent when complete, which
-    lets ``_Record`` and ``_Steps`` hand parts on and forget them.
+    lets ``_Record`` and ``_Steps`` hand parts on and forget them.  The
+    event ``(_WHERE, list)`` asks where it is reading: it fills the list
+    with the path's segments (for errors raised below it, in yajl).
     """
     max_depth = limits.max_depth
     max_string = limits.max_string_length
