@@ -4,6 +4,7 @@ import dataclasses
 import io
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -316,7 +317,7 @@ def test_byte_order_mark_is_refused():
     for chunk in (None, 1, 2):
         assert "byte-order mark" in refused(b"\xef\xbb\xbf" + DATA, chunk)
     assert "byte-order mark" not in refused(b"\xef\xbb")
-    assert "Malformed JSON at $" in refused(b"\xef\xbb{}")
+    assert "$: Malformed JSON" in refused(b"\xef\xbb{}")
 
 
 @pytest.mark.parametrize(
@@ -327,14 +328,14 @@ def test_byte_order_mark_is_refused():
 def test_invalid_utf8_in_a_string_is_refused(raw):
     data = with_step(DATA, 4, lambda text: text.replace(b'"moved"', b'"' + raw + b'"', 1))
     message = refused(data)
-    assert message.startswith("Malformed JSON at $.steps[4].movements[0].outcome")
+    assert message.startswith("$.steps[4].movements[0].outcome: Malformed JSON")
     assert "UTF" in message
     assert refused(data, chunk=1) == message
 
 
 def test_invalid_utf8_outside_a_string_is_refused():
     message = refused(with_step(DATA, 1, lambda text: text.replace(b"{", b"{\xff", 1)))
-    assert message.startswith("Malformed JSON at $.steps[1]:")
+    assert message.startswith("$.steps[1]: Malformed JSON:")
 
 
 @pytest.mark.parametrize(
@@ -342,28 +343,28 @@ def test_invalid_utf8_outside_a_string_is_refused():
     [(b"[]", "an array"), (b"5", "a number"), (b'"record"', "a string"), (b"null", "null"), (b"true", "a boolean")],
 )
 def test_top_level_must_be_an_object(data, what):
-    assert refused(data) == f"Wrong type at $: a record must be a JSON object, not {what}."
+    assert refused(data) == f"$: Wrong type: a record must be a JSON object, not {what}."
 
 
 def test_other_top_level_keys_are_refused():
     data = DATA[:-2] + b',"extra":{}}'
-    assert refused(data).startswith("Unexpected key at $.extra:")
-    assert refused(b'{"Header":{}}').startswith("Unexpected key at $.Header:")
+    assert refused(data).startswith("$.extra: Unexpected key:")
+    assert refused(b'{"Header":{}}').startswith("$.Header: Unexpected key:")
 
 
 def test_duplicate_keys_are_refused_at_any_depth():
     data = with_step(DATA, 3, lambda text: text.replace(b'"actions":{', b'"actions":{"p1":"east",', 1))
-    assert refused(data).startswith("Duplicate key at $.steps[3].actions.p1:")
+    assert refused(data).startswith("$.steps[3].actions.p1: Duplicate key:")
     data = with_step(DATA, 5, lambda text: text.replace(b'"position":[', b'"position":[{"a":1,"a":1},', 1))
-    assert refused(data).startswith("Duplicate key at $.steps[5].snapshot.people[0].position[0].a:")
-    assert refused(DATA[:-2] + b',"header":{}}').startswith("Duplicate key at $.header:")
-    assert refused(b'{"header":{"":1,"":2}}').startswith('Duplicate key at $.header[""]:')
+    assert refused(data).startswith("$.steps[5].snapshot.people[0].position[0].a: Duplicate key:")
+    assert refused(DATA[:-2] + b',"header":{}}').startswith("$.header: Duplicate key:")
+    assert refused(b'{"header":{"":1,"":2}}').startswith('$.header[""]: Duplicate key:')
 
 
 def test_steps_must_follow_header_and_initial_state():
     order = ("header", "steps", "initial_state", "final_state")
     message = refused(json.dumps({k: RECORD[k] for k in order}).encode())
-    assert message.startswith("Misplaced key at $.steps:") and "initial_state" in message
+    assert message.startswith("$.steps: Misplaced key:") and "initial_state" in message
     order = ("steps", "header", "initial_state", "final_state")
     message = refused(json.dumps({k: RECORD[k] for k in order}).encode())
     assert "header and initial_state did not" in message
@@ -373,31 +374,31 @@ def test_steps_must_follow_header_and_initial_state():
 def test_missing_keys_are_refused(missing):
     data = json.dumps({k: v for k, v in RECORD.items() if k != missing}).encode()
     if missing in ("header", "initial_state"):
-        assert refused(data).startswith("Misplaced key at $.steps")
+        assert refused(data).startswith("$.steps: Misplaced key")
     else:
-        assert refused(data) == f"Missing key at $: the record object has no {missing}."
+        assert refused(data) == f"$: Missing key: the record object has no {missing}."
     assert refused(b"{}") == (
-        "Missing key at $: the record object has no header and no initial_state and no steps and no final_state."
+        "$: Missing key: the record object has no header and no initial_state and no steps and no final_state."
     )
 
 
 @pytest.mark.parametrize("value, what", [(b"{}", "an object"), (b"3", "a number"), (b'"x"', "a string"), (b"null", "null")])
 def test_steps_must_be_an_array(value, what):
     data = b'{"header":{},"initial_state":{},"steps":' + value + b',"final_state":{}}'
-    assert refused(data) == f"Wrong type at $.steps: steps must be an array, not {what}."
+    assert refused(data) == f"$.steps: Wrong type: steps must be an array, not {what}."
 
 
 @pytest.mark.parametrize("number", [b"1.0", b"1e3", b"-0.5", b"1E+2", b"0e0", b"-1.5e-7", b"1e99999999999999999999999"])
 def test_non_integer_numbers_are_refused(number):
     data = with_step(DATA, 12, lambda text: text.replace(b'"trapped":["p1","p2","p3"', b'"trapped":["p1","p2","p3",' + number, 1))
-    assert refused(data).startswith("Non-integer number at $.steps[12].snapshot.trapped[3]:")
-    assert refused(b'{"header":{"seed":' + number + b"}}").startswith("Non-integer number at $.header.seed:")
+    assert refused(data).startswith("$.steps[12].snapshot.trapped[3]: Non-integer number:")
+    assert refused(b'{"header":{"seed":' + number + b"}}").startswith("$.header.seed: Non-integer number:")
 
 
 @pytest.mark.parametrize("token", [b"NaN", b"Infinity", b"-Infinity", b"01", b"-01", b"00", b"+1", b"0x10", b".5", b"1."])
 def test_nan_infinity_and_malformed_integers_are_refused(token):
     message = refused(b'{"header":{"seed":' + token + b"}}")
-    assert message.startswith("Malformed JSON at $.header.seed:")
+    assert message.startswith("$.header.seed: Malformed JSON:")
 
 
 def test_integers_within_the_grammar_are_kept_exactly():
@@ -425,15 +426,15 @@ def test_integers_within_the_grammar_are_kept_exactly():
 )
 def test_syntax_errors_name_the_innermost_place_and_yajls_reason(data, path):
     message = refused(data)
-    assert message.startswith(f"Malformed JSON at {path}: the JSON parser reports: ")
+    assert message.startswith(f"{path}: Malformed JSON: the JSON parser reports: ")
     assert refused(data, chunk=1) == message
 
 
 def test_truncation_is_refused_at_close_naming_where():
     start, _ = step_line(DATA, 11)
-    assert refused(DATA[:start]).startswith("The record is truncated: the input ends at $.steps[11] ")
+    assert refused(DATA[:start]).startswith("$.steps[11]: the record is truncated")
     message = refused(DATA[: start + 20])
-    assert message.startswith("The record is truncated: the input ends at $.steps[11].")
+    assert message.startswith("$.steps[11].") and "the record is truncated" in message
 
 
 def test_every_proper_prefix_of_a_record_is_truncated_or_empty():
@@ -443,7 +444,7 @@ def test_every_proper_prefix_of_a_record_is_truncated_or_empty():
     for end in range(len(data) + 1):
         if end < complete:
             message = refused(data[:end])
-            assert message.startswith("The record is truncated" if end else "The record is empty"), end
+            assert ("the record is truncated" if end else "the record is empty") in message, end
         else:
             assert parse(data[:end])[-1] == ("end",)
         parser.feed(data[end : end + 1])
@@ -451,28 +452,28 @@ def test_every_proper_prefix_of_a_record_is_truncated_or_empty():
 
 
 def test_an_empty_input_is_refused():
-    assert refused(b"") == "The record is empty: the input holds no JSON text."
-    assert refused(b" \n\t\r ") == "The record is empty: the input holds no JSON text."
-    assert refused(b"", chunk=1) == "The record is empty: the input holds no JSON text."
+    assert refused(b"") == "$: the record is empty: the input holds no JSON text."
+    assert refused(b" \n\t\r ") == "$: the record is empty: the input holds no JSON text."
+    assert refused(b"", chunk=1) == "$: the record is empty: the input holds no JSON text."
 
 
 @pytest.mark.parametrize("tail", [b"x", b"{}", b"\x00", b"0", b",", b"]", b'""'])
 def test_trailing_data_is_refused(tail):
     for chunk in (None, 1):
         message = refused(DATA + tail, chunk)
-        assert message.startswith("Malformed JSON at $: data follows the end of the record object")
+        assert message.startswith("$: Malformed JSON: data follows the end of the record object")
         message = refused(DATA + b"\n \t" + tail, chunk)
-        assert message.startswith("Malformed JSON at $: data follows the end of the record object")
+        assert message.startswith("$: Malformed JSON: data follows the end of the record object")
 
 
 @pytest.mark.parametrize("byte", [b"\x0b", b"\x0c"])
 def test_vertical_tab_and_form_feed_are_not_whitespace(byte):
     # yajl itself takes them for whitespace
     data = with_step(DATA, 2, lambda text: text.replace(b'"actions":', b'"actions":' + byte, 1))
-    assert refused(data).startswith("Malformed JSON at $.steps[2].actions: byte")
-    assert refused(data, chunk=1).startswith("Malformed JSON at $.steps[2].actions: byte")
-    assert refused(DATA[:-1] + byte).startswith("Malformed JSON at $: byte")
-    assert refused(b'{"header":"a' + byte + b'"}').startswith("Malformed JSON at $.header:")
+    assert refused(data).startswith("$.steps[2].actions: Malformed JSON: byte")
+    assert refused(data, chunk=1).startswith("$.steps[2].actions: Malformed JSON: byte")
+    assert refused(DATA[:-1] + byte).startswith("$: Malformed JSON: byte")
+    assert refused(b'{"header":"a' + byte + b'"}').startswith("$.header: Malformed JSON:")
 
 
 @pytest.mark.parametrize(
@@ -483,7 +484,7 @@ def test_unpaired_surrogate_escapes_are_refused(escape):
     data = with_step(DATA, 6, lambda text: text.replace(b'"moved"', b'"a' + escape + b'"', 1))
     for chunk in (None, 1, 5):
         message = refused(data, chunk)
-        assert message.startswith("Malformed JSON at $.steps[6].movements[0].outcome: a string has the unpaired")
+        assert message.startswith("$.steps[6].movements[0].outcome: Malformed JSON: a string has the unpaired")
     assert "unpaired" in refused(b'{"header":{"' + escape + b'":1}}')
 
 
@@ -510,9 +511,9 @@ def nested_step(depth):
 def test_max_depth():
     assert parse(nested_step(32))[2] == ("step", 0, {"a": json.loads("[" * 29 + "]" * 29)})
     message = refused(nested_step(33))
-    assert message == "Limit exceeded at $.steps[0].a" + "[0]" * 29 + ": arrays and objects are nested more than max_depth=32 deep."
-    assert refused(nested_step(10), limits=Limits(max_depth=9)).startswith("Limit exceeded at $.steps[0].a[0]")
-    assert refused(b"[" * 100_000).startswith("Wrong type at $")
+    assert message == "$.steps[0].a" + "[0]" * 29 + ": Limit exceeded: arrays and objects are nested more than max_depth=32 deep."
+    assert refused(nested_step(10), limits=Limits(max_depth=9)).startswith("$.steps[0].a[0]")
+    assert refused(b"[" * 100_000).startswith("$: Wrong type")
     assert "max_depth=1" in refused(b'{"header":{}}', limits=Limits(max_depth=1))
 
 
@@ -521,9 +522,9 @@ def test_max_string_length():
     ok = b'{"header":{"0123456789abc":"0123456789abc"},"initial_state":{},"steps":[],"final_state":{}}'
     assert parse(ok, limits=limits)[0] == ("header", {"0123456789abc": "0123456789abc"})
     message = refused(b'{"header":{"a":["\xc3\xa9' + b"x" * 13 + b'"]}}', limits=limits)
-    assert message == "Limit exceeded at $.header.a[0]: a string is longer than max_string_length=13 characters."
+    assert message == "$.header.a[0]: Limit exceeded: a string is longer than max_string_length=13 characters."
     message = refused(b'{"header":{"a":1,"' + b"k" * 14 + b'":1}}', limits=limits)
-    assert message.startswith("Limit exceeded at $.header: an object key is longer than max_string_length=13")
+    assert message.startswith("$.header: Limit exceeded: an object key is longer than max_string_length=13")
     # characters, not bytes: 13 two-byte characters are within the limit
     data = b'{"header":"' + b"\xc3\xa9" * 13 + b'","initial_state":{},"steps":[],"final_state":{}}'
     assert parse(data, limits=limits)[0] == ("header", "\u00e9" * 13)
@@ -537,8 +538,8 @@ def test_max_integer_digits():
     for number in (b"1" + forty, b"-1" + forty):
         for chunk in (None, 1, 7):
             message = refused(b'{"header":{"seed":' + number + b"}}", chunk)
-            assert message == "Limit exceeded at $.header.seed: a number has more than max_integer_digits=40 digits."
-    assert refused(b'{"header":[123456]}', limits=Limits(max_integer_digits=5)).startswith("Limit exceeded at $.header[0]")
+            assert message == "$.header.seed: Limit exceeded: a number has more than max_integer_digits=40 digits."
+    assert refused(b'{"header":[123456]}', limits=Limits(max_integer_digits=5)).startswith("$.header[0]: Limit exceeded")
 
 
 @pytest.mark.parametrize("int_max_str_digits", [None, 0])
@@ -551,8 +552,8 @@ def test_a_huge_integer_is_refused_quickly(int_max_str_digits):
     try:
         started = time.perf_counter()
         for data in (b'{"header":{"seed":' + b"7" * 10**6 + b"}}", b'{"header":[1.' + b"7" * 10**6 + b"]}"):
-            assert refused(data).startswith("Limit exceeded at $.header")
-        assert refused(b'{"header":[1e' + b"9" * 40 + b"]}").startswith("Non-integer number at $.header[0]")
+            assert re.match(r"\$\.header\S*: Limit exceeded", refused(data))
+        assert refused(b'{"header":[1e' + b"9" * 40 + b"]}").startswith("$.header[0]: Non-integer number")
         assert time.perf_counter() - started < 2
     finally:
         sys.set_int_max_str_digits(previous)
@@ -582,7 +583,7 @@ def test_max_part_bytes_refuses_a_huge_part_while_reading_it(head, filler, path)
     with pytest.raises(MetricsInputError) as info:
         for _ in iter_parts(endless(head, filler, chunks_read), limits=limits):
             pass
-    assert str(info.value).startswith(f"Limit exceeded at {path}")
+    assert str(info.value).startswith(path) and ": Limit exceeded" in str(info.value)
     assert "max_part_bytes=1048576" in str(info.value)
     assert 16 <= chunks_read[0] <= 18
 
@@ -594,7 +595,7 @@ def test_max_part_bytes_counts_one_part_at_a_time():
     assert len(data) > 40 * limit
     assert parse(data, chunk=1000, limits=Limits(max_part_bytes=limit))[-1] == ("end",)
     assert parse(data + b" " * 3 * limit, limits=Limits(max_part_bytes=limit))[-1] == ("end",)
-    assert refused(data, limits=Limits(max_part_bytes=100)).startswith("Limit exceeded at $.header")
+    assert re.match(r"\$\.header\S*: Limit exceeded", refused(data, limits=Limits(max_part_bytes=100)))
 
 
 # --- the pull API ------------------------------------------------------------------
@@ -642,7 +643,7 @@ def test_iter_parts_reports_bad_input_as_metrics_input_error():
         list(iter_parts(DATA[:-5]))
     gen = iter_parts(with_step(DATA, 9, lambda text: text.replace(b'"step":10', b'"step":10.5', 1)), 100)
     assert next(gen)[0] == "header"
-    with pytest.raises(MetricsInputError, match=r"at \$\.steps\[9\]"):
+    with pytest.raises(MetricsInputError, match=r"^\$\.steps\[9\]"):
         list(gen)
 
 
@@ -678,10 +679,10 @@ def test_iter_parts_reads_a_pipe_as_data_arrives():
 def test_the_pure_python_backend_works_too(monkeypatch):
     monkeypatch.setattr(reader, "_backend", ijson.get_backend("python"))
     assert parse(DATA, chunk=100) == EXPECTED
-    assert refused(DATA[:-9]).startswith("The record is truncated")
-    assert refused(DATA + b"x").startswith("Malformed JSON at $: data follows")
-    assert refused(b'{"header":{"a":1.5}}').startswith("Non-integer number at $.header.a")
-    assert refused(b'{"header":{"a":[1,}}').startswith("Malformed JSON at $.header.a")
+    assert "the record is truncated" in refused(DATA[:-9])
+    assert refused(DATA + b"x").startswith("$: Malformed JSON: data follows")
+    assert refused(b'{"header":{"a":1.5}}').startswith("$.header.a: Non-integer number")
+    assert re.match(r"\$\.header\.a\S*: Malformed JSON", refused(b'{"header":{"a":[1,}}'))
 
 
 # --- round trip ----------------------------------------------------------------------

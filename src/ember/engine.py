@@ -35,8 +35,9 @@ REPLAY_PREFIX = "record failed simulator replay verification: "
 class EpisodeEngine:
     """Record parts in, episode metrics out (or a MetricsInputError)."""
 
-    def __init__(self, scenario):
+    def __init__(self, scenario, replay=True):
         self.scenario = scenario
+        self.replay_enabled = replay  # False only for benchmarks: stages 1-2 and metrics alone
         self.header_value = None
         self.initial = None
         self.final_value = None
@@ -113,7 +114,7 @@ class EpisodeEngine:
             return
         sc, s0 = self.scenario, self.initial
         self.checks = step_checks(sc, s0)
-        self.replay = ReplayCheck(sc, self.header_value, s0.raw)
+        self.replay = ReplayCheck(sc, self.header_value, s0.raw) if self.replay_enabled else None
         self.resolutions = Resolutions(sc)
         self.movement = MovementCounts(sc)
         self.replanning = ReplanningCounts(sc)
@@ -127,7 +128,8 @@ class EpisodeEngine:
     def feed(self, tr):
         for check in self.checks:
             check.feed(tr)
-        self.replay.feed(tr)
+        if self.replay is not None:
+            self.replay.feed(tr)
         for accumulator in self.metrics:
             accumulator.feed(tr)
         for cell in tr.ignited:
@@ -143,10 +145,11 @@ class EpisodeEngine:
         if not last.terminated:
             fail(f"$.steps[{self.steps - 1}].snapshot.terminated", f"the record ends at step {self.steps} without termination; metrics need a complete episode.")
         check_final_state(self.final_value, last, self.scenario)
-        self.replay.finish(self.final_value, self.steps)
-        mismatch = self.replay.result()
-        if mismatch is not None:
-            raise MetricsInputError(REPLAY_PREFIX + str(mismatch)) from mismatch
+        if self.replay is not None:
+            self.replay.finish(self.final_value, self.steps)
+            mismatch = self.replay.result()
+            if mismatch is not None:
+                raise MetricsInputError(REPLAY_PREFIX + str(mismatch)) from mismatch
         return build_report(
             self.scenario, self.header_value, last, self.steps,
             self.resolutions, self.movement, self.replanning, self.exposure,

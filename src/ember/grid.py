@@ -117,18 +117,25 @@ class ExitReachability:
     wall, not burning): after every ``ignite`` it equals
     ``grid.reachable(usable exits, passable)``.
 
-    Burning only grows, so the region only shrinks: every ignition is one
-    cell deletion.  The region is kept as connected components, each with a
-    label and its number of usable exits.  Deleting a cell x of component c
-    can only split c into the pieces holding x's neighbours; the pieces are
-    found by searching from those neighbours in lockstep (one expansion per
-    search in turn), merging searches that meet, until one search group is
-    left.  Each group that runs dry first is a whole piece: it is cleared
-    when it holds no usable exit and relabelled otherwise, and the rest
-    keeps c.  A component left without a usable exit is cleared.  The cost
-    of a deletion is therefore bounded by (number of searches) x (size of
-    the pieces that split off) plus the cells that lose reach, never by the
-    grid size; a cell outside the region costs O(1).
+    Burning only grows, so every ignition deletes one cell from the
+    passable set.  The region is kept as connected components, each with a
+    label and its number of usable exits.
+
+    Whether deleting x splits its component is decided locally, from the
+    dual picture: the obstacles (walls, burning cells and everything out of
+    bounds) are kept in a union-find under 8-adjacency, which only ever
+    grows.  Going round x's eight neighbours, the passable 4-neighbours form
+    ``r`` runs separated by ``r`` obstacle arcs; if those arcs belong to
+    ``g`` distinct obstacle components, adding x to the obstacles closes
+    ``r - g`` new loops, and (Euler characteristic of the (8, 4) digital
+    plane) the component of x falls into exactly ``1 + r - g`` pieces.  So
+    the usual deletion costs O(1).  When it splits, searches from the runs
+    go in lockstep (one expansion each in turn, merging searches that meet)
+    until ``r - g`` of them have run dry: each of those explored a whole
+    piece, which is cleared when it holds no usable exit and relabelled
+    otherwise; the rest keeps the label.  A component left without a usable
+    exit is cleared.  The cost of a split is bounded by (number of runs) x
+    (size of the pieces that split off), never by the grid size.
     """
 
     def __init__(self, grid, exit_cells, burning_cells):
@@ -151,16 +158,70 @@ class ExitReachability:
                 cid = len(self._exits)
                 self._exits.append(0)
                 self._exits[cid] = self._flood(cell, cid)
+        # Obstacle union-find: a root holds -(its size); index ``size`` is the
+        # outside of the grid, one 8-connected obstacle round the border.
+        self._outside = size
+        self._parent = array("i", [-1]) * (size + 1)
+        cell = passable.find(0)
+        while cell >= 0:
+            self._add_obstacle(cell)
+            cell = passable.find(0, cell + 1)
 
     def ignite(self, cells):
         """Mark ``cells`` burning (this step's ignitions, in any order)."""
         passable, reach = self.passable, self.reach
         for cell in cells:
+            if not passable[cell]:
+                continue  # already an obstacle: nothing changes
             if reach[cell]:
                 self._cut(cell)
             passable[cell] = 0
+            self._add_obstacle(cell)
 
     # -- internals ----------------------------------------------------------
+
+    def _find(self, a):
+        parent = self._parent
+        while parent[a] >= 0:
+            b = parent[a]
+            c = parent[b]
+            if c < 0:
+                return b
+            parent[a] = c  # path halving
+            a = c
+        return a
+
+    def _union(self, a, b):
+        a, b = self._find(a), self._find(b)
+        if a != b:
+            parent = self._parent
+            if parent[a] > parent[b]:  # b is the larger tree
+                a, b = b, a
+            parent[a] += parent[b]
+            parent[b] = a
+
+    def _add_obstacle(self, x):
+        """Join obstacle ``x`` to its 8-neighbour obstacles (and the outside on the border)."""
+        passable = self.passable
+        cols, size = self.grid.cols, self.grid.size
+        col = x % cols
+        border = False
+        for dr in (-cols, 0, cols):
+            row_start = x + dr
+            if row_start < 0 or row_start >= size:
+                border = True
+                continue
+            for dc in (-1, 0, 1):
+                if dr == 0 and dc == 0:
+                    continue
+                if not 0 <= col + dc < cols:
+                    border = True
+                    continue
+                n = row_start + dc
+                if not passable[n]:
+                    self._union(x, n)
+        if border:
+            self._union(x, self._outside)
 
     def _flood(self, start, cid):
         """Give reach and label ``cid`` to the passable cells joined to ``start``; count exits."""
@@ -206,8 +267,8 @@ class ExitReachability:
                     stack.append(j)
 
     def _cut(self, x):
-        """Delete cell ``x`` (in the region) from its component."""
-        reach, exits = self.reach, self._exits
+        """Delete cell ``x`` (in the region, still passable) from its component."""
+        reach, passable, exits = self.reach, self.passable, self._exits
         cols, size = self.grid.cols, self.grid.size
         reach[x] = 0
         cid = self._label[x]
@@ -216,70 +277,100 @@ class ExitReachability:
         col = x % cols
         has_north, has_south = x >= cols, x + cols < size
         has_west, has_east = col > 0, col + 1 < cols
-        # Neighbours in ring order N, E, S, W, and the diagonal between each and the next.
+        # The 4-neighbours in ring order N, E, S, W (-1: an obstacle, or out
+        # of bounds); a passable neighbour of a region cell is in the region.
         ring = (
-            x - cols if has_north and reach[x - cols] else -1,
-            x + 1 if has_east and reach[x + 1] else -1,
-            x + cols if has_south and reach[x + cols] else -1,
-            x - 1 if has_west and reach[x - 1] else -1,
+            x - cols if has_north and passable[x - cols] else -1,
+            x + 1 if has_east and passable[x + 1] else -1,
+            x + cols if has_south and passable[x + cols] else -1,
+            x - 1 if has_west and passable[x - 1] else -1,
         )
         seeds = [i for i in range(4) if ring[i] >= 0]
-        if len(seeds) >= 2:
-            diagonal = (
-                has_north and has_east and reach[x - cols + 1],
-                has_south and has_east and reach[x + cols + 1],
-                has_south and has_west and reach[x + cols - 1],
-                has_north and has_west and reach[x - cols - 1],
-            )
-            rest = self._split(cid, ring, diagonal, seeds)
-        elif seeds:
+        if not seeds:
+            rest = -1
+        elif len(seeds) == 1:
             rest = ring[seeds[0]]
         else:
-            rest = -1
+            # The diagonal after each ring position (NE, SE, SW, NW): the
+            # cell, or -1 out of bounds.
+            diagonal = (
+                x - cols + 1 if has_north and has_east else -1,
+                x + cols + 1 if has_south and has_east else -1,
+                x + cols - 1 if has_south and has_west else -1,
+                x - cols - 1 if has_north and has_west else -1,
+            )
+            orthogonal = (
+                x - cols if has_north else -1,
+                x + 1 if has_east else -1,
+                x + cols if has_south else -1,
+                x - 1 if has_west else -1,
+            )
+            outside = self._outside
+            # Walk the arcs between consecutive seeds: an arc is open when the
+            # seeds are adjacent and the diagonal between them is passable;
+            # otherwise it is an obstacle arc, represented by one of its cells.
+            run = [0, 1, 2, 3]  # seeds joined through open arcs share a run
+            arcs = []  # obstacle component of each obstacle arc
+            for at, i in enumerate(seeds):
+                j = seeds[(at + 1) % len(seeds)]
+                if j == (i + 1) & 3:
+                    d = diagonal[i]
+                    if d >= 0 and passable[d]:
+                        a, b = run[i], run[j]
+                        for at_b in range(4):  # relabel b's run as a's (the ring wraps)
+                            if run[at_b] == b:
+                                run[at_b] = a
+                        continue
+                    arcs.append(self._find(d if d >= 0 else outside))
+                else:
+                    o = orthogonal[(i + 1) & 3]
+                    arcs.append(self._find(o if o >= 0 else outside))
+            splits = len(arcs) - len(set(arcs))
+            if splits == 0:
+                rest = ring[seeds[0]]
+            else:
+                runs = {}
+                for i in seeds:
+                    runs.setdefault(run[i], []).append(ring[i])
+                rest = self._split(cid, list(runs.values()), splits)
         if exits[cid] == 0:
             if rest >= 0:
                 self._clear(rest)
             self._free.append(cid)
 
-    def _split(self, cid, ring, diagonal, seeds):
-        """Separate the pieces of component ``cid`` left by a deletion; return a cell of the rest.
+    def _split(self, cid, runs, splits):
+        """Separate the ``splits`` pieces that leave component ``cid``; return a cell of the rest.
 
-        ``ring`` holds the deleted cell's neighbours in the region (N, E, S,
-        W; -1 for none), ``diagonal[i]`` whether the cell between ring[i]
-        and ring[i + 1] is in the region (which joins them at once).
+        ``runs`` lists the seed cells of each search (the deleted cell's
+        neighbours, joined when locally connected).  Searches go in
+        lockstep; one that runs dry explored a whole piece.  Once ``splits``
+        pieces are found, whatever is left is the rest of ``cid``.
         """
-        parent = [0, 1, 2, 3]
+        reach, label, exits, is_exit = self.reach, self._label, self._exits, self._is_exit
+        cols, size = self.grid.cols, self.grid.size
+        n = len(runs)
+        parent = list(range(n))
 
         def find(a):
             while parent[a] != a:
                 a = parent[a]
             return a
 
-        for i in range(4):
-            j = (i + 1) & 3
-            if diagonal[i] and ring[i] >= 0 and ring[j] >= 0:
-                parent[find(j)] = find(i)
-        roots = {find(i) for i in seeds}
-        if len(roots) == 1:
-            return ring[seeds[0]]
-
-        reach, label, exits, is_exit = self.reach, self._label, self._exits, self._is_exit
-        cols, size = self.grid.cols, self.grid.size
         seen = {}  # explored cell -> id of the search that found it
-        queue = {g: deque() for g in roots}
-        for i in seeds:
-            cell = ring[i]
-            seen[cell] = i
-            queue[find(i)].append(cell)
-        active = sorted(roots)
+        queue = {}
+        for g, cells in enumerate(runs):
+            queue[g] = deque(cells)
+            for cell in cells:
+                seen[cell] = g
+        active = list(range(n))
         k = 0
-        while len(active) > 1:
+        while splits and len(active) > 1:
             if k >= len(active):
                 k = 0
             g = active[k]
             q = queue[g]
             if not q:
-                # Group g ran dry: what it explored is a whole piece of the cut component.
+                # Search g ran dry: what it explored is a whole piece.
                 piece = [cell for cell, s in seen.items() if find(s) == g]
                 count = 0
                 for cell in piece:
@@ -298,6 +389,7 @@ class ExitReachability:
                     for cell in piece:
                         reach[cell] = 0
                 del active[k]
+                splits -= 1
                 continue
             i = q.popleft()
             col = i % cols
@@ -323,11 +415,8 @@ class ExitReachability:
                     del active[at]
                     if at < k:
                         k -= 1
-                    if len(active) == 1:
-                        break
             k += 1
-        rest = active[0]
-        return next(ring[i] for i in seeds if find(i) == rest)
+        return runs[active[0]][0]
 
 
 class ExitDistances:

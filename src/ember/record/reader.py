@@ -152,7 +152,8 @@ def _segments(stack, top, key, in_list):
 
 
 def _error(kind, segments, sentence):
-    return MetricsInputError(f"{kind} at {_format_path(segments)}: {sentence}")
+    # Same layout as every other record error: the path first, then the reason.
+    return MetricsInputError(f"{_format_path(segments)}: {kind}: {sentence}")
 
 
 def _json_type(value):
@@ -640,10 +641,10 @@ class RecordParser:
     def _end_error(self, exc):
         """The MetricsInputError for an exception raised at the end of the input."""
         if self._blank:
-            return MetricsInputError("The record is empty: the input holds no JSON text.")
+            return MetricsInputError("$: the record is empty: the input holds no JSON text.")
         if not self._record.complete:
             return MetricsInputError(
-                f"The record is truncated: the input ends at {_format_path(self._where())} before the record is complete."
+                f"{_format_path(self._where())}: the record is truncated: the input ends here before the record is complete."
             )
         return self._input_error(exc)
 
