@@ -99,7 +99,6 @@ class Grid:
         return seen
 
 
-
 def _component_array(count, size):
     """A zeroed per-cell array able to hold component ids ``0 .. count - 1``."""
     if count <= 0xFF:
@@ -160,11 +159,27 @@ class ExitReachability:
                 self._exits[cid] = self._flood(cell, cid)
         # Obstacle union-find: a root holds -(its size); index ``size`` is the
         # outside of the grid, one 8-connected obstacle round the border.
-        self._outside = size
+        self._outside = outside = size
         self._parent = array("i", [-1]) * (size + 1)
+        union, cols = self._union, grid.cols
+        last_row = size - cols
         cell = passable.find(0)
         while cell >= 0:
-            self._add_obstacle(cell)
+            # Scanning in index order, joining each obstacle to the ones
+            # before it (W, NW, N, NE) covers every 8-adjacent pair.
+            col = cell % cols
+            if cell < cols or cell >= last_row or col == 0 or col + 1 == cols:
+                union(cell, outside)
+            if col and not passable[cell - 1]:
+                union(cell, cell - 1)
+            if cell >= cols:
+                up = cell - cols
+                if not passable[up]:
+                    union(cell, up)
+                if col and not passable[up - 1]:
+                    union(cell, up - 1)
+                if col + 1 < cols and not passable[up + 1]:
+                    union(cell, up + 1)
             cell = passable.find(0, cell + 1)
 
     def ignite(self, cells):
