@@ -13,6 +13,17 @@ DELTAS = {"north": (-1, 0), "south": (1, 0), "west": (0, -1), "east": (0, 1)}
 UNREACHABLE = -1
 
 
+def around(i, cols, size):
+    """Cell ``i``'s 4-neighbours (north, south, west, east), -1 where off the grid."""
+    col = i % cols
+    return (
+        i - cols if i >= cols else -1,
+        i + cols if i + cols < size else -1,
+        i - 1 if col else -1,
+        i + 1 if col + 1 < cols else -1,
+    )
+
+
 class Grid:
     def __init__(self, rows, cols, walls):
         self.rows = rows
@@ -64,13 +75,7 @@ class Grid:
             d += 1
             nxt = []
             for i in frontier:
-                col = i % cols
-                for j in (
-                    i - cols if i >= cols else -1,
-                    i + cols if i + cols < size else -1,
-                    i - 1 if col else -1,
-                    i + 1 if col + 1 < cols else -1,
-                ):
+                for j in around(i, cols, size):
                     if j >= 0 and passable[j] and dist[j] == UNREACHABLE:
                         dist[j] = d
                         nxt.append(j)
@@ -86,13 +91,7 @@ class Grid:
         cols, size = self.cols, self.size
         while stack:
             i = stack.pop()
-            col = i % cols
-            for j in (
-                i - cols if i >= cols else -1,
-                i + cols if i + cols < size else -1,
-                i - 1 if col else -1,
-                i + 1 if col + 1 < cols else -1,
-            ):
+            for j in around(i, cols, size):
                 if j >= 0 and passable[j] and not seen[j]:
                     seen[j] = 1
                     stack.append(j)
@@ -248,13 +247,7 @@ class ExitReachability:
         stack = [start]
         while stack:
             i = stack.pop()
-            col = i % cols
-            for j in (
-                i - cols if i >= cols else -1,
-                i + cols if i + cols < size else -1,
-                i - 1 if col else -1,
-                i + 1 if col + 1 < cols else -1,
-            ):
+            for j in around(i, cols, size):
                 if j >= 0 and passable[j] and not reach[j]:
                     reach[j] = 1
                     label[j] = cid
@@ -270,13 +263,7 @@ class ExitReachability:
         stack = [start]
         while stack:
             i = stack.pop()
-            col = i % cols
-            for j in (
-                i - cols if i >= cols else -1,
-                i + cols if i + cols < size else -1,
-                i - 1 if col else -1,
-                i + 1 if col + 1 < cols else -1,
-            ):
+            for j in around(i, cols, size):
                 if j >= 0 and reach[j]:
                     reach[j] = 0
                     stack.append(j)
@@ -407,13 +394,7 @@ class ExitReachability:
                 splits -= 1
                 continue
             i = q.popleft()
-            col = i % cols
-            for j in (
-                i - cols if i >= cols else -1,
-                i + cols if i + cols < size else -1,
-                i - 1 if col else -1,
-                i + 1 if col + 1 < cols else -1,
-            ):
+            for j in around(i, cols, size):
                 if j < 0 or not reach[j]:
                     continue
                 s = seen.get(j)
@@ -432,6 +413,15 @@ class ExitReachability:
                         k -= 1
             k += 1
         return runs[active[0]][0]
+
+
+def _enqueue(buckets, keys, distance, cell):
+    """Add ``cell`` to the bucket queue at ``distance`` (keys: a heap of bucket distances)."""
+    bucket = buckets.get(distance)
+    if bucket is None:
+        buckets[distance] = bucket = []
+        heappush(keys, distance)
+    bucket.append(cell)
 
 
 class ExitDistances:
@@ -477,19 +467,9 @@ class ExitDistances:
             if d == UNREACHABLE:
                 continue
             d += 1
-            col = x % cols
-            for j in (
-                x - cols if x >= cols else -1,
-                x + cols if x + cols < size else -1,
-                x - 1 if col else -1,
-                x + 1 if col + 1 < cols else -1,
-            ):
+            for j in around(x, cols, size):
                 if j >= 0 and dist[j] == d:
-                    bucket = buckets.get(d)
-                    if bucket is None:
-                        buckets[d] = bucket = []
-                        heappush(keys, d)
-                    bucket.append(j)
+                    _enqueue(buckets, keys, d, j)
         if not keys:
             return
 
@@ -503,11 +483,7 @@ class ExitDistances:
             for v in buckets.pop(d):
                 if dist[v] != d:
                     continue  # seen already, or deleted in this batch
-                col = v % cols
-                north = v - cols if v >= cols else -1
-                south = v + cols if v + cols < size else -1
-                west = v - 1 if col else -1
-                east = v + 1 if col + 1 < cols else -1
+                north, south, west, east = around(v, cols, size)
                 if (
                     (north >= 0 and dist[north] == below)
                     or (south >= 0 and dist[south] == below)
@@ -519,35 +495,21 @@ class ExitDistances:
                 invalid.append(v)
                 for j in (north, south, west, east):
                     if j >= 0 and dist[j] == above:
-                        bucket = buckets.get(above)
-                        if bucket is None:
-                            buckets[above] = bucket = []
-                            heappush(keys, above)
-                        bucket.append(j)
+                        _enqueue(buckets, keys, above, j)
         if not invalid:
             return
 
         # 2. Recompute the invalid cells from their valid neighbours, nearest first.
         for v in invalid:
             best = -1
-            col = v % cols
-            for j in (
-                v - cols if v >= cols else -1,
-                v + cols if v + cols < size else -1,
-                v - 1 if col else -1,
-                v + 1 if col + 1 < cols else -1,
-            ):
+            for j in around(v, cols, size):
                 if j >= 0:
                     dj = dist[j]
                     if dj >= 0 and (best < 0 or dj < best):
                         best = dj
             if best >= 0:
                 best += 1
-                bucket = buckets.get(best)
-                if bucket is None:
-                    buckets[best] = bucket = []
-                    heappush(keys, best)
-                bucket.append(v)
+                _enqueue(buckets, keys, best, v)
         while keys:
             d = heappop(keys)
             above = d + 1
@@ -555,19 +517,9 @@ class ExitDistances:
                 if dist[v] != invalid_mark:
                     continue
                 dist[v] = d
-                col = v % cols
-                for j in (
-                    v - cols if v >= cols else -1,
-                    v + cols if v + cols < size else -1,
-                    v - 1 if col else -1,
-                    v + 1 if col + 1 < cols else -1,
-                ):
+                for j in around(v, cols, size):
                     if j >= 0 and dist[j] == invalid_mark:
-                        bucket = buckets.get(above)
-                        if bucket is None:
-                            buckets[above] = bucket = []
-                            heappush(keys, above)
-                        bucket.append(j)
+                        _enqueue(buckets, keys, above, j)
         for v in invalid:
             if dist[v] == invalid_mark:
                 dist[v] = UNREACHABLE

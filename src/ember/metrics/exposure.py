@@ -9,6 +9,7 @@ the exact sums of 1/d are formed once, in the report.
 from array import array
 
 from ..accumulator import Accumulator
+from ..grid import around
 
 FAR = 2**31 - 1  # no fire yet
 
@@ -47,13 +48,7 @@ class FireExposure(Accumulator):
             d += 1
             nxt = []
             for i in frontier:
-                col = i % cols
-                for j in (
-                    i - cols if i >= cols else -1,
-                    i + cols if i + cols < size else -1,
-                    i - 1 if col else -1,
-                    i + 1 if col + 1 < cols else -1,
-                ):
+                for j in around(i, cols, size):
                     if j >= 0 and dist[j] > d:
                         dist[j] = d
                         nxt.append(j)
