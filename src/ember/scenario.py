@@ -215,6 +215,30 @@ def _cell(value, path, rows, cols):
     return row * cols + col
 
 
+def _placed(value, path, id_key, names, rows, cols):
+    """A non-empty list of ``{id_key: ID, "position": cell}``, IDs and cells distinct.
+
+    Yields (index in the list, ID, flat cell) once each item is checked.
+    """
+    one, many = names
+    items = _list(value, path)
+    if not items:
+        _fail(path, f"expected a non-empty list of {many}.")
+    ids, cells = set(), set()
+    for i, item in enumerate(items):
+        where = f"{path}[{i}]"
+        _object(item, where, (id_key, "position"))
+        item_id = _identifier(item[id_key], f"{where}.{id_key}")
+        if item_id in ids:
+            _fail(f"{where}.{id_key}", f"{one} ID {item_id!r} is used twice.")
+        index = _cell(item["position"], f"{where}.position", rows, cols)
+        if index in cells:
+            _fail(f"{where}.position", f"two {many} share the cell {item['position']!r}.")
+        ids.add(item_id)
+        cells.add(index)
+        yield i, item_id, index
+
+
 def validate_scenario(value):
     """Check every rule of simulator.md §2; return a private deep copy."""
     _object(value, "$", _TOP_KEYS)
@@ -236,22 +260,10 @@ def validate_scenario(value):
             _fail(f"$.walls[{i}]", f"wall {cell!r} is listed twice.")
         walls.add(index)
 
-    exits = _list(value["exits"], "$.exits")
-    if not exits:
-        _fail("$.exits", "expected a non-empty list of exits.")
-    exit_ids, exit_cells = set(), set()
-    for i, item in enumerate(exits):
-        path = f"$.exits[{i}]"
-        _object(item, path, ("exit_id", "position"))
-        exit_id = _identifier(item["exit_id"], f"{path}.exit_id")
-        if exit_id in exit_ids:
-            _fail(f"{path}.exit_id", f"exit ID {exit_id!r} is used twice.")
-        index = _cell(item["position"], f"{path}.position", rows, cols)
-        if index in exit_cells:
-            _fail(f"{path}.position", f"two exits share the cell {item['position']!r}.")
+    exit_cells = set()
+    for i, exit_id, index in _placed(value["exits"], "$.exits", "exit_id", ("exit", "exits"), rows, cols):
         if index in walls:
-            _fail(f"{path}.position", f"exit {exit_id!r} is on a wall at {item['position']!r}.")
-        exit_ids.add(exit_id)
+            _fail(f"$.exits[{i}].position", f"exit {exit_id!r} is on a wall at {value['exits'][i]['position']!r}.")
         exit_cells.add(index)
 
     fire = value["fire"]
@@ -274,28 +286,15 @@ def validate_scenario(value):
     if fire["enter_fire"] not in ENTER_FIRE_MODES:
         _fail("$.fire.enter_fire", f"expected 'casualty' or 'block', got {fire['enter_fire']!r}.")
 
-    people = _list(value["people"], "$.people")
-    if not people:
-        _fail("$.people", "expected a non-empty list of people.")
-    person_ids, person_cells = set(), set()
-    for i, item in enumerate(people):
-        path = f"$.people[{i}]"
-        _object(item, path, ("person_id", "position"))
-        person_id = _identifier(item["person_id"], f"{path}.person_id")
-        if person_id in person_ids:
-            _fail(f"{path}.person_id", f"person ID {person_id!r} is used twice.")
-        index = _cell(item["position"], f"{path}.position", rows, cols)
-        where = f"{path}.position"
-        if index in person_cells:
-            _fail(where, f"two people share the cell {item['position']!r}.")
+    for i, person_id, index in _placed(value["people"], "$.people", "person_id", ("person", "people"), rows, cols):
+        where = f"$.people[{i}].position"
+        cell = value["people"][i]["position"]
         if index in walls:
-            _fail(where, f"person {person_id!r} starts on a wall at {item['position']!r}.")
+            _fail(where, f"person {person_id!r} starts on a wall at {cell!r}.")
         if index in exit_cells:
-            _fail(where, f"person {person_id!r} starts on an exit at {item['position']!r}.")
+            _fail(where, f"person {person_id!r} starts on an exit at {cell!r}.")
         if index in ignitions:
-            _fail(where, f"person {person_id!r} starts on an initial ignition at {item['position']!r}.")
-        person_ids.add(person_id)
-        person_cells.add(index)
+            _fail(where, f"person {person_id!r} starts on an initial ignition at {cell!r}.")
 
     termination = value["termination"]
     _object(termination, "$.termination", ("max_steps",))
