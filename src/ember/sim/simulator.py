@@ -27,46 +27,47 @@ def check_seed(seed):
     return seed
 
 
-def resolve_moves(candidates, occupant):
-    """Outcomes of the candidates of simulator.md §3 rule 1 after conflicts.
+def resolve_moves(outcomes, targets, occupant):
+    """Settle the candidates of simulator.md §3 rule 1, in place.
 
-    ``candidates`` maps person -> target cell (targets distinct),
-    ``occupant`` maps cell -> active person at s_{t-1}.  Returns
-    person -> "moved" | "blocked_occupied" | "blocked_cycle".  Following
-    the links person -> occupant of its target gives chains and cycles.
+    Slots are positions in the active list.  ``outcomes[k]`` is None for a
+    candidate left after conflicts, else already decided; ``targets[k]`` is
+    a candidate's target cell; ``occupant`` maps a cell to the slot of the
+    active person standing there in s_{t-1}.  Following the links slot ->
+    occupant of its target gives chains and cycles: a chain ending at a free
+    cell moves, one ending at a person who does not move is
+    ``blocked_occupied``, and everyone on a cycle is ``blocked_cycle``.
     """
-    outcome = {}
-    for start in candidates:
-        if start in outcome:
+    for start, decided in enumerate(outcomes):
+        if decided is not None:
             continue
-        path, on_path = [], set()
-        person = start
+        path = []
+        k = start
         while True:
-            if person in outcome:
-                final = outcome[person]
-                end = "moved" if final == "moved" else "blocked_occupied"
-                break
-            if person in on_path:
-                # Everyone from the first visit of `person` on is a cycle.
-                cycle_from = path.index(person)
-                for member in path[cycle_from:]:
-                    outcome[member] = "blocked_cycle"
-                path = path[:cycle_from]
+            decided = outcomes[k]
+            if decided == _ON_PATH:
+                # Everyone from the first visit of k on is a cycle (a swap is one of two).
+                first = path.index(k)
+                for member in path[first:]:
+                    outcomes[member] = "blocked_cycle"
+                del path[first:]
                 end = "blocked_occupied"
                 break
-            if person not in candidates:
-                end = "blocked_occupied"  # chain ends at someone who does not move
+            if decided is not None:
+                end = "moved" if decided == "moved" else "blocked_occupied"
                 break
-            path.append(person)
-            on_path.add(person)
-            nxt = occupant.get(candidates[person])
+            outcomes[k] = _ON_PATH
+            path.append(k)
+            nxt = occupant.get(targets[k])
             if nxt is None:
-                end = "moved"  # chain ends at a free cell
+                end = "moved"  # the chain ends at a free cell
                 break
-            person = nxt
+            k = nxt
         for member in path:
-            outcome[member] = end
-    return outcome
+            outcomes[member] = end
+
+
+_ON_PATH = "on path"  # marks slots on the chain being followed
 
 
 class Simulator:
@@ -114,12 +115,12 @@ class Simulator:
         """The observation of the current state, for the step about to be taken."""
         if self.terminated:
             raise ActionError("the episode has terminated: there is nothing left to observe.")
-        cell = self.grid.cell
+        cols, ids, position = self.grid.cols, self.ids, self.position
         return {
             "observation_version": OBSERVATION_VERSION,
             "step": self.t + 1,
-            "people": [{"person_id": self.ids[i], "position": cell(self.position[i])} for i in self.active],
-            "burning": [cell(c) for c in self.burning_sorted],
+            "people": [{"person_id": ids[i], "position": [position[i] // cols, position[i] % cols]} for i in self.active],
+            "burning": [[c // cols, c % cols] for c in self.burning_sorted],
             "trapped": list(self.trapped),
         }
 
@@ -130,40 +131,46 @@ class Simulator:
         t = self.t + 1
         block_fire = self.scenario.enter_fire == "block"
 
-        # 1. Movement, all against s_{t-1}.
-        outcome, target_of, origin_rc = {}, {}, {}
-        by_target = {}
-        for i, action in zip(self.active, chosen):
-            row, col = divmod(position[i], cols)
-            origin_rc[i] = (row, col)
+        # 1. Movement, all against s_{t-1}.  Per slot k of the active list:
+        # origin and target as [row, col] (for the record), and for
+        # candidates the flat target cell.
+        active, rows, open_, burning = self.active, grid.rows, grid.open, self.burning
+        n = len(active)
+        outcomes, origins, targets, cells = [None] * n, [None] * n, [None] * n, [None] * n
+        claims = {}  # target cell -> the slot claiming it, or -1 once contested
+        for k in range(n):
+            row, col = divmod(position[active[k]], cols)
+            origins[k] = [row, col]
+            action = chosen[k]
             if action == "stay":
-                outcome[i] = "stayed"
+                outcomes[k] = "stayed"
                 continue
             dr, dc = DELTAS[action]
             r, c = row + dr, col + dc
-            target_of[i] = (r, c)
-            if not (0 <= r < grid.rows and 0 <= c < cols):
-                outcome[i] = "blocked_boundary"
+            targets[k] = [r, c]
+            if not (0 <= r < rows and 0 <= c < cols):
+                outcomes[k] = "blocked_boundary"
                 continue
             x = r * cols + c
-            if not grid.open[x]:
-                outcome[i] = "blocked_wall"
-            elif self.burning[x] and block_fire:
-                outcome[i] = "blocked_fire"
+            if not open_[x]:
+                outcomes[k] = "blocked_wall"
+            elif block_fire and burning[x]:
+                outcomes[k] = "blocked_fire"
             else:
-                by_target.setdefault(x, []).append(i)
-        candidates = {}
-        for x, people in by_target.items():
-            if len(people) > 1:
-                for i in people:
-                    outcome[i] = "blocked_conflict"
-            else:
-                candidates[people[0]] = x
-        occupant = {position[i]: i for i in self.active}
-        outcome.update(resolve_moves(candidates, occupant))
-        for i, result in outcome.items():
+                cells[k] = x
+                other = claims.get(x)
+                if other is None:
+                    claims[x] = k
+                else:
+                    outcomes[k] = "blocked_conflict"
+                    if other >= 0:
+                        outcomes[other] = "blocked_conflict"
+                        claims[x] = -1
+        resolve_moves(outcomes, cells, {position[i]: k for k, i in enumerate(active)})
+        for k, result in enumerate(outcomes):
             if result == "moved":
-                position[i] = candidates[i]
+                position[active[k]] = cells[k]
+        outcome = dict(zip(active, outcomes))
 
         # 2. Entering fire; 3. evacuation.
         evacuations, casualties = [], []
@@ -196,14 +203,10 @@ class Simulator:
         casualties.sort()
 
         # 6. Trapped set; 7. termination.
+        ids = self.ids
         movements = [
-            {
-                "person_id": self.ids[i],
-                "origin": list(origin_rc[i]),
-                "target": list(target_of[i]) if i in target_of else None,
-                "outcome": outcome[i],
-            }
-            for i in self.active
+            {"person_id": ids[i], "origin": o, "target": x, "outcome": r}
+            for i, o, x, r in zip(active, origins, targets, outcomes)
         ]
         step_actions = {self.ids[i]: a for i, a in zip(self.active, chosen)}
         self.active = [i for i in self.active if self.status[i] == ACTIVE]
@@ -213,12 +216,11 @@ class Simulator:
             self.termination_reason = "all_resolved"
         elif t == self.scenario.max_steps:
             self.termination_reason = "max_steps"
-        cell = grid.cell
         record = {
             "step": t,
             "actions": step_actions,
             "movements": movements,
-            "ignitions": [cell(c) for c in ignited],
+            "ignitions": [[c // cols, c % cols] for c in ignited],
             "evacuations": [{"person_id": self.ids[i], "exit_id": e} for i, e in evacuations],
             "casualties": [{"person_id": self.ids[i], "cause": cause} for i, cause in casualties],
             "snapshot": self._snapshot(),
@@ -267,14 +269,14 @@ class Simulator:
         return [self.ids[i] for i in self.active if not reach[self.position[i]]]
 
     def _snapshot(self):
-        cell = self.grid.cell
+        cols = self.grid.cols
         return {
             "step": self.t,
             "people": [
-                {"person_id": pid, "status": s, "position": cell(p)}
+                {"person_id": pid, "status": s, "position": [p // cols, p % cols]}
                 for pid, s, p in zip(self.ids, self.status, self.position)
             ],
-            "burning": [cell(c) for c in self.burning_sorted],
+            "burning": [[c // cols, c % cols] for c in self.burning_sorted],
             "trapped": list(self.trapped),
             "terminated": self.terminated,
             "termination_reason": self.termination_reason,
