@@ -1,0 +1,229 @@
+"""Drive an external agent process as an EMBER policy (docs/agent-protocol.md).
+
+``AgentPolicy`` starts the agent, sends it the scenario, and is then called
+like any policy (``observation -> {person_id: action}``): each call sends
+one observation line and reads one answer line.  ``run_episode`` drives it
+unchanged.  Two daemon threads do the pipe I/O, so that the main thread
+only ever waits on a queue with a deadline: an agent that neither reads
+nor writes cannot hang EMBER, whatever the pipe buffers hold.
+"""
+
+import json
+import queue
+import re
+import shlex
+import signal
+import subprocess
+import threading
+
+from .canonical import canonical_json
+from .errors import EmberError
+
+DEFAULT_STEP_TIMEOUT = 10.0
+#: An answer line may hold at most this many bytes (a runaway agent must
+#: not make EMBER buffer without bound).
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+#: After the end message (or an error), how long the agent may take to exit
+#: on its own before it is terminated, then killed.
+EXIT_GRACE = 2.0
+KILL_GRACE = 1.0
+_EOF = b""
+_PREVIEW = 60
+
+
+class AgentError(EmberError, ValueError):
+    """The agent could not be started, or broke the protocol; names the step."""
+
+
+class AgentPolicy:
+    """A policy callable backed by an agent subprocess speaking JSON lines.
+
+    Use as a context manager so the process is always reaped::
+
+        with AgentPolicy("python3 agent.py", scenario) as agent:
+            final = run_episode(scenario, agent, seed, out)
+            agent.finish(final)
+    """
+
+    def __init__(self, command, scenario, step_timeout=DEFAULT_STEP_TIMEOUT):
+        self.step_timeout = step_timeout
+        self.step = 0  # the step of the last observation sent
+        self._process = _spawn(command)
+        self._answers = queue.Queue()
+        self._outbox = queue.Queue()
+        self._threads = [
+            threading.Thread(target=self._read_answers, name="ember-agent-reader", daemon=True),
+            threading.Thread(target=self._write_messages, name="ember-agent-writer", daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+        # Never the seed (simulator.md §4): the agent must not predict the fire.
+        self._send({"type": "scenario", "scenario": scenario})
+
+    # -- the policy -----------------------------------------------------------
+
+    def __call__(self, observation):
+        self.step = observation["step"]
+        self._send({"type": "observation", "observation": observation})
+        return self._decode(self._receive())
+
+    def finish(self, final_state, grace=EXIT_GRACE):
+        """Send the end message, close the agent's input and give it ``grace`` seconds to exit."""
+        self._send({"type": "end", "final_state": final_state})
+        self.close(grace)
+
+    @property
+    def returncode(self):
+        """The agent's exit status once it has been reaped, else None."""
+        return self._process.returncode
+
+    def refused(self, exc):
+        """The AgentError for an ``ActionError`` the simulator raised on the agent's answer."""
+        # The simulator's message starts with "step N: " already; say it once.
+        detail = re.sub(r"^step \d+: ", "", str(exc))
+        return AgentError(f"step {self.step}: the agent sent illegal actions: {detail}")
+
+    # -- lifetime -------------------------------------------------------------
+
+    def close(self, grace=EXIT_GRACE):
+        """Close the agent's input, give it ``grace`` seconds, then terminate, then kill it."""
+        self._outbox.put(None)  # the writer closes stdin once the queued messages are out
+        process = self._process
+        for stop, wait in ((None, grace), (process.terminate, KILL_GRACE), (process.kill, None)):
+            if process.poll() is not None:
+                break
+            if stop is not None:
+                try:
+                    stop()
+                except OSError:  # it exited in between
+                    pass
+            try:
+                process.wait(wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        for thread in self._threads:
+            # A grandchild holding the pipes open must not hang EMBER either.
+            thread.join(KILL_GRACE)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        # On an error the agent is not waited for: it may be the one at fault.
+        self.close(grace=EXIT_GRACE if exc_type is None else 0.2)
+        return False
+
+    # -- I/O threads ----------------------------------------------------------
+
+    def _read_answers(self):
+        stream = self._process.stdout
+        try:
+            while True:
+                line = stream.readline(MAX_ANSWER_BYTES + 1)
+                self._answers.put(line)
+                if not line.endswith(b"\n"):
+                    return  # end of output, or a line too long to take
+        except (OSError, ValueError):
+            self._answers.put(_EOF)
+
+    def _write_messages(self):
+        stream = self._process.stdin
+        try:
+            while True:
+                data = self._outbox.get()
+                if data is None:
+                    break
+                stream.write(data)
+                stream.flush()
+        except (OSError, ValueError):
+            pass  # the agent stopped reading (it exited): the reader reports it
+        try:
+            stream.close()
+        except (OSError, ValueError):
+            pass
+
+    def _send(self, message):
+        self._outbox.put(canonical_json(message) + b"\n")
+
+    # -- answers --------------------------------------------------------------
+
+    def _receive(self):
+        try:
+            line = self._answers.get(timeout=self.step_timeout)
+        except queue.Empty:
+            raise AgentError(
+                f"step {self.step}: the agent did not answer within {self.step_timeout:g} s (--step-timeout)."
+            ) from None
+        if line == _EOF:
+            raise AgentError(f"step {self.step}: {self._gone()} before answering the observation.")
+        if len(line) > MAX_ANSWER_BYTES:
+            raise AgentError(f"step {self.step}: the agent's answer is longer than {MAX_ANSWER_BYTES} bytes.")
+        if not line.endswith(b"\n"):
+            raise AgentError(f"step {self.step}: {self._gone()} in the middle of its answer line {_preview(line)}.")
+        return line
+
+    def _gone(self):
+        """How the agent's output ended, as a sentence fragment."""
+        try:
+            status = self._process.wait(KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            return "the agent closed its standard output"
+        if status < 0:
+            try:
+                name = signal.Signals(-status).name
+            except ValueError:
+                name = f"signal {-status}"
+            return f"the agent was killed by {name}"
+        return f"the agent exited with status {status}"
+
+    def _decode(self, line):
+        try:
+            value = json.loads(line, object_pairs_hook=_unique_keys)
+        except (ValueError, RecursionError) as exc:
+            if isinstance(exc, RecursionError):
+                reason = "nested too deeply"
+            else:  # a JSONDecodeError's msg has no line/column: an answer is one line anyway
+                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise AgentError(f"step {self.step}: the agent sent a line that is not JSON ({reason}): {_preview(line)}.") from None
+        if not isinstance(value, dict):
+            raise AgentError(
+                f"step {self.step}: the agent sent {_json_type(value)}, not a JSON object {{person_id: action}}: {_preview(line)}."
+            )
+        return value
+
+
+def _spawn(command):
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise AgentError(f"cannot parse the agent command {command!r}: {exc}.") from None
+    if not argv:
+        raise AgentError("the agent command is empty.")
+    try:
+        # stderr is inherited: the agent's diagnostics reach EMBER's stderr as they are.
+        return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    except OSError as exc:
+        raise AgentError(f"cannot start the agent {argv[0]!r}: {exc.strerror or exc}.") from None
+
+
+def _unique_keys(pairs):
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen = set()
+        duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"duplicate key {duplicate!r}")
+    return value
+
+
+def _json_type(value):
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return {list: "an array", str: "a string", int: "a number", float: "a number"}.get(type(value), "a value")
+
+
+def _preview(line):
+    text = line.decode("utf-8", "replace").rstrip("\n")
+    return repr(text if len(text) <= _PREVIEW else text[:_PREVIEW] + "...")

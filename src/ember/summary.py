@@ -1,0 +1,116 @@
+"""Human-readable views of the metrics dict (output.md): a short summary and tables.
+
+Both read only ``EpisodeMetrics.to_dict()``; they format, never compute a
+metric (the official numbers are the JSON ones).
+"""
+
+#: The metric families of output.md, in the order the tables are printed;
+#: the per-person table comes last.
+FAMILIES = ("safety", "time", "movement", "path_efficiency", "fire_exposure", "exits", "replanning")
+PEOPLE = "people"
+_MISSING = "-"
+
+
+# --- the demo summary ----------------------------------------------------------
+
+
+def _percent(rate):
+    return _MISSING if rate is None else f"{rate:.1%}"
+
+
+def format_summary(metrics):
+    """A few lines on what happened in an episode, for people rather than programs."""
+    safety, time, movement, exits = (metrics[k] for k in ("safety", "time", "movement", "exits"))
+    population = safety["population"]
+    width = len(str(population))
+    lines = [
+        f"Episode {metrics['scenario_id']}, seed {metrics['seed']}: "
+        f"{time['episode_steps']:,} steps (horizon {time['max_steps']:,}).",
+    ]
+    for label, count, rate in (
+        ("evacuated", safety["evacuated"], safety["evacuated_rate"]),
+        ("casualties", safety["casualties"], safety["casualty_rate"]),
+        ("stranded", safety["stranded"], safety["stranded_rate"]),
+    ):
+        lines.append(f"  {label:<11}{count:>{width}} of {population}  {_percent(rate):>6}")
+    lines.append(
+        f"  mean time to safety  {time['mean_person_time_to_safety']:.2f} steps"
+        f" (non-evacuees count as the horizon, {time['max_steps']:,})"
+    )
+    if movement["blocked_rate"] is None:
+        lines.append("  blocked moves        none attempted")
+    else:
+        lines.append(
+            f"  blocked moves        {_percent(movement['blocked_rate'])}"
+            f" ({movement['blocked_moves']:,} of {movement['movement_attempts']:,} attempts)"
+        )
+    lines.append(f"  exit use             {_exit_use(exits)}")
+    return "\n".join(lines)
+
+
+def _exit_use(exits):
+    shares = exits["exit_shares"]
+    if shares is None:
+        return "nobody evacuated"
+    counts = exits["evacuations_per_exit"]
+    return ", ".join(f"{exit_id} {counts[exit_id]} ({shares[exit_id]:.0%})" for exit_id in sorted(counts))
+
+
+# --- metrics as tables -------------------------------------------------------------
+
+
+def format_value(value):
+    """A metric value as table text: floats to 4 decimals, null as '-', cells as 'row,col'."""
+    if value is None:
+        return _MISSING
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    if isinstance(value, list):
+        return ",".join(format_value(v) for v in value)
+    return str(value)
+
+
+def _is_number(text):
+    return text == _MISSING or text.lstrip("-").replace(".", "", 1).replace(",", "").isdigit()
+
+
+def format_table(header, rows):
+    """Plain-text table with aligned columns: numbers right-aligned, text left-aligned."""
+    cells = [list(header)] + [[format_value(v) for v in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    numeric = [all(_is_number(row[i]) for row in cells[1:]) and len(cells) > 1 for i in range(len(header))]
+
+    def line(row):
+        parts = (text.rjust(w) if num else text.ljust(w) for text, w, num in zip(row, widths, numeric))
+        return "  ".join(parts).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(cells[0]), rule] + [line(row) for row in cells[1:]])
+
+
+def _flatten(family):
+    """(name, value) rows of a family; nested objects become 'outer.inner' rows."""
+    rows = []
+    for key, value in family.items():
+        if isinstance(value, dict):
+            rows.extend((f"{key}.{inner}", v) for inner, v in value.items())
+        else:
+            rows.append((key, value))
+    return rows
+
+
+def format_metrics_tables(metrics):
+    """Every metric family as a two-column table, then the per-person table."""
+    title = (
+        f"EMBER metrics {metrics['metrics_version']}: scenario {metrics['scenario_id']} "
+        f"({metrics['scenario_hash']}), seed {metrics['seed']}"
+    )
+    blocks = [title]
+    for family in FAMILIES:
+        blocks.append(f"{family}\n{format_table(('metric', 'value'), _flatten(metrics[family]))}")
+    people = list(metrics[PEOPLE].values())
+    columns = list(people[0]) if people else ["person_id"]
+    blocks.append(f"{PEOPLE}\n{format_table(columns, [[p[c] for c in columns] for p in people])}")
+    return "\n\n".join(blocks) + "\n"
