@@ -302,15 +302,15 @@ def main(argv=None):
         return _fail(exc)
     except BrokenPipeError:
         # The reader went away (e.g. '| head'): stop quietly, as Unix tools do.
-        try:
-            sys.stdout = None
-        finally:
-            return 1
+        # Point stdout at /dev/null so the interpreter's final flush cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except KeyboardInterrupt:
         print("ember: interrupted.", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OSError as exc:
-        return _fail(f"{exc.filename or ''}: {exc.strerror or exc}")
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(f"{where}{exc.strerror or exc}")
 
 
 if __name__ == "__main__":

@@ -243,7 +243,7 @@ class Simulator:
         if self.terminated:
             raise ActionError(f"the episode terminated at step {self.t} ({self.termination_reason}); no more steps.")
         if not isinstance(actions, dict):
-            raise ActionError(f"actions for step {self.t + 1} must be an object {{person_id: action}}, got {type(actions).__name__}.")
+            raise ActionError(f"step {self.t + 1}: the actions must be an object {{person_id: action}}, got {type(actions).__name__}.")
         chosen = []
         for i in self.active:
             pid = self.ids[i]
