@@ -24,7 +24,7 @@ from .metrics.replanning import ReplanningCounts
 from .metrics.report import build_report
 from .metrics.resolutions import Resolutions
 from .record.frontend import CanonicalLines
-from .record.reader import RecordParser
+from .record.reader import DEFAULT_LIMITS, Limits, RecordParser
 from .record.source import iter_chunks
 from .scenario import compile_scenario
 from .transition import State, Transition, decode_snapshot
@@ -66,9 +66,14 @@ class EpisodeEngine:
         self.final_value = value
 
     def step(self, index, value):
-        if index == self.fast_index:
+        if index == self.fast_index and type(value) is int and value == 0:
             return  # the placeholder of a step the fast path has already taken
         path = f"$.steps[{index}]"
+        if index != self.steps:
+            # The fast path took steps whose placeholders the reader did not
+            # find at $.steps[i] (a canonical-looking line nested inside
+            # another value): what sits in their place is not those steps.
+            fail(path, f"steps 1..{self.steps} were read from step lines that are not the items of $.steps (a step line nested inside another value).")
         status, position, ignited = check_step(value, path, self.scenario)
         self.feed(Transition(index + 1, path, self.prev, value, State(value["snapshot"], status, position), self.burning, ignited))
 
@@ -87,7 +92,7 @@ class EpisodeEngine:
         end = line.find(b"}", len(b'{"actions":{'))
         try:
             actions = json.loads(line[len(b'{"actions":'):end + 1])
-        except ValueError:
+        except (ValueError, RecursionError):  # deep nesting: the strict reader refuses it by its limits
             return False
         sim = replay.replayer.sim
         try:
@@ -130,8 +135,11 @@ class EpisodeEngine:
             check.feed(tr)
         if self.replay is not None:
             self.replay.feed(tr)
-        for accumulator in self.metrics:
-            accumulator.feed(tr)
+        if self.replay is None or self.replay.mismatch is None:
+            # A record that failed replay gets no result: stop measuring it
+            # (the checks go on, for the precedence rule of simulator.md §7).
+            for accumulator in self.metrics:
+                accumulator.feed(tr)
         for cell in tr.ignited:
             self.burning[cell] = 1
         self.prev = tr.cur
@@ -156,6 +164,37 @@ class EpisodeEngine:
         )
 
 
+# Reader limits for one scenario's records (docs/limits.md).  A part (a step,
+# header, initial_state or final_state) of a valid record holds at most about
+# PART_BYTES_PER_PERSON bytes per person and PART_BYTES_PER_CELL per non-wall
+# cell (a cell may be listed in both ignitions and burning), written
+# canonically with 64-character IDs.  PART_SLACK leaves room for any
+# reasonable whitespace and escaping.  The part limit keeps a hostile part's
+# memory (Python objects take up to ~25 bytes per byte read) in proportion
+# to the scenario rather than at the reader's 64 MiB default.
+PART_BYTES_PER_PERSON = 1024
+PART_BYTES_PER_CELL = 48
+PART_BYTES_BASE = 4096
+PART_SLACK = 16
+MIN_PART_BYTES = 1 << 20
+
+
+def record_limits(scenario):
+    """The reader ``Limits`` for records of a compiled scenario."""
+    bound = (
+        PART_BYTES_BASE
+        + PART_BYTES_PER_PERSON * len(scenario.person_ids)
+        + PART_BYTES_PER_CELL * scenario.grid.open.count(1)
+    )
+    part = min(DEFAULT_LIMITS.max_part_bytes, max(MIN_PART_BYTES, PART_SLACK * bound))
+    return Limits(
+        max_depth=DEFAULT_LIMITS.max_depth,
+        max_string_length=DEFAULT_LIMITS.max_string_length,
+        max_integer_digits=DEFAULT_LIMITS.max_integer_digits,
+        max_part_bytes=part,
+    )
+
+
 def _compile(scenario):
     try:
         return compile_scenario(scenario)
@@ -172,12 +211,15 @@ class MetricsStream:
 
     def __init__(self, scenario):
         self._engine = EpisodeEngine(_compile(scenario))
-        self._parser = CanonicalLines(self._engine, RecordParser(self._engine))
+        self._parser = CanonicalLines(self._engine, RecordParser(self._engine, record_limits(self._engine.scenario)))
         self._result = None
         self._failed = None
 
     def feed(self, chunk):
         self._guard()
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            # bytes(5) would be five NUL bytes, bytes([1, 2]) two bytes: refuse, never convert.
+            raise MetricsInputError(f"$: a record chunk must be bytes, not {type(chunk).__name__}.")
         try:
             self._parser.feed(chunk)
         except Exception as exc:
@@ -248,8 +290,9 @@ class _ReplaySink:
 
 def verify_replay(scenario, record):
     """None if the record replays byte-identically, else ``ReplayMismatchError``."""
-    sink = _ReplaySink(compile_scenario(scenario))
-    parser = RecordParser(sink)
+    compiled = compile_scenario(scenario)
+    sink = _ReplaySink(compiled)
+    parser = RecordParser(sink, record_limits(compiled))
     try:
         for chunk in iter_chunks(record):
             parser.feed(chunk)

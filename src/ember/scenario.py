@@ -26,6 +26,10 @@ MAX_DENOMINATOR = 2**32
 MAX_HORIZON = 2**31 - 1
 ENTER_FIRE_MODES = ("casualty", "block")
 BUILTIN_PREFIX = "builtin:"
+# The longest scenario JSON text read (bytes, or characters of a str): far
+# above a canonical 4096 x 4096 grid with every cell a wall (about 200 MB),
+# and a bound on what a path such as /dev/zero can make EMBER hold.
+MAX_SCENARIO_BYTES = 256 * 1024 * 1024
 
 _TOP_KEYS = ("schema_version", "scenario_id", "grid", "walls", "exits", "people", "fire", "termination")
 
@@ -83,22 +87,40 @@ class _Pairs(list):
     """An object's (key, value) pairs, kept as parsed so duplicates stay visible."""
 
 
-def _plain(value, path):
-    """Turn parsed pairs into dicts, naming the path of any duplicate key."""
+def _plain(value, trail=None):
+    """Turn parsed pairs into dicts, naming the path of any duplicate key.
+
+    ``trail`` is ``(parent trail, key or index)``, formatted only on failure:
+    building each path string eagerly cost time and memory quadratic in the
+    nesting depth (long keys, deeply nested, held by every open frame).
+    """
     if isinstance(value, _Pairs):
         result = {}
         for key, item in value:
             if key in result:
-                _fail(f"{path}.{key}", f"duplicate key {key!r}.")
-            result[key] = _plain(item, f"{path}.{key}")
+                _fail(_trail_path((trail, key)), f"duplicate key {_show(key)}.")
+            result[key] = _plain(item, (trail, key))
         return result
     if isinstance(value, list):
-        return [_plain(item, f"{path}[{i}]") for i, item in enumerate(value)]
+        return [_plain(item, (trail, i)) for i, item in enumerate(value)]
     return value
+
+
+def _trail_path(trail):
+    segments = []
+    while trail is not None:
+        trail, segment = trail
+        segments.append(segment)
+    path = "$"
+    for segment in reversed(segments):
+        path = f"{path}[{segment}]" if type(segment) is int else _member(path, segment)
+    return path
 
 
 def parse_scenario_json(data):
     """Parse scenario JSON text strictly: no BOM, no duplicate keys, integers only."""
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(f"$: the scenario JSON text is longer than {MAX_SCENARIO_BYTES:,} bytes.")
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = bytes(data)
         if data.startswith(b"\xef\xbb\xbf"):
@@ -122,7 +144,7 @@ def parse_scenario_json(data):
     except RecursionError as exc:
         raise ScenarioError("$: the scenario nests too deeply to be a scenario.") from exc
     try:
-        return _plain(parsed, "$")
+        return _plain(parsed)
     except RecursionError as exc:
         raise ScenarioError("$: the scenario nests too deeply to be a scenario.") from exc
 
@@ -142,7 +164,10 @@ def _read_source(source):
     if isinstance(source, os.PathLike):
         return _read_path(source)
     if hasattr(source, "read"):
-        data = source.read()
+        try:
+            data = source.read(MAX_SCENARIO_BYTES + 1)
+        except (OSError, ValueError) as exc:  # ValueError: e.g. a closed file
+            raise ScenarioError(f"$: reading the scenario file failed: {_reason(exc)}.") from exc
         if not isinstance(data, (str, bytes, bytearray)):
             raise ScenarioError(f"$: reading the scenario file gave {type(data).__name__}, not text or bytes.")
         return parse_scenario_json(data)
@@ -152,12 +177,17 @@ def _read_source(source):
     )
 
 
+def _reason(exc):
+    return (getattr(exc, "strerror", None) or str(exc)).rstrip(".")
+
+
 def _read_path(path):
     try:
         with open(path, "rb") as handle:
-            return parse_scenario_json(handle.read())
-    except OSError as exc:
-        raise ScenarioError(f"$: cannot read the scenario file {os.fspath(path)!r}: {exc.strerror or exc}.") from exc
+            data = handle.read(MAX_SCENARIO_BYTES + 1)  # bounded: the path may be /dev/zero
+    except (OSError, ValueError) as exc:  # ValueError: a NUL character in the path
+        raise ScenarioError(f"$: cannot read the scenario file {_show(os.fspath(path))}: {_reason(exc)}.") from exc
+    return parse_scenario_json(data)
 
 
 # --------------------------------------------------------------------------
@@ -166,6 +196,42 @@ def _read_path(path):
 
 def _fail(path, message):
     raise ScenarioError(f"{path}: {message}")
+
+
+_SHOWN = 80
+_SCALARS = (type(None), bool, int, float, str)
+
+
+def _show(value):
+    """A short description of any value for a message, that cannot fail.
+
+    A dict source may hold anything: a foreign ``__repr__`` may raise, the
+    repr of a deeply nested list recurses, ``str()`` of an integer past
+    ``sys.get_int_max_str_digits()`` raises ValueError, and a huge value
+    makes a huge message.  So only the types of JSON are shown, briefly.
+    """
+    kind = type(value)
+    if kind is int:
+        if -(10**_SHOWN) < value < 10**_SHOWN:
+            return str(value)
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    if kind is str:
+        return repr(value) if len(value) <= _SHOWN else repr(value[:_SHOWN]) + "..."
+    if value is None or kind is bool or kind is float or kind is _BadNumber:
+        return repr(value)
+    if kind in (list, tuple) and len(value) <= 4 and all(type(item) in _SCALARS for item in value):
+        items = ", ".join(_show(item) for item in value)
+        return f"[{items}]" if kind is list else f"({items}{',' if len(value) == 1 else ''})"
+    if kind in (list, tuple, dict, set, frozenset):
+        return f"a {kind.__name__} of {len(value)} items"
+    return f"a {kind.__name__} object"
+
+
+def _member(path, key):
+    """The path of ``key`` in the object at ``path``; any hashable may be a key of a dict source."""
+    if type(key) is str:
+        return f"{path}.{key}" if len(key) <= _SHOWN else f"{path}.{key[:_SHOWN]}..."
+    return f"{path}[{_show(key)}]"
 
 
 def _type_name(value):
@@ -180,16 +246,17 @@ def _object(value, path, keys):
     missing = [k for k in keys if k not in value]
     if missing:
         _fail(path, f"missing key {missing[0]!r}; expected exactly the keys {list(keys)}.")
-    extra = [k for k in value if k not in keys]
+    wanted = frozenset(keys)  # hashed lookups: a foreign key's __eq__ is never asked about a str
+    extra = [k for k in value if k not in wanted]
     if extra:
-        _fail(f"{path}.{extra[0]}", f"unexpected key {extra[0]!r}; expected exactly the keys {list(keys)}.")
+        _fail(_member(path, extra[0]), f"unexpected key {_show(extra[0])}; expected exactly the keys {list(keys)}.")
 
 
 def _integer(value, path, low, high):
     if type(value) is not int:
-        _fail(path, f"expected an integer, got {_type_name(value)} {value!r}.")
+        _fail(path, f"expected an integer, got {_type_name(value)} {_show(value)}.")
     if not low <= value <= high:
-        _fail(path, f"expected an integer from {low} to {high}, got {value}.")
+        _fail(path, f"expected an integer from {low} to {high}, got {_show(value)}.")
     return value
 
 
@@ -201,17 +268,17 @@ def _list(value, path):
 
 def _identifier(value, path):
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
-        _fail(path, f"expected an ID matching [A-Za-z0-9][A-Za-z0-9._-]{{0,63}}, got {value!r}.")
+        _fail(path, f"expected an ID matching [A-Za-z0-9][A-Za-z0-9._-]{{0,63}}, got {_show(value)}.")
     return value
 
 
 def _cell(value, path, rows, cols):
     if not isinstance(value, list) or len(value) != 2:
-        _fail(path, f"expected a cell [row, col], got {value!r}.")
+        _fail(path, f"expected a cell [row, col], got {_show(value)}.")
     row = _integer(value[0], f"{path}[0]", -(2**63), 2**63)
     col = _integer(value[1], f"{path}[1]", -(2**63), 2**63)
     if not (0 <= row < rows and 0 <= col < cols):
-        _fail(path, f"cell {value!r} is out of bounds of the {rows}x{cols} grid.")
+        _fail(path, f"cell {[row, col]} is out of bounds of the {rows}x{cols} grid.")
     return row * cols + col
 
 
@@ -233,7 +300,7 @@ def _placed(value, path, id_key, names, rows, cols):
             _fail(f"{where}.{id_key}", f"{one} ID {item_id!r} is used twice.")
         index = _cell(item["position"], f"{where}.position", rows, cols)
         if index in cells:
-            _fail(f"{where}.position", f"two {many} share the cell {item['position']!r}.")
+            _fail(f"{where}.position", f"two {many} share the cell {_show(item['position'])}.")
         ids.add(item_id)
         cells.add(index)
         yield i, item_id, index
@@ -242,8 +309,8 @@ def _placed(value, path, id_key, names, rows, cols):
 def validate_scenario(value):
     """Check every rule of simulator.md §2; return a private deep copy."""
     _object(value, "$", _TOP_KEYS)
-    if value["schema_version"] != SCHEMA_VERSION:
-        _fail("$.schema_version", f"expected {SCHEMA_VERSION!r}, got {value['schema_version']!r}.")
+    if not isinstance(value["schema_version"], str) or value["schema_version"] != SCHEMA_VERSION:
+        _fail("$.schema_version", f"expected {SCHEMA_VERSION!r}, got {_show(value['schema_version'])}.")
     _identifier(value["scenario_id"], "$.scenario_id")
 
     grid = value["grid"]
@@ -257,13 +324,13 @@ def validate_scenario(value):
     for i, cell in enumerate(_list(value["walls"], "$.walls")):
         index = _cell(cell, f"$.walls[{i}]", rows, cols)
         if index in walls:
-            _fail(f"$.walls[{i}]", f"wall {cell!r} is listed twice.")
+            _fail(f"$.walls[{i}]", f"wall {_show(cell)} is listed twice.")
         walls.add(index)
 
     exit_cells = set()
     for i, exit_id, index in _placed(value["exits"], "$.exits", "exit_id", ("exit", "exits"), rows, cols):
         if index in walls:
-            _fail(f"$.exits[{i}].position", f"exit {exit_id!r} is on a wall at {value['exits'][i]['position']!r}.")
+            _fail(f"$.exits[{i}].position", f"exit {exit_id!r} is on a wall at {_show(value['exits'][i]['position'])}.")
         exit_cells.add(index)
 
     fire = value["fire"]
@@ -272,29 +339,30 @@ def validate_scenario(value):
     for i, cell in enumerate(_list(fire["ignitions"], "$.fire.ignitions")):
         index = _cell(cell, f"$.fire.ignitions[{i}]", rows, cols)
         if index in ignitions:
-            _fail(f"$.fire.ignitions[{i}]", f"ignition {cell!r} is listed twice.")
+            _fail(f"$.fire.ignitions[{i}]", f"ignition {_show(cell)} is listed twice.")
         if index in walls:
-            _fail(f"$.fire.ignitions[{i}]", f"ignition {cell!r} is on a wall.")
+            _fail(f"$.fire.ignitions[{i}]", f"ignition {_show(cell)} is on a wall.")
         ignitions.add(index)
     probability = fire["spread_probability"]
     match = PROBABILITY_PATTERN.fullmatch(probability) if isinstance(probability, str) else None
     if not match:
-        _fail("$.fire.spread_probability", f'expected a string "N/D" with N and D decimal integers, got {probability!r}.')
-    numerator, denominator = int(match.group(1)), int(match.group(2))
-    if not numerator <= denominator <= MAX_DENOMINATOR:
-        _fail("$.fire.spread_probability", f"expected 0 <= N <= D <= 2^32, got {probability!r}.")
-    if fire["enter_fire"] not in ENTER_FIRE_MODES:
-        _fail("$.fire.enter_fire", f"expected 'casualty' or 'block', got {fire['enter_fire']!r}.")
+        _fail("$.fire.spread_probability", f'expected a string "N/D" with N and D decimal integers, got {_show(probability)}.')
+    # No leading zeros, so more than 10 digits is above 2^32; and int() of a
+    # long digit string raises ValueError past sys.get_int_max_str_digits().
+    if max(len(match.group(1)), len(match.group(2))) > 10 or not int(match.group(1)) <= int(match.group(2)) <= MAX_DENOMINATOR:
+        _fail("$.fire.spread_probability", f"expected 0 <= N <= D <= 2^32, got {_show(probability)}.")
+    if not isinstance(fire["enter_fire"], str) or fire["enter_fire"] not in ENTER_FIRE_MODES:
+        _fail("$.fire.enter_fire", f"expected 'casualty' or 'block', got {_show(fire['enter_fire'])}.")
 
     for i, person_id, index in _placed(value["people"], "$.people", "person_id", ("person", "people"), rows, cols):
         where = f"$.people[{i}].position"
         cell = value["people"][i]["position"]
         if index in walls:
-            _fail(where, f"person {person_id!r} starts on a wall at {cell!r}.")
+            _fail(where, f"person {person_id!r} starts on a wall at {_show(cell)}.")
         if index in exit_cells:
-            _fail(where, f"person {person_id!r} starts on an exit at {cell!r}.")
+            _fail(where, f"person {person_id!r} starts on an exit at {_show(cell)}.")
         if index in ignitions:
-            _fail(where, f"person {person_id!r} starts on an initial ignition at {cell!r}.")
+            _fail(where, f"person {person_id!r} starts on an initial ignition at {_show(cell)}.")
 
     termination = value["termination"]
     _object(termination, "$.termination", ("max_steps",))

@@ -61,7 +61,8 @@ class Coverage(Accumulator):
             missing = [pid for pid in active if pid not in actions]
             if missing:
                 fail(f"{tr.path}.actions", f"expected an action for every person active in s_{tr.t - 1}; {missing[0]!r} has none.")
-            extra = sorted(pid for pid in actions if pid not in set(active))
+            active_set = set(active)  # built once: rebuilt per action it made this quadratic
+            extra = sorted(pid for pid in actions if pid not in active_set)
             fail(f"{tr.path}.actions.{extra[0]}", f"expected actions only for people active in s_{tr.t - 1}; {extra[0]!r} is not active.")
         movements = tr.step["movements"]
         for j, pid in enumerate(active):

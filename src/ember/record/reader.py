@@ -92,7 +92,9 @@ class Limits:
         towards the next one, so a part may be refused up to one piece
         early or late.  This bounds what yajl buffers for one token and
         what the builder holds for one value.  A step of a valid record is
-        a few KB.
+        a few KB.  ``episode_metrics``, ``MetricsStream`` and
+        ``verify_replay`` use a limit sized to the scenario
+        (``ember.engine.record_limits``, docs/limits.md).
     """
 
     max_depth: int = 32
@@ -466,9 +468,12 @@ class _ByteGuard:
             if self._digits + (end if lead == -1 else lead) > self._max_digits:
                 return 0
         at = mask.find(self._long_run, 0, end)
+        counted = quotes = 0  # quotes in data[:counted], counted on from there: a
+        # count from 0 for each run made a piece of many digit strings quadratic
         while at != -1:
-            quotes = data.count(b'"', 0, at) - bisect.bisect_left(escaped_quotes, at)
-            if self._in_string == (quotes % 2 == 0):
+            quotes += data.count(b'"', counted, at)
+            counted = at
+            if self._in_string == ((quotes - bisect.bisect_left(escaped_quotes, at)) % 2 == 0):
                 at = mask.find(b" ", at, end)
                 if at == -1:
                     return None

@@ -15,7 +15,7 @@ def iter_chunks(source, chunk_size=CHUNK_SIZE):
     so a record can be consumed while a simulator is still writing it.
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
-        data = memoryview(source).cast("B") if not isinstance(source, bytes) else source
+        data = source if isinstance(source, bytes) else _byte_view(source)
         for start in range(0, len(data), chunk_size):
             yield bytes(data[start:start + chunk_size])
         return
@@ -39,11 +39,28 @@ def iter_chunks(source, chunk_size=CHUNK_SIZE):
         yield bytes(chunk)
 
 
+def _reason(exc):
+    return (getattr(exc, "strerror", None) or str(exc)).rstrip(".")
+
+
+def _byte_view(source):
+    view = memoryview(source)
+    try:
+        return view.cast("B")
+    except TypeError:  # not C-contiguous (e.g. a strided slice): copy it
+        return view.tobytes()
+
+
+def _shown(path):
+    text = repr(os.fspath(path))
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
 def _read_path(path, chunk_size):
     try:
         stream = open(path, "rb")
-    except OSError as exc:
-        raise MetricsInputError(f"$: cannot read the record file {os.fspath(path)!r}: {exc.strerror or exc}.") from exc
+    except (OSError, ValueError) as exc:  # ValueError: a NUL character in the path
+        raise MetricsInputError(f"$: cannot read the record file {_shown(path)}: {_reason(exc)}.") from exc
     with stream:
         yield from _read_stream(stream, chunk_size)
 
@@ -53,10 +70,14 @@ def _read_stream(stream, chunk_size):
     while True:
         try:
             chunk = read(chunk_size)
-        except OSError as exc:
-            raise MetricsInputError(f"$: reading the record failed: {exc.strerror or exc}.") from exc
-        if not chunk:
-            return
+        except (OSError, ValueError) as exc:  # ValueError: e.g. a closed file
+            raise MetricsInputError(f"$: reading the record failed: {_reason(exc)}.") from exc
         if isinstance(chunk, str):
             raise MetricsInputError("$: the record must be read as bytes; open the file in binary mode ('rb').")
-        yield chunk
+        if chunk is None:  # a non-blocking stream with nothing to read yet
+            raise MetricsInputError("$: reading the record failed: the stream is non-blocking and had no data.")
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise MetricsInputError(f"$: reading the record gave {type(chunk).__name__}, not bytes.")
+        if not chunk:
+            return
+        yield bytes(chunk)
