@@ -79,11 +79,14 @@ def cmd_metrics(args):
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:
+        from .files import write_atomically
+
+        def save(tmp):
+            with open(tmp, "w", encoding="utf-8") as handle:
+                handle.write(text)
+
         # Written only once complete: a reader of the file never sees a partial result.
-        tmp = f"{args.output}.tmp{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, args.output)
+        write_atomically(args.output, save)
     return 0
 
 

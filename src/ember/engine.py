@@ -47,6 +47,7 @@ class EpisodeEngine:
         self.replay = None
         self.burning = None
         self.fast_index = -1  # last step taken by the canonical-line fast path
+        self.result = None  # the EpisodeMetrics, once the record has ended and passed
 
     # -- reader sink ----------------------------------------------------------
 
@@ -78,7 +79,8 @@ class EpisodeEngine:
         self.feed(Transition(index + 1, path, self.prev, value, State(value["snapshot"], status, position), self.burning, ignited))
 
     def end(self):
-        return self.finish()
+        """The reader's explicit end-of-stream event: finish once, keep the result."""
+        self.result = self.finish()
 
     def try_canonical_step(self, index, line):
         """Take step ``index`` from its canonical line if replay reproduces it exactly.
@@ -230,7 +232,7 @@ class MetricsStream:
         self._guard()
         try:
             self._parser.close()
-            self._result = self._engine.finish()
+            self._result = self._engine.result
         except Exception as exc:
             self._failed = exc
             raise

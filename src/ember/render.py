@@ -16,7 +16,8 @@ write images; ASCII needs nothing.
 
 import os
 
-from .engine import EpisodeEngine
+from .engine import EpisodeEngine, record_limits
+from .files import write_atomically
 from .errors import EmberError
 from .record.reader import RecordParser
 from .record.source import iter_chunks
@@ -199,7 +200,7 @@ class _FrameSink:
 
 def collect(compiled, record, collector):
     """Stream ``record`` through validation into ``collector``; raise on any defect."""
-    parser = RecordParser(_FrameSink(EpisodeEngine(compiled), collector))
+    parser = RecordParser(_FrameSink(EpisodeEngine(compiled), collector), record_limits(compiled))
     for chunk in iter_chunks(record):
         parser.feed(chunk)
     parser.close()
@@ -251,15 +252,10 @@ def render_image(scenario, record, path, step=None, cell_size=None):
 
 def _save_atomically(path, save):
     """Write through a temporary file, so ``path`` never holds a half-written image."""
-    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
     try:
-        save(tmp)
-        os.replace(tmp, path)
+        write_atomically(path, save)
     except OSError as exc:
         raise RenderError(f"cannot write {os.fspath(path)!r}: {exc.strerror or exc}.") from exc
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def _image_kind(path):
