@@ -632,9 +632,9 @@ def test_iter_parts_refuses_text(tmp_path):
     path = tmp_path / "record.json"
     path.write_bytes(DATA)
     with open(path, encoding="utf-8") as stream:
-        with pytest.raises(MetricsInputError, match="must be bytes"):
+        with pytest.raises(MetricsInputError, match="must be read as bytes"):
             list(iter_parts(stream))
-    with pytest.raises(MetricsInputError, match="must be bytes"):
+    with pytest.raises(MetricsInputError, match="not bytes"):
         list(iter_parts([DATA.decode()]))
 
 

@@ -8,7 +8,6 @@ scenario is validated and indexed once per episode.
 """
 
 import hashlib
-import io
 import json
 import os
 import re

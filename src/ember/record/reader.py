@@ -35,14 +35,13 @@ about 80 ns; the byte guard costs 3%.  Memory stays flat: 50,000 steps
 import bisect
 import collections
 import dataclasses
-import io
 import json
-import os
 import re
 
 import ijson
 
 from ..errors import MetricsInputError
+from .source import iter_chunks
 
 try:
     _backend = ijson.get_backend("yajl2_c")
@@ -717,7 +716,7 @@ def iter_parts(source, chunk_size=65536, *, limits=DEFAULT_LIMITS):
         raise ValueError(f"chunk_size must be a positive integer, not {chunk_size!r}")
     parts = collections.deque()
     parser = RecordParser(_PartQueue(parts), limits)
-    chunks = _chunks(source, chunk_size)
+    chunks = iter_chunks(source, chunk_size)
     try:
         for chunk in chunks:
             for start in range(0, len(chunk), _DRAIN_EVERY):
@@ -729,30 +728,3 @@ def iter_parts(source, chunk_size=65536, *, limits=DEFAULT_LIMITS):
     parser.close()
     while parts:
         yield parts.popleft()
-
-
-def _chunks(source, chunk_size):
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        view = memoryview(source).cast("B")
-        for start in range(0, len(view), chunk_size):
-            yield view[start : start + chunk_size]
-    elif isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as stream:
-            yield from _read_chunks(stream, chunk_size)
-    elif hasattr(source, "read"):
-        if isinstance(source, io.TextIOBase):
-            raise MetricsInputError("The record must be bytes, not text: open the file in binary mode.")
-        yield from _read_chunks(source, chunk_size)
-    else:
-        yield from source
-
-
-def _read_chunks(stream, chunk_size):
-    # read1 returns what a buffered stream has (or one read's worth) without
-    # waiting for chunk_size bytes, so a pipe is parsed as data arrives.
-    read = getattr(stream, "read1", None) or stream.read
-    while True:
-        chunk = read(chunk_size)
-        if not chunk:
-            return
-        yield chunk
