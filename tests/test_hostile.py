@@ -795,13 +795,16 @@ def cli_files(tmp_path_factory):
 @pytest.mark.parametrize("record", ["a-directory", "empty.record", "garbage.record", "truncated.record", "missing/x.record", "unreadable"])
 def test_cli_refuses_bad_records(cli_files, command, record):
     folder, scenario = cli_files
+    path = folder / record
     if record == "unreadable":
+        path = folder / f"unreadable-{command}.record"
         if os.geteuid() == 0:
-            pytest.skip("root reads a chmod 000 file; 'missing/x.record' covers an unreadable path")
-        path = folder / "unreadable.record"
-        path.write_bytes(LIMITED_RECORD)
-        path.chmod(0)
-    assert_refused(ember_cli(command, scenario, folder / record))
+            # root reads a chmod 000 file; a symlink loop is unreadable to everyone.
+            path.symlink_to(path.name)
+        else:
+            path.write_bytes(LIMITED_RECORD)
+            path.chmod(0)
+    assert_refused(ember_cli(command, scenario, path))
 
 
 @pytest.mark.parametrize("command", ["metrics", "replay"])
