@@ -258,6 +258,14 @@ def test_whitespace_and_key_order_are_accepted():
     assert ember.episode_metrics(QUEUE, reordered).to_dict() == expected
 
 
+def test_verify_replay_wraps_an_invalid_scenario():
+    bad = dict(QUEUE, grid={"rows": 0, "cols": 4})
+    with pytest.raises(ember.ReplayMismatchError) as info:
+        ember.verify_replay(bad, record_bytes(QUEUE, scripted(QUEUE_PLAN)))
+    assert isinstance(info.value.__cause__, ember.ScenarioError)
+    assert "$.grid.rows" in str(info.value)
+
+
 def test_invalid_scenario_is_a_metrics_input_error():
     bad = dict(QUEUE, grid={"rows": 0, "cols": 4})
     with pytest.raises(ember.MetricsInputError) as info:

@@ -291,8 +291,16 @@ class _ReplaySink:
 
 
 def verify_replay(scenario, record):
-    """None if the record replays byte-identically, else ``ReplayMismatchError``."""
-    compiled = compile_scenario(scenario)
+    """None if the record replays byte-identically, else ``ReplayMismatchError``.
+
+    output.md allows no other outcome, so an invalid scenario is a
+    ``ReplayMismatchError`` too, with the ``ScenarioError`` as ``__cause__``
+    (as ``episode_metrics`` wraps it in a ``MetricsInputError``).
+    """
+    try:
+        compiled = compile_scenario(scenario)
+    except ScenarioError as exc:
+        raise ReplayMismatchError(f"invalid scenario: {exc}") from exc
     sink = _ReplaySink(compiled)
     parser = RecordParser(sink, record_limits(compiled))
     try:
