@@ -210,18 +210,30 @@ def test_entered_fire_casualty():
 
 
 @pytest.mark.parametrize(
-    "case",
+    "cut, fragment",
     [
-        ("not terminated", lambda d: d[: d.rindex(b"\n],")] + b"]", "truncated"),
-        ("empty", lambda d: b"", "empty"),
+        (lambda d: d[: d.rindex(b"\n],")] + b"]", "the record is truncated"),
+        (lambda d: b"", "the record is empty"),
+        (lambda d: d[:-2], "the record is truncated"),
     ],
-    ids=lambda c: c[0] if isinstance(c, tuple) else None,
+    ids=["ends after the steps", "empty", "last byte missing"],
 )
-def test_incomplete_records_are_rejected(case):
-    _, cut, _ = case
+def test_incomplete_records_are_rejected(cut, fragment):
     data = record_bytes(CORRIDOR, scripted(CORRIDOR_PLAN))
-    with pytest.raises(ember.MetricsInputError):
+    with pytest.raises(ember.MetricsInputError, match=fragment):
         ember.episode_metrics(CORRIDOR, cut(data))
+
+
+def test_record_that_stops_before_termination_is_rejected():
+    # A complete JSON text whose last snapshot is not terminated.
+    from records import encode, parts
+
+    record = parts(record_bytes(CORRIDOR, scripted(CORRIDOR_PLAN)))
+    record["steps"].pop()
+    last = record["steps"][-1]["snapshot"]
+    record["final_state"] = {k: last[k] for k in ("step", "people", "trapped", "termination_reason")}
+    with pytest.raises(ember.MetricsInputError, match=r"^\$\.steps\[3\]\.snapshot\.terminated: the record ends at step 4 without termination"):
+        ember.episode_metrics(CORRIDOR, encode(record))
 
 
 def test_result_serialises_canonically(fire_episode):
