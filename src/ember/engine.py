@@ -47,6 +47,7 @@ class EpisodeEngine:
         self.replay = None
         self.burning = None
         self.fast_index = -1  # last step taken by the canonical-line fast path
+        self.next_placeholder = 0  # the index whose placeholder the reader should bring next
         self.result = None  # the EpisodeMetrics, once the record has ended and passed
 
     # -- reader sink ----------------------------------------------------------
@@ -67,7 +68,8 @@ class EpisodeEngine:
         self.final_value = value
 
     def step(self, index, value):
-        if index == self.fast_index and type(value) is int and value == 0:
+        if index == self.next_placeholder and index <= self.fast_index and type(value) is int and value == 0:
+            self.next_placeholder += 1
             return  # the placeholder of a step the fast path has already taken
         path = f"$.steps[{index}]"
         if index != self.steps:

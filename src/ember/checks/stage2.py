@@ -82,37 +82,39 @@ class MovementConsistency(Accumulator):
         self.block_fire = scenario.enter_fire == "block"
 
     def feed(self, tr):
-        grid, cols = self.grid, self.grid.cols
+        grid, cols, open_ = self.grid, self.grid.cols, self.grid.open
         actions = tr.step["actions"]
         position = tr.prev.position
+        block_fire = self.block_fire
         for j, (i, move) in enumerate(zip(tr.movers, tr.step["movements"])):
-            where = f"{tr.path}.movements[{j}]"
-            pid = move["person_id"]
-            action, outcome, origin, target = actions[pid], move["outcome"], move["origin"], move["target"]
-            here = position[i]
-            if origin != [here // cols, here % cols]:
-                fail(f"{where}.origin", f"expected {pid!r}'s position in s_{tr.t - 1}, {_cell(here, cols)}, got {origin}.")
+            action, outcome, origin, target = actions[move["person_id"]], move["outcome"], move["origin"], move["target"]
+            row, col = divmod(position[i], cols)
+            if origin[0] != row or origin[1] != col:
+                _movement_defect(tr, j, "origin", f"expected {move['person_id']!r}'s position in s_{tr.t - 1}, {[row, col]}, got {origin}.")
             if action == "stay":
                 if outcome != "stayed":
-                    fail(f"{where}.outcome", f"action 'stay' must have outcome 'stayed', got {outcome!r}.")
+                    _movement_defect(tr, j, "outcome", f"action 'stay' must have outcome 'stayed', got {outcome!r}.")
                 if target is not None:
-                    fail(f"{where}.target", f"action 'stay' must have a null target, got {target}.")
+                    _movement_defect(tr, j, "target", f"action 'stay' must have a null target, got {target}.")
                 continue
             if outcome == "stayed":
-                fail(f"{where}.outcome", f"outcome 'stayed' requires action 'stay', but the action is {action!r}.")
+                _movement_defect(tr, j, "outcome", f"outcome 'stayed' requires action 'stay', but the action is {action!r}.")
             dr, dc = DELTAS[action]
-            want = [origin[0] + dr, origin[1] + dc]
-            if target != want:
-                fail(f"{where}.target", f"expected origin + {action} = {want}, got {target}.")
+            row, col = row + dr, col + dc
+            if target is None or target[0] != row or target[1] != col:
+                _movement_defect(tr, j, "target", f"expected origin + {action} = {[row, col]}, got {target}.")
             if outcome == "moved":
-                row, col = target
                 if not grid.in_bounds(row, col):
-                    fail(f"{where}.outcome", f"'moved' to {target}, which is out of bounds.")
+                    _movement_defect(tr, j, "outcome", f"'moved' to {target}, which is out of bounds.")
                 x = row * cols + col
-                if not grid.open[x]:
-                    fail(f"{where}.outcome", f"'moved' to {target}, which is a wall.")
-                if self.block_fire and tr.burning[x]:
-                    fail(f"{where}.outcome", f"'moved' to {target}, which is burning in s_{tr.t - 1}, under enter_fire 'block'.")
+                if not open_[x]:
+                    _movement_defect(tr, j, "outcome", f"'moved' to {target}, which is a wall.")
+                if block_fire and tr.burning[x]:
+                    _movement_defect(tr, j, "outcome", f"'moved' to {target}, which is burning in s_{tr.t - 1}, under enter_fire 'block'.")
+
+
+def _movement_defect(tr, j, field, message):
+    fail(f"{tr.path}.movements[{j}].{field}", message)
 
 
 class EndPositions(Accumulator):
@@ -229,17 +231,17 @@ class TrappedSet(Accumulator):
         cols = scenario.grid.cols
         burning = [r * cols + c for r, c in initial.burning]
         self.reachability = ExitReachability(scenario.grid, scenario.exit_cells, burning)
-        self._check(initial, "$.initial_state")
+        self._check(initial, "$.initial_state", "")
 
-    def _check(self, state, path):
+    def _check(self, state, path, part):
         want = expected_trapped(self.scenario, state, self.reachability.reach)
         if state.trapped != want:
-            fail(f"{path}.trapped", f"expected the trapped set {want} (active people with no path to a usable exit), got {state.trapped}.")
+            fail(f"{path}{part}.trapped", f"expected the trapped set {want} (active people with no path to a usable exit), got {state.trapped}.")
 
     def feed(self, tr):
         if tr.ignited:
             self.reachability.ignite(tr.ignited)
-        self._check(tr.cur, f"{tr.path}.snapshot")
+        self._check(tr.cur, tr.path, ".snapshot")
 
 
 class Termination(Accumulator):

@@ -31,6 +31,7 @@ class CanonicalLines:
         self.partial_size = 0
         self.line_number = 0
         self.step_index = 0
+        self.placeholders = []  # taken steps' placeholders, fed to the parser once per chunk
 
     def feed(self, chunk):
         if not self.active:
@@ -42,7 +43,7 @@ class CanonicalLines:
             newline = chunk.find(b"\n", start)
             if newline < 0:
                 self._keep(chunk[start:])
-                return
+                break
             line = chunk[start:newline + 1]
             if self.partial:
                 line = b"".join(self.partial) + line
@@ -53,10 +54,24 @@ class CanonicalLines:
                 if start < len(chunk):
                     self.parser.feed(chunk[start:])
                 return
+        # Each feed leaves the strict reader as far as the input goes, so an
+        # error surfaces at the feed that brought it.
+        self._flush_placeholders()
 
     def close(self):
         self._stop()
         self.parser.close()
+
+    def _flush_placeholders(self):
+        if self.placeholders:
+            data = b"".join(self.placeholders)
+            self.placeholders.clear()
+            self.parser.feed(data)
+
+    def _to_parser(self, data):
+        """Strict-reader input in order: first the placeholders still held back."""
+        self._flush_placeholders()
+        self.parser.feed(data)
 
     def _keep(self, piece):
         if not piece:
@@ -69,6 +84,7 @@ class CanonicalLines:
     def _stop(self):
         """Leave the fast path: whatever is buffered goes to the strict reader."""
         self.active = False
+        self._flush_placeholders()
         if self.partial:
             data = b"".join(self.partial)
             self.partial, self.partial_size = [], 0
@@ -78,7 +94,7 @@ class CanonicalLines:
         self.line_number += 1
         if self.line_number <= 3:
             expected_start = (HEADER_LINE, INITIAL_LINE, STEPS_LINE)[self.line_number - 1]
-            self.parser.feed(line)
+            self._to_parser(line)
             if not line.startswith(expected_start):
                 self.active = False
             return
@@ -88,7 +104,7 @@ class CanonicalLines:
             body = body[:-1]
         if body.startswith(STEP_START) and self.engine.try_canonical_step(self.step_index, body):
             self.step_index += 1
-            self.parser.feed(b"0,\n" if comma else b"0\n")
+            self.placeholders.append(b"0,\n" if comma else b"0\n")
             return
         self.active = False
-        self.parser.feed(line)
+        self._to_parser(line)
