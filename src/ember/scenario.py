@@ -15,7 +15,7 @@ from importlib import resources
 
 from .canonical import canonical_json
 from .errors import ScenarioError
-from .grid import Grid
+from .grid import UNREACHABLE, Grid
 from .versions import SCHEMA_VERSION
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -408,6 +408,14 @@ class CompiledScenario:
         self.spread_denominator = int(denominator)
         self.enter_fire = fire["enter_fire"]
         self.max_steps = data["termination"]["max_steps"]
+        self._static_exit_distances = None
+
+    def static_exit_distances(self):
+        """L_i per person (metrics.md §7): walls only, fire and people ignored; computed once."""
+        if self._static_exit_distances is None:
+            dist = self.grid.distances(self.exit_cells, self.grid.open)
+            self._static_exit_distances = [None if dist[c] == UNREACHABLE else dist[c] for c in self.start_cells]
+        return self._static_exit_distances
 
 
 def compile_scenario(source) -> CompiledScenario:

@@ -5,10 +5,10 @@ Invariants the spec marks as checked raise ``MetricsInputError``: a record
 that breaks one cannot be measured.
 """
 
+import copy
 from fractions import Fraction
 
 from ..errors import MetricsInputError
-from ..grid import UNREACHABLE
 from ..versions import METRICS_VERSION
 from .movement import BLOCKED_OUTCOMES, CONGESTION_OUTCOMES
 
@@ -29,17 +29,6 @@ def _invariant(condition, message):
         raise MetricsInputError(f"metrics invariant violated: {message}")
 
 
-def static_exit_distances(scenario):
-    """L_i per person: walls only, fire and people ignored (cached per scenario)."""
-    cached = getattr(scenario, "_static_exit_distances", None)
-    if cached is None:
-        grid = scenario.grid
-        dist = grid.distances(scenario.exit_cells, grid.open)
-        cached = [None if dist[c] == UNREACHABLE else dist[c] for c in scenario.start_cells]
-        scenario._static_exit_distances = cached
-    return cached
-
-
 class EpisodeMetrics:
     """The metrics of one episode; ``to_dict()`` gives the output.md layout."""
 
@@ -47,8 +36,6 @@ class EpisodeMetrics:
         self._data = data
 
     def to_dict(self):
-        import copy
-
         return copy.deepcopy(self._data)
 
     def __getitem__(self, key):
@@ -144,7 +131,7 @@ def build_report(scenario, header, last, steps, resolutions, movement, replannin
     }
 
     # Path efficiency (§7)
-    lower = static_exit_distances(scenario)
+    lower = scenario.static_exit_distances()
     efficiency, detour = [None] * n, [None] * n
     for i in evacuees:
         _invariant(lower[i] is not None and lower[i] >= 1, f"evacuee {ids[i]!r} has no static exit distance >= 1.")
