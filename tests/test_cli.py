@@ -142,12 +142,9 @@ def read_pty(master, process, timeout=60):
     return out
 
 
-@pytest.mark.parametrize("command", ["metrics", "replay"])
-def test_progress_on_a_terminal(big_record, command, tmp_path):
+def stderr_on_a_terminal(args):
+    """Run a command whose stderr is a pseudo-terminal; return what it showed there."""
     master, slave = pty.openpty()
-    args = [sys.executable, "-m", "ember.cli", command, *big_record]
-    if command == "metrics":
-        args += ["-o", str(tmp_path / "m.json")]
     try:
         process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
         os.close(slave)
@@ -155,6 +152,15 @@ def test_progress_on_a_terminal(big_record, command, tmp_path):
     finally:
         os.close(master)
     assert process.wait(10) == 0
+    return shown
+
+
+@pytest.mark.parametrize("command", ["metrics", "replay"])
+def test_progress_on_a_terminal(big_record, command, tmp_path):
+    args = [sys.executable, "-m", "ember.cli", command, *big_record]
+    if command == "metrics":
+        args += ["-o", str(tmp_path / "m.json")]
+    shown = stderr_on_a_terminal(args)
     assert b"\rember: reading the record [" in shown
     assert b"% " in shown and b" MB" in shown
     size = os.path.getsize(big_record[1]) / 2**20
@@ -251,15 +257,8 @@ def test_help_exits_zero(command):
 
 
 def test_run_counts_steps_on_a_terminal_only(tmp_path):
-    master, slave = pty.openpty()
     args = [sys.executable, "-m", "ember.cli", "run", "builtin:office", "-o", str(tmp_path / "r.record")]
-    try:
-        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
-        os.close(slave)
-        shown = read_pty(master, process)
-    finally:
-        os.close(master)
-    assert process.wait(10) == 0
+    shown = stderr_on_a_terminal(args)
     assert b"\rember: step 1 of at most 500" in shown
     done = ember_cli("run", "builtin:office", "-o", tmp_path / "quiet.record")
     assert (done.returncode, done.stderr) == (0, b"")
