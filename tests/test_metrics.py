@@ -139,13 +139,15 @@ def test_fire_episode_values(fire_episode):
 
 
 def test_exact_rational_then_one_float():
-    # mean of 1/3 + 1/3 + 1/3 as floats would not be exact; Fraction gives exactly 1/3.
-    from fractions import Fraction
-
-    from ember.metrics.report import ratio
-
-    assert float(ratio(1, 3)) == 1 / 3
-    assert float(sum([Fraction(1, 10)] * 3)) == 0.3  # 0.1 + 0.1 + 0.1 != 0.3 in floats
+    # A is 10 cells from the fire in s_0, s_1 and s_2: exposure 1/10 three times.
+    # Summing floats gives 0.30000000000000004; the exact sum 3/10 rounds to 0.3.
+    sc = picture_scenario(["*.........A1"], max_steps=10)
+    m = metrics_of(sc, record_bytes(sc, scripted([{}, {}, {"A": "east"}])))
+    assert m["fire_exposure"]["distance_histogram"] == {"10": 3}
+    assert 0.1 + 0.1 + 0.1 != 0.3
+    assert m["fire_exposure"]["exposure_total"] == 0.3
+    assert m["people"]["A"]["fire_exposure"] == 0.3
+    assert m["fire_exposure"]["mean_exposure"] == 0.1
 
 
 # --------------------------------------------------------------------------
