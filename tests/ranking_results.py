@@ -104,6 +104,7 @@ def hand_metrics(scenario_id, shash, seed, *, casualties=0, stranded=0, evacuate
         "time": {
             "person_time_to_safety_total": time_to_safety,
             "max_steps": 100,
+            "episode_steps": 50,
             "evacuation_steps": evacuation_steps or {},
         },
         "fire_exposure": {"distance_histogram": {str(d): n for d, n in (histogram or {}).items()}},

@@ -37,7 +37,7 @@ ROW_KEYS = (
 MAX_INTEGER = 2**63
 _DISTANCE_KEY = re.compile(r"[1-9][0-9]*")
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
-_SHOWN_CHARS = 60
+_SHOWN_CHARS = 100
 
 
 # --- strict JSON (simulator.md §1) ---------------------------------------------------
@@ -161,14 +161,15 @@ class Campaign:
             if scenario_id in ids:
                 raise _Invalid(f"{path}.scenario_id: repeated scenario ID {_shown(scenario_id)}")
             ids.add(scenario_id)
-            seeds = []
+            seeds = {}  # dict: ordered, fast membership
             for j, seed in enumerate(_list(_member(scenario, "seeds", path), f"{path}.seeds")):
                 _integer(seed, f"{path}.seeds[{j}]")
                 if seed in seeds:
                     raise _Invalid(f"{path}.seeds[{j}]: repeated seed {seed}")
-                seeds.append(seed)
+                seeds[seed] = None
                 self.keys.append((scenario_hash, seed))
             self.scenarios[scenario_hash] = (scenario_id, tuple(seeds))
+        self.key_set = frozenset(self.keys)
         self.policies = {}
         for i, policy in enumerate(_list(_member(campaign, "policies", "$"), "$.policies")):
             path = f"$.policies[{i}]"
@@ -222,9 +223,11 @@ class Episode:
         histogram = _object(_member(fire, "distance_histogram", "$.metrics.fire_exposure"), path)
         self.histogram = {}
         for key, count in histogram.items():
-            if not _DISTANCE_KEY.fullmatch(key) or len(key) > 19:
+            if not _DISTANCE_KEY.fullmatch(key):
                 raise _Invalid(f"{path}: key {_shown(key)} is not a distance d >= 1 in decimal without leading zeros")
-            self.histogram[_integer(int(key), f"{path}: key", minimum=1)] = _integer(count, f"{path}.{key}")
+            if len(key) > 19 or int(key) >= MAX_INTEGER:
+                raise _Invalid(f"{path}: distance {_shown(key)} is out of range (d < 2^63)")
+            self.histogram[int(key)] = _integer(count, f"{path}.{key}")
 
     def exposure(self):
         """x: Σ count / d over the histogram, exact."""
@@ -305,7 +308,7 @@ def _check_row(value, campaign):
     if policy not in campaign.policies:
         raise _Invalid(f"$.policy: {_shown(policy)} is not a policy of the campaign")
     key = (scenario_hash, seed)
-    if scenario_hash not in campaign.scenarios or seed not in campaign.scenarios[scenario_hash][1]:
+    if key not in campaign.key_set:
         raise _Invalid(f"$: scenario {_shown(scenario_hash)} with seed {seed} is not an episode of the campaign")
     expected_id = campaign.scenarios[scenario_hash][0]
     if scenario_id != expected_id:
@@ -320,12 +323,13 @@ def _check_row(value, campaign):
     return Row(0, policy, key, ok, metrics, episode)
 
 
-def read_rows(campaign, episodes):
-    """Check every complete line of ``episodes.jsonl``; returns (rows, warnings).
+def counting_rows(campaign, episodes, keep_metrics=False):
+    """Check every complete line of ``episodes.jsonl``; returns ({(policy, key): counting Row}, warnings).
 
     ``campaign`` is a ``Campaign``.  Lines are split on ``\\n`` only; bytes
     after the last newline (a torn line) are ignored with a warning.  Raises
-    ``RankingInputError`` naming the first bad line.
+    ``RankingInputError`` naming the first bad line.  A row's whole metrics
+    dict is kept only with ``keep_metrics`` (the report draws from it).
     """
     end = episodes.rfind(b"\n") + 1
     warnings = []
@@ -334,9 +338,7 @@ def read_rows(campaign, episodes):
         warnings.append(
             f"{EPISODES_FILE}:{torn_line}: ignored {len(episodes) - end} bytes after the last newline (a torn line)"
         )
-    rows = []
-    finished = {}  # (policy, key) -> line of its ok row
-    attempts = Counter()  # (policy, key) -> rows so far
+    counting = {}  # (policy, key) -> its last Row so far
     start = 0
     line = 0
     while start < end:
@@ -351,27 +353,22 @@ def read_rows(campaign, episodes):
         except _Invalid as exc:
             raise RankingInputError(EPISODES_FILE, line, str(exc)) from None
         slot = (row.policy, row.key)
-        if slot in finished:
-            raise RankingInputError(
-                EPISODES_FILE,
-                line,
-                f"a row for policy {_shown(row.policy)}, scenario {_shown(row.key[0])}, seed {row.key[1]} "
-                f"after its ok row on line {finished[slot]}",
-            )
-        if row.ok:
-            finished[slot] = line
+        before = counting.get(slot)
+        if before is not None:
+            if before.ok:
+                raise RankingInputError(
+                    EPISODES_FILE,
+                    line,
+                    f"a row for policy {_shown(row.policy)}, scenario {_shown(row.key[0])}, seed {row.key[1]} "
+                    f"after its ok row on line {before.line}",
+                )
+            row.previous = before.previous + 1
         row.line = line
-        row.previous = attempts[slot]
-        attempts[slot] += 1
-        rows.append(row)
+        if not keep_metrics:
+            row.metrics = None
+        counting[slot] = row
         start = stop + 1
-    return rows, warnings
-
-
-def counting_rows(campaign, episodes):
-    """{(policy, (scenario_hash, seed)): the counting (last) ``Row``}, and the warnings."""
-    rows, warnings = read_rows(campaign, episodes)
-    return {(row.policy, row.key): row for row in rows}, warnings
+    return counting, warnings
 
 
 # --- the ranking -----------------------------------------------------------------------
@@ -416,7 +413,8 @@ def _ranked_entry(name, kind, counting, campaign):
         part = _Totals()
         for seed in seeds:
             row = counting[name, (scenario_hash, seed)]
-            failed_before_ok += row.previous > 0
+            if row.previous:  # earlier rows exist, all failed (nothing follows an ok row)
+                failed_before_ok += 1
             part.add(row.episode)
             total.add(row.episode)
         by_scenario[scenario_id] = {
