@@ -119,10 +119,14 @@ class ResultsDir:
         self.path = os.fspath(path)
         self.campaign = campaign
         os.makedirs(self.path, exist_ok=True)
-        with open(os.path.join(self.path, "campaign.json"), "wb") as handle:
-            handle.write(canonical_line(campaign))
+        self.write_campaign()
         with open(self.episodes_path, "wb"):
             pass
+
+    def write_campaign(self):
+        """(Re)write campaign.json from ``self.campaign`` (after a test changed it)."""
+        with open(os.path.join(self.path, "campaign.json"), "wb") as handle:
+            handle.write(canonical_line(self.campaign))
 
     @property
     def episodes_path(self):

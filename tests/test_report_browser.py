@@ -259,6 +259,7 @@ def test_report_renders_cleanly_in_chromium(browser, tmp_path):
                               scenarios=(("builtin:small-room", (0, 1, 2)), ("builtin:office", (0, 1))))
     results.append(failed_row("greedy-agent", "small-room", results.campaign["scenarios"][0]["scenario_hash"], 0))
     results.campaign["policies"].append({"name": "greedy-agent", "agent": "python3 agent.py", "step_timeout": 10.0})
+    results.write_campaign()
     page, warnings = build_report(results.campaign, results.episodes())
     assert warnings == []
     path = tmp_path / "report.html"

@@ -6,6 +6,8 @@ also reads ``time.evacuation_steps``, ``exits.evacuations_per_exit`` and
 a non-negative integer is left out of the picture rather than trusted.
 """
 
+import bisect
+
 
 def _natural(value):
     return type(value) is int and value >= 0
@@ -54,3 +56,8 @@ def collect(campaign, counting, policies):
             for policy in policies
         }
     return views
+
+
+def evacuation_curve(view, horizon):
+    """The share of the episode's people evacuated by each step 0..horizon (a list of floats)."""
+    return [bisect.bisect_right(view.evacuation_steps, step) / view.population for step in range(horizon + 1)]

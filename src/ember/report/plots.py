@@ -9,6 +9,7 @@ to the mean bar.  matplotlib is imported when a figure is drawn, never at
 import io
 
 from ..errors import MissingExtraError
+from .data import evacuation_curve
 
 #: One colour per policy, in leaderboard order (matplotlib's tab10, colour-blind aware enough
 #: for ten policies; more cycle).
@@ -106,10 +107,7 @@ def evacuation_curves(views, policies):
             horizon = max(max(v.steps for v in episodes) for episodes in by_policy.values())
             steps = np.arange(horizon + 1)
             for policy in policies:
-                shares = np.array([
-                    np.searchsorted(v.evacuation_steps, steps, side="right") / v.population
-                    for v in by_policy[policy]
-                ])
+                shares = np.array([evacuation_curve(v, horizon) for v in by_policy[policy]])
                 c = colour[policy]
                 ax.fill_between(steps, shares.min(axis=0), shares.max(axis=0), step="post", color=c, alpha=0.18,
                                 linewidth=0)
