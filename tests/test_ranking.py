@@ -2,15 +2,13 @@
 
 import copy
 import hashlib
+import itertools
 import json
 from fractions import Fraction
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from ember.errors import EmberError, MissingExtraError, RankingInputError
-from ember.ranking import FORMULA, compute_ranking, format_leaderboard, ranking_bytes
 from ranking_results import (
     assert_same,
     builtin_metrics,
@@ -22,13 +20,19 @@ from ranking_results import (
     ok_row,
 )
 
+from ember.errors import EmberError, MissingExtraError, RankingInputError
+from ember.ranking import FORMULA, compute_ranking, format_leaderboard, ranking_bytes
+
 H1 = "sha256:" + "1" * 64
 H2 = "sha256:" + "2" * 64
 
 
 def hand_campaign(policies, scenarios=(("s1", H1, (0, 1)),), name="hand"):
-    return campaign_dict(name, [(sid, h, f"{sid}.json", seeds) for sid, h, seeds in scenarios],
-                         [(p, "builtin", "greedy") for p in policies])
+    return campaign_dict(
+        name,
+        [(sid, h, f"{sid}.json", seeds) for sid, h, seeds in scenarios],
+        [(p, "builtin", "greedy") for p in policies],
+    )
 
 
 def rows_bytes(*rows):
@@ -81,18 +85,34 @@ def batch_ranking(campaign, episodes):
                     "person_time_to_safety_total": sum(values(m)[2] for m in sm),
                     "exposure": float(sum((values(m)[3] for m in sm), Fraction(0))),
                 }
-            ranked.append((tuple(tot), name, {
-                "policy": name, "kind": kind, "casualties": tot[0], "stranded": tot[1],
-                "person_time_to_safety_total": tot[2], "exposure": float(tot[3]), "population": pop,
-                "evacuated": evac, "casualty_rate": tot[0] / pop, "stranded_rate": tot[1] / pop,
-                "evacuated_rate": evac / pop, "mean_person_time_to_safety": tot[2] / pop,
-                "failed_before_ok": sum(1 for key in keys if earlier[name, key]), "by_scenario": by,
-            }))
+            ranked.append(
+                (
+                    tuple(tot),
+                    name,
+                    {
+                        "policy": name,
+                        "kind": kind,
+                        "casualties": tot[0],
+                        "stranded": tot[1],
+                        "person_time_to_safety_total": tot[2],
+                        "exposure": float(tot[3]),
+                        "population": pop,
+                        "evacuated": evac,
+                        "casualty_rate": tot[0] / pop,
+                        "stranded_rate": tot[1] / pop,
+                        "evacuated_rate": evac / pop,
+                        "mean_person_time_to_safety": tot[2] / pop,
+                        "failed_before_ok": sum(1 for key in keys if earlier[name, key]),
+                        "by_scenario": by,
+                    },
+                )
+            )
         else:
             ok = sum(1 for r in counting if r is not None and r["status"] == "ok")
             failed = sum(1 for r in counting if r is not None and r["status"] == "failed")
-            unranked.append({"policy": name, "kind": kind, "ok": ok, "failed": failed,
-                             "missing": len(keys) - ok - failed})
+            unranked.append(
+                {"policy": name, "kind": kind, "ok": ok, "failed": failed, "missing": len(keys) - ok - failed}
+            )
     ranked.sort(key=lambda t: (t[0], t[1]))
     out, pairs = [], []
     for i, (tup, name, entry) in enumerate(ranked):
@@ -100,18 +120,25 @@ def batch_ranking(campaign, episodes):
         while rank > 1 and ranked[rank - 2][0] == tup:
             rank -= 1
         out.append({"rank": rank, **entry})
-    for (ta, a, _), (tb, b, _) in zip(ranked, ranked[1:]):
+    for (ta, a, _), (tb, b, _) in itertools.pairwise(ranked):
         tally = {"above_better": 0, "below_better": 0, "equal": 0}
         for key in keys:
             va, vb = values(last[a, key]["metrics"]), values(last[b, key]["metrics"])
             tally["above_better" if va < vb else "below_better" if va > vb else "equal"] += 1
         pairs.append({"above": a, "below": b, **tally})
     return {
-        "ranking_version": "1.0", "metrics_version": "1.0", "campaign": campaign["campaign"],
-        "formula": FORMULA, "episodes": len(keys),
-        "source": {"file": "episodes.jsonl",
-                   "sha256": hashlib.sha256(episodes[: episodes.rfind(b"\n") + 1]).hexdigest()},
-        "ranked": out, "pairs": pairs, "unranked": sorted(unranked, key=lambda e: e["policy"]),
+        "ranking_version": "1.0",
+        "metrics_version": "1.0",
+        "campaign": campaign["campaign"],
+        "formula": FORMULA,
+        "episodes": len(keys),
+        "source": {
+            "file": "episodes.jsonl",
+            "sha256": hashlib.sha256(episodes[: episodes.rfind(b"\n") + 1]).hexdigest(),
+        },
+        "ranked": out,
+        "pairs": pairs,
+        "unranked": sorted(unranked, key=lambda e: e["policy"]),
     }
 
 
@@ -119,7 +146,7 @@ def batch_ranking(campaign, episodes):
 
 
 def test_real_campaign_matches_batch_recomputation(tmp_path):
-    results = builtin_results(tmp_path, scenarios=(("builtin:small-room", (0, 1, 2)), ("builtin:office", (0, 1))))
+    results = builtin_results(tmp_path, scenarios=(("builtin:small-room", (0, 1, 2)), ("builtin:bottleneck", (0, 1))))
     ranking, warnings = compute_ranking(results.campaign, results.episodes())
     assert warnings == []
     assert_same(ranking, batch_ranking(results.campaign, results.episodes()))
@@ -133,8 +160,13 @@ def test_x_is_the_histogram_sum_not_exposure_total(tmp_path):
     results = builtin_results(tmp_path, policies=("greedy",))
     ranking, _ = compute_ranking(results.campaign, results.episodes())
     exact = sum(
-        (Fraction(n, int(d)) for seed in (0, 1, 2)
-         for d, n in builtin_metrics("builtin:small-room", "greedy", seed)["fire_exposure"]["distance_histogram"].items()),
+        (
+            Fraction(n, int(d))
+            for seed in (0, 1, 2)
+            for d, n in builtin_metrics("builtin:small-room", "greedy", seed)["fire_exposure"][
+                "distance_histogram"
+            ].items()
+        ),
         Fraction(0),
     )
     assert_same(ranking["ranked"][0]["exposure"], float(exact))
@@ -200,8 +232,17 @@ def test_stranded_then_time_then_exposure_break_ties():
     assert_same(quick["mean_person_time_to_safety"], 25.0)
     assert_same(quick["casualty_rate"], 0.125)
     assert_same(quick["evacuated_rate"], 0.875)
-    assert quick["by_scenario"] == {"s1": {"episodes": 2, "population": 8, "evacuated": 7, "casualties": 1,
-                                           "stranded": 0, "person_time_to_safety_total": 200, "exposure": 5.0}}
+    assert quick["by_scenario"] == {
+        "s1": {
+            "episodes": 2,
+            "population": 8,
+            "evacuated": 7,
+            "casualties": 1,
+            "stranded": 0,
+            "person_time_to_safety_total": 200,
+            "exposure": 5.0,
+        }
+    }
 
 
 def test_exposure_is_exact_where_float_summing_is_not():
@@ -216,11 +257,13 @@ def test_exposure_is_exact_where_float_summing_is_not():
     )
     ranking, _ = compute_ranking(campaign, episodes)
     assert [(e["rank"], e["policy"], e["exposure"]) for e in ranking["ranked"]] == [
-        (1, "one-episode", 0.3), (1, "sum-of-two", 0.3)
+        (1, "one-episode", 0.3),
+        (1, "sum-of-two", 0.3),
     ]
-    assert_same(ranking["pairs"], [
-        {"above": "one-episode", "below": "sum-of-two", "above_better": 1, "below_better": 1, "equal": 0}
-    ])
+    assert_same(
+        ranking["pairs"],
+        [{"above": "one-episode", "below": "sum-of-two", "above_better": 1, "below_better": 1, "equal": 0}],
+    )
 
 
 def test_exposure_rounded_once_from_the_exact_rational():
@@ -282,12 +325,29 @@ def test_two_scenarios_by_scenario_and_kind():
     ranking, _ = compute_ranking(campaign, episodes)
     entry = ranking["ranked"][0]
     assert entry["kind"] == "records"
-    assert_same(entry["by_scenario"], {
-        "s1": {"episodes": 1, "population": 4, "evacuated": 3, "casualties": 1, "stranded": 0,
-               "person_time_to_safety_total": 7, "exposure": 0.0},
-        "s2": {"episodes": 2, "population": 8, "evacuated": 5, "casualties": 2, "stranded": 1,
-               "person_time_to_safety_total": 39, "exposure": 0.75},
-    })
+    assert_same(
+        entry["by_scenario"],
+        {
+            "s1": {
+                "episodes": 1,
+                "population": 4,
+                "evacuated": 3,
+                "casualties": 1,
+                "stranded": 0,
+                "person_time_to_safety_total": 7,
+                "exposure": 0.0,
+            },
+            "s2": {
+                "episodes": 2,
+                "population": 8,
+                "evacuated": 5,
+                "casualties": 2,
+                "stranded": 1,
+                "person_time_to_safety_total": 39,
+                "exposure": 0.75,
+            },
+        },
+    )
     assert ranking["episodes"] == 3
 
 
@@ -303,8 +363,17 @@ def test_ranking_bytes_canonical_with_json_dumps_floats():
     assert b'"casualty_rate":5e-05' in data  # json.dumps' spelling (orjson would write 5e-5)
     assert data == json.dumps(ranking, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
     assert list(json.loads(data)) == sorted(ranking)
-    assert set(ranking) == {"ranking_version", "metrics_version", "campaign", "formula", "episodes", "source",
-                            "ranked", "pairs", "unranked"}
+    assert set(ranking) == {
+        "ranking_version",
+        "metrics_version",
+        "campaign",
+        "formula",
+        "episodes",
+        "source",
+        "ranked",
+        "pairs",
+        "unranked",
+    }
 
 
 def test_torn_last_line_is_ignored_with_a_warning():
@@ -316,8 +385,9 @@ def test_torn_last_line_is_ignored_with_a_warning():
     assert ranking["source"]["sha256"] == hashlib.sha256(whole).hexdigest()
     assert warnings == ["episodes.jsonl:3: ignored 23 bytes after the last newline (a torn line)"]
     # A torn line that happens to be a whole row without its newline is still torn.
+    torn_size = len(canonical_line(hand_row("p", 1))) - 1
     assert compute_ranking(campaign, whole[:-1])[1] == [
-        f"episodes.jsonl:2: ignored {len(canonical_line(hand_row('p', 1))) - 1} bytes after the last newline (a torn line)"
+        f"episodes.jsonl:2: ignored {torn_size} bytes after the last newline (a torn line)"
     ]
     assert compute_ranking(campaign, whole[:-1])[0]["unranked"][0]["ok"] == 1
 
@@ -345,6 +415,7 @@ def _set(path, value):
         for key in parents:
             target = target[key]
         target[last] = value
+
     return change
 
 
@@ -355,6 +426,7 @@ def _delete(path):
         for key in parents:
             target = target[key]
         del target[last]
+
     return change
 
 
@@ -365,10 +437,14 @@ BAD_LINES = {
     "byte-order mark": (b"\xef\xbb\xbf" + canonical_line(hand_row("p", 1)), "not a JSON text"),
     "duplicate key": (canonical_line(hand_row("p", 1))[:-2] + b',"seed":1}\n', "duplicate key 'seed'"),
     "NaN": (canonical_line(hand_row("p", 1)).replace(b'"elapsed_s":0.125', b'"elapsed_s":NaN'), "NaN is not JSON"),
-    "Infinity": (canonical_line(hand_row("p", 1)).replace(b'"elapsed_s":0.125', b'"elapsed_s":-Infinity'),
-                 "-Infinity is not JSON"),
-    "huge float": (canonical_line(hand_row("p", 1)).replace(b'"elapsed_s":0.125', b'"elapsed_s":1e400'),
-                   "out of range"),
+    "Infinity": (
+        canonical_line(hand_row("p", 1)).replace(b'"elapsed_s":0.125', b'"elapsed_s":-Infinity'),
+        "-Infinity is not JSON",
+    ),
+    "huge float": (
+        canonical_line(hand_row("p", 1)).replace(b'"elapsed_s":0.125', b'"elapsed_s":1e400'),
+        "out of range",
+    ),
     "array": (b"[1,2]\n", "$: expected an object"),
     "missing key": (_row_with(_delete(["elapsed_s"])), "missing elapsed_s"),
     "extra key": (_row_with(_set(["note"], 1)), 'unknown "note"'),
@@ -379,37 +455,95 @@ BAD_LINES = {
     "ok without metrics": (_row_with(_set(["metrics"], None)), "$.metrics: expected an object, got null"),
     "ok without steps": (_row_with(_set(["steps"], None)), "$.steps: expected an integer >= 0"),
     "failed with metrics": (
-        canonical_line({**failed_row("p", "s1", H1, 1), "metrics": {}}), "$.metrics: expected null on a failed row"
+        canonical_line({**failed_row("p", "s1", H1, 1), "metrics": {}}),
+        "$.metrics: expected null on a failed row",
     ),
-    "failed without error": (canonical_line({**failed_row("p", "s1", H1, 1), "error": None}), "$.error: expected a string"),
+    "failed without error": (
+        canonical_line({**failed_row("p", "s1", H1, 1), "error": None}),
+        "$.error: expected a string",
+    ),
     "sha without record": (_row_with(_set(["record_sha256"], "0" * 64)), "$.record_sha256: expected null"),
     "bad sha": (_row_with(lambda r: r.update(record="r.gz", record_sha256="XYZ")), "$.record_sha256: expected 64"),
     "elapsed string": (_row_with(_set(["elapsed_s"], "1s")), "$.elapsed_s: expected a number >= 0"),
     "policy not in P": (_row_with(_set(["policy"], "nobody")), '$.policy: "nobody" is not a policy of the campaign'),
     "hash not in K": (_row_with(_set(["scenario_hash"], H2)), "is not an episode of the campaign"),
     "seed not in K": (canonical_line(hand_row("p", 7)), "with seed 7 is not an episode of the campaign"),
-    "wrong scenario id": (_row_with(_set(["scenario_id"], "s9")), '$.scenario_id: the campaign names this scenario hash "s1", got "s9"'),
+    "wrong scenario id": (
+        _row_with(_set(["scenario_id"], "s9")),
+        '$.scenario_id: the campaign names this scenario hash "s1", got "s9"',
+    ),
     "metrics hash": (_row_with(_set(["metrics", "scenario_hash"], H2)), "$.metrics.scenario_hash: expected the row's"),
     "metrics seed": (_row_with(_set(["metrics", "seed"], 0)), "$.metrics.seed: expected the row's 1, got 0"),
     "metrics seed bool": (_row_with(_set(["metrics", "seed"], True)), "$.metrics.seed: expected the row's 1, got true"),
-    "casualties negative": (_row_with(_set(["metrics", "safety", "casualties"], -1)), "$.metrics.safety.casualties: expected an integer 0 <= n < 2^63, got -1"),
-    "casualties float": (_row_with(_set(["metrics", "safety", "casualties"], 0.0)), "$.metrics.safety.casualties: expected an integer"),
-    "stranded bool": (_row_with(_set(["metrics", "safety", "stranded"], False)), "$.metrics.safety.stranded: expected an integer"),
-    "population missing": (_row_with(_delete(["metrics", "safety", "population"])), "$.metrics.safety: missing key 'population'"),
-    "evacuated huge": (_row_with(_set(["metrics", "safety", "evacuated"], 2**63)), "$.metrics.safety.evacuated: expected an integer"),
+    "casualties negative": (
+        _row_with(_set(["metrics", "safety", "casualties"], -1)),
+        "$.metrics.safety.casualties: expected an integer 0 <= n < 2^63, got -1",
+    ),
+    "casualties float": (
+        _row_with(_set(["metrics", "safety", "casualties"], 0.0)),
+        "$.metrics.safety.casualties: expected an integer",
+    ),
+    "stranded bool": (
+        _row_with(_set(["metrics", "safety", "stranded"], False)),
+        "$.metrics.safety.stranded: expected an integer",
+    ),
+    "population missing": (
+        _row_with(_delete(["metrics", "safety", "population"])),
+        "$.metrics.safety: missing key 'population'",
+    ),
+    "evacuated huge": (
+        _row_with(_set(["metrics", "safety", "evacuated"], 2**63)),
+        "$.metrics.safety.evacuated: expected an integer",
+    ),
     "time missing": (_row_with(_delete(["metrics", "time"])), "$.metrics: missing key 'time'"),
-    "time to safety string": (_row_with(_set(["metrics", "time", "person_time_to_safety_total"], "5")), "person_time_to_safety_total: expected an integer"),
-    "safety sum": (_row_with(_set(["metrics", "safety", "evacuated"], 3)), "evacuated + casualties + stranded must equal population"),
-    "histogram leading zero": (_row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"01": 1})), 'key "01" is not a distance'),
-    "histogram zero": (_row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"0": 1})), 'key "0" is not a distance'),
-    "histogram negative": (_row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"-1": 1})), 'key "-1" is not a distance'),
-    "histogram fraction": (_row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"1.5": 1})), 'key "1.5" is not a distance'),
-    "histogram unicode digit": (_row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"\u0663": 1})), "is not a distance"),
-    "histogram huge key": (_row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"9" * 30: 1})), "out of range"),
-    "histogram count negative": (_row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"2": -3})), "distance_histogram.2: expected an integer 0 <= n"),
-    "histogram count float": (_row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"2": 1.0})), "distance_histogram.2: expected an integer"),
-    "histogram array": (_row_with(_set(["metrics", "fire_exposure", "distance_histogram"], [])), "distance_histogram: expected an object"),
-    "row after ok": (canonical_line(failed_row("p", "s1", H1, 0)), 'a row for policy "p", scenario "sha256:1111111111111111111111111111111111111111111111111111111111111111", seed 0 after its ok row on line 1'),
+    "time to safety string": (
+        _row_with(_set(["metrics", "time", "person_time_to_safety_total"], "5")),
+        "person_time_to_safety_total: expected an integer",
+    ),
+    "safety sum": (
+        _row_with(_set(["metrics", "safety", "evacuated"], 3)),
+        "evacuated + casualties + stranded must equal population",
+    ),
+    "histogram leading zero": (
+        _row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"01": 1})),
+        'key "01" is not a distance',
+    ),
+    "histogram zero": (
+        _row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"0": 1})),
+        'key "0" is not a distance',
+    ),
+    "histogram negative": (
+        _row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"-1": 1})),
+        'key "-1" is not a distance',
+    ),
+    "histogram fraction": (
+        _row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"1.5": 1})),
+        'key "1.5" is not a distance',
+    ),
+    "histogram unicode digit": (
+        _row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"\u0663": 1})),
+        "is not a distance",
+    ),
+    "histogram huge key": (
+        _row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"9" * 30: 1})),
+        "out of range",
+    ),
+    "histogram count negative": (
+        _row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"2": -3})),
+        "distance_histogram.2: expected an integer 0 <= n",
+    ),
+    "histogram count float": (
+        _row_with(_set(["metrics", "fire_exposure", "distance_histogram"], {"2": 1.0})),
+        "distance_histogram.2: expected an integer",
+    ),
+    "histogram array": (
+        _row_with(_set(["metrics", "fire_exposure", "distance_histogram"], [])),
+        "distance_histogram: expected an object",
+    ),
+    "row after ok": (
+        canonical_line(failed_row("p", "s1", H1, 0)),
+        f'a row for policy "p", scenario "{H1}", seed 0 after its ok row on line 1',
+    ),
 }
 
 
@@ -440,19 +574,31 @@ def test_good_variants_of_those_rows_pass():
 BAD_CAMPAIGNS = {
     "not an object": (lambda c: [c], "campaign.json: $: expected an object"),
     "no versions": (lambda c: c.pop("versions"), "campaign.json: $: missing key 'versions'"),
-    "other ranking version": (lambda c: c["versions"].update(ranking="2.0"),
-                              'campaign.json: $.versions.ranking: this is ranking version 1.0, the campaign has "2.0"'),
+    "other ranking version": (
+        lambda c: c["versions"].update(ranking="2.0"),
+        'campaign.json: $.versions.ranking: this is ranking version 1.0, the campaign has "2.0"',
+    ),
     "other metrics version": (lambda c: c["versions"].update(metrics="0.9"), "$.versions.metrics"),
-    "repeated hash": (lambda c: c["scenarios"].append({**c["scenarios"][0], "scenario_id": "other"}),
-                      "campaign.json: $.scenarios[1].scenario_hash: repeated scenario hash"),
-    "repeated id": (lambda c: c["scenarios"].append({**c["scenarios"][0], "scenario_hash": H2}),
-                    "campaign.json: $.scenarios[1].scenario_id: repeated scenario ID"),
-    "repeated seed": (lambda c: c["scenarios"][0].update(seeds=[0, 1, 0]), "campaign.json: $.scenarios[0].seeds[2]: repeated seed 0"),
+    "repeated hash": (
+        lambda c: c["scenarios"].append({**c["scenarios"][0], "scenario_id": "other"}),
+        "campaign.json: $.scenarios[1].scenario_hash: repeated scenario hash",
+    ),
+    "repeated id": (
+        lambda c: c["scenarios"].append({**c["scenarios"][0], "scenario_hash": H2}),
+        "campaign.json: $.scenarios[1].scenario_id: repeated scenario ID",
+    ),
+    "repeated seed": (
+        lambda c: c["scenarios"][0].update(seeds=[0, 1, 0]),
+        "campaign.json: $.scenarios[0].seeds[2]: repeated seed 0",
+    ),
     "boolean seed": (lambda c: c["scenarios"][0].update(seeds=[True]), "$.scenarios[0].seeds[0]: expected an integer"),
     "no seeds": (lambda c: c["scenarios"][0].update(seeds=[]), "$.scenarios[0].seeds: expected a non-empty array"),
     "no scenarios": (lambda c: c.update(scenarios=[]), "$.scenarios: expected a non-empty array"),
     "two sources": (lambda c: c["policies"][0].update(agent="x"), "$.policies[0]: expected exactly one of"),
-    "repeated policy": (lambda c: c["policies"].append(dict(c["policies"][0])), "$.policies[1].name: repeated policy name"),
+    "repeated policy": (
+        lambda c: c["policies"].append(dict(c["policies"][0])),
+        "$.policies[1].name: repeated policy name",
+    ),
     "campaign not a string": (lambda c: c.update(campaign=3), "$.campaign: expected a string"),
 }
 
@@ -472,12 +618,14 @@ def test_bad_campaign_is_an_input_error(name):
 
 # --- the property: speed never buys safety ---------------------------------------------------
 
-episode_values = st.fixed_dictionaries({
-    "casualties": st.integers(0, 3),
-    "stranded": st.integers(0, 2),
-    "time_to_safety": st.integers(0, 10**6),
-    "histogram": st.dictionaries(st.integers(1, 40), st.integers(0, 50), max_size=5),
-})
+episode_values = st.fixed_dictionaries(
+    {
+        "casualties": st.integers(0, 3),
+        "stranded": st.integers(0, 2),
+        "time_to_safety": st.integers(0, 10**6),
+        "histogram": st.dictionaries(st.integers(1, 40), st.integers(0, 50), max_size=5),
+    }
+)
 
 
 @st.composite
@@ -493,23 +641,31 @@ def campaigns(draw):
 def test_fewer_casualties_always_rank_above_whatever_the_times(drawn):
     seeds, table = drawn
     campaign = hand_campaign(list(table), scenarios=(("s1", H1, tuple(seeds)),))
-    rows = [hand_row(name, seed, **values, population=10) for name, episodes in table.items()
-            for seed, values in zip(sorted(seeds), episodes)]
+    rows = [
+        hand_row(name, seed, **values, population=10)
+        for name, episodes in table.items()
+        for seed, values in zip(sorted(seeds), episodes)
+    ]
     ranking, _ = compute_ranking(campaign, rows_bytes(*rows))
     ranked = ranking["ranked"]
     assert sorted(e["policy"] for e in ranked) == sorted(table)
     for i, above in enumerate(ranked):
-        for below in ranked[i + 1:]:
+        for below in ranked[i + 1 :]:
             assert above["casualties"] <= below["casualties"]
             assert above["rank"] <= below["rank"]
         for other in ranked:
             if above["casualties"] < other["casualties"]:
                 assert above["rank"] < other["rank"]
     # Competition ranks: a rank is 1 + the number of policies strictly ahead.
-    exact = {name: (sum(v["casualties"] for v in eps), sum(v["stranded"] for v in eps),
-                    sum(v["time_to_safety"] for v in eps),
-                    sum((Fraction(n, d) for v in eps for d, n in v["histogram"].items()), Fraction(0)))
-             for name, eps in table.items()}
+    exact = {
+        name: (
+            sum(v["casualties"] for v in eps),
+            sum(v["stranded"] for v in eps),
+            sum(v["time_to_safety"] for v in eps),
+            sum((Fraction(n, d) for v in eps for d, n in v["histogram"].items()), Fraction(0)),
+        )
+        for name, eps in table.items()
+    }
     for entry in ranked:
         assert entry["rank"] == 1 + sum(exact[o] < exact[entry["policy"]] for o in exact)
 
@@ -520,8 +676,10 @@ def test_fewer_casualties_always_rank_above_whatever_the_times(drawn):
 def leaderboard_case():
     campaign = hand_campaign(["fast", "safe", "gone"])
     episodes = rows_bytes(
-        hand_row("fast", 0, casualties=2, time_to_safety=10), hand_row("fast", 1, time_to_safety=10),
-        hand_row("safe", 0, time_to_safety=90, histogram={2: 3}), hand_row("safe", 1, time_to_safety=90),
+        hand_row("fast", 0, casualties=2, time_to_safety=10),
+        hand_row("fast", 1, time_to_safety=10),
+        hand_row("safe", 0, time_to_safety=90, histogram={2: 3}),
+        hand_row("safe", 1, time_to_safety=90),
         failed_row("gone", "s1", H1, 0),
     )
     return compute_ranking(campaign, episodes)[0]

@@ -7,14 +7,21 @@ import re
 import sys
 
 import pytest
+from ranking_results import (
+    builtin_metrics,
+    builtin_results,
+    campaign_dict,
+    canonical_line,
+    failed_row,
+    hand_metrics,
+    ok_row,
+)
 
 from ember.cli import main
 from ember.errors import MissingExtraError
-from ember.ranking import compute_ranking
+from ember.ranking import Episode, compute_ranking
 from ember.report import build_report
 from ember.report.data import EpisodeView, evacuation_curve
-from ember.ranking import Episode
-from ranking_results import builtin_metrics, builtin_results, campaign_dict, canonical_line, failed_row, hand_metrics, ok_row
 
 H1 = "sha256:" + "1" * 64
 
@@ -82,8 +89,13 @@ def test_leaderboard_cells_are_the_ranking(results, report):
     assert board[0][:6] == ["rank", "policy", "kind", "casualties", "stranded", "evacuated"]
     assert len(board) == 1 + len(ranking["ranked"])
     for row, entry in zip(board[1:], ranking["ranked"]):
-        assert row[:5] == [str(entry["rank"]), entry["policy"], entry["kind"], str(entry["casualties"]),
-                           str(entry["stranded"])]
+        assert row[:5] == [
+            str(entry["rank"]),
+            entry["policy"],
+            entry["kind"],
+            str(entry["casualties"]),
+            str(entry["stranded"]),
+        ]
         assert row[5] == f"{entry['evacuated']} of {entry['population']}"
         assert row[6] == str(entry["person_time_to_safety_total"])
         assert row[8] == f"{entry['exposure']:.4f}"
@@ -104,9 +116,15 @@ def test_per_scenario_table_shows_sums_and_seed_spread(results, report):
     table = Page(report[0]).tables[3]
     for row, entry in zip(table[1:], ranking["ranked"]):
         part = entry["by_scenario"]["small-room"]
-        assert row[1:5] == [entry["policy"], "3", f"{part['evacuated']} of {part['population']}", str(part["casualties"])]
-        per_seed = sorted(builtin_metrics("builtin:small-room", entry["policy"], s)["safety"]["casualties"]
-                          for s in (0, 1, 2))
+        assert row[1:5] == [
+            entry["policy"],
+            "3",
+            f"{part['evacuated']} of {part['population']}",
+            str(part["casualties"]),
+        ]
+        per_seed = sorted(
+            builtin_metrics("builtin:small-room", entry["policy"], s)["safety"]["casualties"] for s in (0, 1, 2)
+        )
         assert row[8] == f"{per_seed[0]:g} / {per_seed[1]:g} / {per_seed[2]:g}"
 
 
@@ -133,9 +151,23 @@ def test_evacuation_curve_of_a_real_episode():
 def test_odd_names_are_escaped_and_plotted():
     names = ["<b>bold</b>", "_under", "cost$5$"]
     campaign = campaign_dict("odd", [("s1", H1, "s1.json", (0, 1))], [(n, "builtin", "greedy") for n in names])
-    rows = [ok_row(n, hand_metrics("s1", H1, seed, casualties=i, time_to_safety=10 + seed, histogram={2: 3},
-                                   evacuation_steps={"a": 3}, exits={"e1": 1 + i}))
-            for i, n in enumerate(names) for seed in (0, 1)]
+    rows = [
+        ok_row(
+            n,
+            hand_metrics(
+                "s1",
+                H1,
+                seed,
+                casualties=i,
+                time_to_safety=10 + seed,
+                histogram={2: 3},
+                evacuation_steps={"a": 3},
+                exits={"e1": 1 + i},
+            ),
+        )
+        for i, n in enumerate(names)
+        for seed in (0, 1)
+    ]
     page, _ = build_report(campaign, b"".join(canonical_line(r) for r in rows))
     assert "<b>bold</b>" not in page and "&lt;b&gt;bold&lt;/b&gt;" in page
     assert page.count("<svg") == 4

@@ -14,12 +14,13 @@ import os
 import select
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
+from ranking_results import builtin_results, failed_row
 
 from ember.report import build_report
-from ranking_results import builtin_results, failed_row
 
 CHROMIUM = shutil.which("chromium")
 FLAGS = (
@@ -43,27 +44,43 @@ def chromium_path():
     return CHROMIUM
 
 
+_ONTO_3_AND_4 = (
+    "import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); os.execv(sys.argv[3], sys.argv[3:])"
+)
+
+
 class DevTools:
     """Chromium started with ``--remote-debugging-pipe``: commands on fd 3, replies and events on fd 4."""
 
     def __init__(self, executable, profile):
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
-
-        def onto_fds_3_and_4():  # runs in the child before exec
-            high_r = fcntl.fcntl(to_browser_r, fcntl.F_DUPFD, 10)
-            high_w = fcntl.fcntl(from_browser_w, fcntl.F_DUPFD, 10)
-            os.dup2(high_r, 3)
-            os.dup2(high_w, 4)
-
-        self._log = open(os.path.join(profile, "chromium.log"), "wb")
-        self.process = subprocess.Popen(
-            [executable, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
-            preexec_fn=onto_fds_3_and_4, close_fds=False,
-        )
-        os.close(to_browser_r)
-        os.close(from_browser_w)
+        # Chromium reads commands from fd 3 and writes to fd 4.  A small Python trampoline puts the
+        # pipe ends there and execs it; copies at 10 and above cannot collide with 3 or 4 meanwhile.
+        reading = fcntl.fcntl(to_browser_r, fcntl.F_DUPFD, 10)
+        writing = fcntl.fcntl(from_browser_w, fcntl.F_DUPFD, 10)
+        log = os.open(os.path.join(profile, "chromium.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        try:
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    _ONTO_3_AND_4,
+                    str(reading),
+                    str(writing),
+                    executable,
+                    *FLAGS,
+                    f"--user-data-dir={profile}",
+                    "about:blank",
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                pass_fds=(reading, writing),
+            )
+        finally:
+            for fd in (to_browser_r, from_browser_w, reading, writing, log):
+                os.close(fd)
         self._buffer = b""
         self._next_id = 0
         self.events = []
@@ -90,7 +107,7 @@ class DevTools:
             message["sessionId"] = session
         data = json.dumps(message).encode() + b"\0"
         while data:
-            data = data[os.write(self._to_browser, data):]
+            data = data[os.write(self._to_browser, data) :]
         while True:
             reply = self._receive(self._deadline)
             if reply is None:
@@ -131,7 +148,6 @@ class DevTools:
         finally:
             os.close(self._to_browser)
             os.close(self._from_browser)
-            self._log.close()
 
 
 class PageCheck:
@@ -168,17 +184,25 @@ def load_page(browser, path, script="null"):
     session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
     for domain in ("Runtime", "Log", "Page", "Network"):
         browser.send(f"{domain}.enable", session=session)
-    browser.send("Emulation.setDeviceMetricsOverride",
-                 {"width": WIDTH, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=session)
+    browser.send(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": WIDTH, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+        session=session,
+    )
     browser.send("Page.navigate", {"url": "file://" + os.path.abspath(path)}, session=session)
     browser.wait_for("Page.loadEventFired", session)
     result = browser.send("Runtime.evaluate", {"expression": script, "returnByValue": True}, session=session)
     browser.drain(0.5)
     height = browser.send("Page.getLayoutMetrics", session=session)["cssContentSize"]["height"]
-    shot = browser.send("Page.captureScreenshot", {
-        "format": "png", "captureBeyondViewport": True,
-        "clip": {"x": 0, "y": 0, "width": WIDTH, "height": min(height, 16000), "scale": 1},
-    }, session=session)
+    shot = browser.send(
+        "Page.captureScreenshot",
+        {
+            "format": "png",
+            "captureBeyondViewport": True,
+            "clip": {"x": 0, "y": 0, "width": WIDTH, "height": min(height, 16000), "scale": 1},
+        },
+        session=session,
+    )
     browser.send("Target.closeTarget", {"targetId": target})
     events = [e for e in browser.events if e.get("sessionId") == session]
     value = result.get("result", {}).get("value")
@@ -223,8 +247,10 @@ def test_checker_catches_broken_pages(browser, tmp_path):
     """Each deliberate fault is reported (so a clean report means something)."""
     for i, (name, (body, expected)) in enumerate(sorted(BROKEN_PAGES.items())):
         page = tmp_path / f"broken{i}.html"
-        page.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><link rel='icon' href='data:,'>"
-                        f"</head><body>{body}</body></html>")
+        page.write_text(
+            f"<!DOCTYPE html><html><head><meta charset='utf-8'><link rel='icon' href='data:,'>"
+            f"</head><body>{body}</body></html>"
+        )
         check = load_page(browser, page)
         assert any(expected in problem for problem in check.problems), (name, check.problems)
 
@@ -255,8 +281,9 @@ SORT_BY_CASUALTIES_DESCENDING = """
 
 
 def test_report_renders_cleanly_in_chromium(browser, tmp_path):
-    results = builtin_results(tmp_path / "results",
-                              scenarios=(("builtin:small-room", (0, 1, 2)), ("builtin:office", (0, 1))))
+    results = builtin_results(
+        tmp_path / "results", scenarios=(("builtin:small-room", (0, 1, 2)), ("builtin:bottleneck", (0, 1)))
+    )
     results.append(failed_row("greedy-agent", "small-room", results.campaign["scenarios"][0]["scenario_hash"], 0))
     results.campaign["policies"].append({"name": "greedy-agent", "agent": "python3 agent.py", "step_timeout": 10.0})
     results.write_campaign()

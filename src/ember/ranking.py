@@ -11,6 +11,7 @@ lexicographically, so no amount of speed makes up for one more casualty.
 """
 
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -197,7 +198,7 @@ def read_campaign(data):
 class Episode:
     """The values ranking reads from one ok row (ranking.md §2)."""
 
-    __slots__ = ("casualties", "stranded", "time_to_safety", "histogram", "population", "evacuated")
+    __slots__ = ("casualties", "evacuated", "histogram", "population", "stranded", "time_to_safety")
 
     def __init__(self, metrics):
         safety = _object(_member(metrics, "safety", "$.metrics"), "$.metrics.safety")
@@ -252,7 +253,7 @@ def exposure_of(histogram):
 class Row:
     """One checked line of ``episodes.jsonl``."""
 
-    __slots__ = ("line", "previous", "policy", "key", "ok", "metrics", "episode")
+    __slots__ = ("episode", "key", "line", "metrics", "ok", "policy", "previous")
 
     def __init__(self, line, policy, key, ok, metrics, episode):
         self.line = line
@@ -312,7 +313,9 @@ def _check_row(value, campaign):
         raise _Invalid(f"$: scenario {_shown(scenario_hash)} with seed {seed} is not an episode of the campaign")
     expected_id = campaign.scenarios[scenario_hash][0]
     if scenario_id != expected_id:
-        raise _Invalid(f"$.scenario_id: the campaign names this scenario hash {_shown(expected_id)}, got {_shown(scenario_id)}")
+        raise _Invalid(
+            f"$.scenario_id: the campaign names this scenario hash {_shown(expected_id)}, got {_shown(scenario_id)}"
+        )
     episode = None
     if ok:
         for field, expected in (("scenario_hash", scenario_hash), ("seed", seed)):
@@ -482,9 +485,7 @@ def compute_ranking(campaign, episodes):
     for position, (order, entry) in enumerate(scored):
         tied = position and order == scored[position - 1][0]
         ranked.append({"rank": ranked[-1]["rank"] if tied else position + 1, **entry})
-    pairs = [
-        _pair(above["policy"], below["policy"], counting, resolved) for above, below in zip(ranked, ranked[1:])
-    ]
+    pairs = [_pair(above["policy"], below["policy"], counting, resolved) for above, below in itertools.pairwise(ranked)]
     end = episodes.rfind(b"\n") + 1
     ranking = {
         "ranking_version": RANKING_VERSION,

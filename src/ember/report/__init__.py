@@ -28,18 +28,40 @@ def build_report(campaign, episodes):
         views = collect(resolved, counting, policies)
         del counting
         figures = [
-            ("evacuation", "Evacuation curves", plots.evacuation_curves(views, policies),
-             "Cumulative share of each scenario's people evacuated by each step (from time.evacuation_steps). "
-             "Line: mean over seeds; band: lowest to highest seed."),
-            ("casualties", "Casualties", plots.casualties(views, policies),
-             "Casualties as a share of the people, per scenario. Bar: mean over seeds; dots: one per seed."),
-            ("exits", "Exit shares", plots.exit_shares(views, policies),
-             "Each exit's share of an episode's evacuations (episodes with no evacuee left out). "
-             "Bar: mean over seeds; dots: one per seed."),
-            ("fire", "Fire distance", plots.fire_distances(views, policies),
-             "Share of active person-states at each Manhattan distance d from the nearest burning cell "
-             "(fire_exposure.distance_histogram; only states with fire). Line: pooled over seeds; "
-             "band: lowest to highest seed. Close to the left means close to the fire."),
+            (
+                "evacuation",
+                "Evacuation curves",
+                plots.evacuation_curves(views, policies),
+                (
+                    "Cumulative share of each scenario's people evacuated by each step (from time.evacuation_steps). "
+                    "Line: mean over seeds; band: lowest to highest seed."
+                ),
+            ),
+            (
+                "casualties",
+                "Casualties",
+                plots.casualties(views, policies),
+                "Casualties as a share of the people, per scenario. Bar: mean over seeds; dots: one per seed.",
+            ),
+            (
+                "exits",
+                "Exit shares",
+                plots.exit_shares(views, policies),
+                (
+                    "Each exit's share of an episode's evacuations (episodes with no evacuee left out). "
+                    "Bar: mean over seeds; dots: one per seed."
+                ),
+            ),
+            (
+                "fire",
+                "Fire distance",
+                plots.fire_distances(views, policies),
+                (
+                    "Share of active person-states at each Manhattan distance d from the nearest burning cell "
+                    "(fire_exposure.distance_histogram; only states with fire). Line: pooled over seeds; "
+                    "band: lowest to highest seed. Close to the left means close to the fire."
+                ),
+            ),
         ]
     else:
         views = {}

@@ -22,8 +22,17 @@ def _mapping(metrics, family, field):
 class EpisodeView:
     """One ok episode as the plots see it."""
 
-    __slots__ = ("seed", "population", "casualties", "stranded", "evacuated", "steps", "evacuation_steps",
-                 "exits", "histogram")
+    __slots__ = (
+        "casualties",
+        "evacuated",
+        "evacuation_steps",
+        "exits",
+        "histogram",
+        "population",
+        "seed",
+        "steps",
+        "stranded",
+    )
 
     def __init__(self, seed, episode, metrics):
         self.seed = seed
@@ -38,7 +47,8 @@ class EpisodeView:
         last = self.evacuation_steps[-1] if self.evacuation_steps else 0
         self.steps = episode_steps if _natural(episode_steps) and episode_steps >= last else last
         self.exits = {
-            exit_id: count for exit_id, count in _mapping(metrics, "exits", "evacuations_per_exit").items()
+            exit_id: count
+            for exit_id, count in _mapping(metrics, "exits", "evacuations_per_exit").items()
             if _natural(count)
         }
 
@@ -49,8 +59,11 @@ def collect(campaign, counting, policies):
     for scenario_hash, (scenario_id, seeds) in campaign.scenarios.items():
         views[scenario_id] = {
             policy: [
-                EpisodeView(seed, counting[policy, (scenario_hash, seed)].episode,
-                            counting[policy, (scenario_hash, seed)].metrics)
+                EpisodeView(
+                    seed,
+                    counting[policy, (scenario_hash, seed)].episode,
+                    counting[policy, (scenario_hash, seed)].metrics,
+                )
                 for seed in seeds
             ]
             for policy in policies

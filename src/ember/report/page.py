@@ -121,23 +121,42 @@ def _policy_cell(name, colour):
 
 
 def _leaderboard(ranking, colour):
-    headers = ("rank", "policy", "kind", "casualties", "stranded", "evacuated", "person-time to safety",
-               "mean time to safety", "exposure", "casualty rate", "failed before ok")
+    headers = (
+        "rank",
+        "policy",
+        "kind",
+        "casualties",
+        "stranded",
+        "evacuated",
+        "person-time to safety",
+        "mean time to safety",
+        "exposure",
+        "casualty rate",
+        "failed before ok",
+    )
     rows = []
     for entry in ranking["ranked"]:
-        rows.append((' class="first"' if entry["rank"] == 1 else "", [
-            _cell(entry["rank"], cls="rank"),
-            _policy_cell(entry["policy"], colour.get(entry["policy"])),
-            _cell(f'<span class="kind">{_e(entry["kind"])}</span>', sort=entry["kind"], cls="text"),
-            _cell(entry["casualties"]),
-            _cell(entry["stranded"]),
-            _cell(f'{entry["evacuated"]} <span class="spread">of {entry["population"]}</span>', sort=entry["evacuated"]),
-            _cell(entry["person_time_to_safety_total"]),
-            _cell(f'{entry["mean_person_time_to_safety"]:.2f}', sort=repr(entry["mean_person_time_to_safety"])),
-            _cell(f'{entry["exposure"]:.4f}', sort=repr(entry["exposure"])),
-            _cell(_percent(entry["casualty_rate"]), sort=repr(entry["casualty_rate"])),
-            _cell(entry["failed_before_ok"]),
-        ]))
+        rows.append(
+            (
+                ' class="first"' if entry["rank"] == 1 else "",
+                [
+                    _cell(entry["rank"], cls="rank"),
+                    _policy_cell(entry["policy"], colour.get(entry["policy"])),
+                    _cell(f'<span class="kind">{_e(entry["kind"])}</span>', sort=entry["kind"], cls="text"),
+                    _cell(entry["casualties"]),
+                    _cell(entry["stranded"]),
+                    _cell(
+                        f'{entry["evacuated"]} <span class="spread">of {entry["population"]}</span>',
+                        sort=entry["evacuated"],
+                    ),
+                    _cell(entry["person_time_to_safety_total"]),
+                    _cell(f"{entry['mean_person_time_to_safety']:.2f}", sort=repr(entry["mean_person_time_to_safety"])),
+                    _cell(f"{entry['exposure']:.4f}", sort=repr(entry["exposure"])),
+                    _cell(_percent(entry["casualty_rate"]), sort=repr(entry["casualty_rate"])),
+                    _cell(entry["failed_before_ok"]),
+                ],
+            )
+        )
     if not rows:
         return '<p class="empty">No policy has an ok row for every episode of the campaign: nothing is ranked.</p>'
     return _table(headers, rows, sortable=True, text_columns=(1, 2))
@@ -150,12 +169,19 @@ def _unranked(ranking):
     for entry in ranking["unranked"]:
         parts = [f"{entry[k]} {k}" for k in ("ok", "failed", "missing") if entry[k]]
         why = f"not comparable on this campaign: {', '.join(parts)} of {ranking['episodes']} episodes"
-        rows.append(("", [
-            _policy_cell(entry["policy"], None),
-            _cell(f'<span class="kind">{_e(entry["kind"])}</span>', cls="text"),
-            _cell(entry["ok"]), _cell(entry["failed"]), _cell(entry["missing"]),
-            _cell(_e(why), cls="text"),
-        ]))
+        rows.append(
+            (
+                "",
+                [
+                    _policy_cell(entry["policy"], None),
+                    _cell(f'<span class="kind">{_e(entry["kind"])}</span>', cls="text"),
+                    _cell(entry["ok"]),
+                    _cell(entry["failed"]),
+                    _cell(entry["missing"]),
+                    _cell(_e(why), cls="text"),
+                ],
+            )
+        )
     note = (
         '<p class="note">Unranked means "not comparable on this campaign", not "ranked below": ranked policies are '
         "compared on exactly the same episodes, and these lack an ok row for some of them "
@@ -177,10 +203,19 @@ def _pairs(ranking):
             f'<span class="equal" style="width:{widths[1]:.2f}%"></span>'
             f'<span class="below" style="width:{widths[2]:.2f}%"></span></div>'
         )
-        rows.append(("", [
-            _cell(_e(pair["above"]), cls="text"), _cell(_e(pair["below"]), cls="text"),
-            _cell(pair["above_better"]), _cell(pair["equal"]), _cell(pair["below_better"]), _cell(bar, cls="text"),
-        ]))
+        rows.append(
+            (
+                "",
+                [
+                    _cell(_e(pair["above"]), cls="text"),
+                    _cell(_e(pair["below"]), cls="text"),
+                    _cell(pair["above_better"]),
+                    _cell(pair["equal"]),
+                    _cell(pair["below_better"]),
+                    _cell(bar, cls="text"),
+                ],
+            )
+        )
     note = (
         '<p class="note">For each two policies next to each other in the leaderboard: the episodes where the upper '
         "one's (casualties, stranded, time to safety, exposure) is lexicographically smaller (green), equal (grey) "
@@ -201,31 +236,51 @@ def _scenarios(campaign, ranking, views, colour):
         return '<p class="empty">Nothing is ranked, so there is nothing to compare per scenario.</p>'
     sources = {s.get("scenario_id"): s.get("source") for s in campaign["scenarios"] if isinstance(s, dict)}
     parts = []
-    headers = ("rank", "policy", "episodes", "evacuated", "casualties", "stranded", "person-time to safety",
-               "exposure", "casualties per seed (min / median / max)", "evacuated per seed (min / median / max)")
+    headers = (
+        "rank",
+        "policy",
+        "episodes",
+        "evacuated",
+        "casualties",
+        "stranded",
+        "person-time to safety",
+        "exposure",
+        "casualties per seed (min / median / max)",
+        "evacuated per seed (min / median / max)",
+    )
     for scenario_id, by_policy in views.items():
         rows = []
         for entry in ranking["ranked"]:
             name = entry["policy"]
             part = entry["by_scenario"][scenario_id]
             episodes = by_policy[name]
-            rows.append(("", [
-                _cell(entry["rank"]),
-                _policy_cell(name, colour.get(name)),
-                _cell(part["episodes"]),
-                _cell(f'{part["evacuated"]} <span class="spread">of {part["population"]}</span>', sort=part["evacuated"]),
-                _cell(part["casualties"]),
-                _cell(part["stranded"]),
-                _cell(part["person_time_to_safety_total"]),
-                _cell(f'{part["exposure"]:.4f}', sort=repr(part["exposure"])),
-                _cell(_spread([v.casualties for v in episodes])),
-                _cell(_spread([v.evacuated for v in episodes])),
-            ]))
+            rows.append(
+                (
+                    "",
+                    [
+                        _cell(entry["rank"]),
+                        _policy_cell(name, colour.get(name)),
+                        _cell(part["episodes"]),
+                        _cell(
+                            f'{part["evacuated"]} <span class="spread">of {part["population"]}</span>',
+                            sort=part["evacuated"],
+                        ),
+                        _cell(part["casualties"]),
+                        _cell(part["stranded"]),
+                        _cell(part["person_time_to_safety_total"]),
+                        _cell(f"{part['exposure']:.4f}", sort=repr(part["exposure"])),
+                        _cell(_spread([v.casualties for v in episodes])),
+                        _cell(_spread([v.evacuated for v in episodes])),
+                    ],
+                )
+            )
         source = sources.get(scenario_id)
         seeds = len(next(iter(by_policy.values())))
         caption = f"{seeds} seed{'s' if seeds != 1 else ''}" + (f", source <code>{_e(source)}</code>" if source else "")
-        parts.append(f"<h3>{_e(scenario_id)}</h3><p class=\"note\">{caption}</p>"
-                     + _table(headers, rows, sortable=True, text_columns=(1,)))
+        parts.append(
+            f'<h3>{_e(scenario_id)}</h3><p class="note">{caption}</p>'
+            + _table(headers, rows, sortable=True, text_columns=(1,))
+        )
     return "\n".join(parts)
 
 
@@ -241,10 +296,13 @@ def render_page(campaign, ranking, views, figures):
         + [f"{ranking['episodes']} episodes", f"{len(ranking['ranked']) + len(ranking['unranked'])} policies"]
     )
     source = ranking["source"]
-    figure_html = "\n".join(
-        f'<figure id="plot-{anchor}"><h3>{_e(title)}</h3>{svg}<figcaption>{_e(caption)}</figcaption></figure>'
-        for anchor, title, svg, caption in figures
-    ) or '<p class="empty">Nothing is ranked, so there is nothing to plot.</p>'
+    figure_html = (
+        "\n".join(
+            f'<figure id="plot-{anchor}"><h3>{_e(title)}</h3>{svg}<figcaption>{_e(caption)}</figcaption></figure>'
+            for anchor, title, svg, caption in figures
+        )
+        or '<p class="empty">Nothing is ranked, so there is nothing to plot.</p>'
+    )
     title = f"EMBER campaign {ranking['campaign']}"
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -260,14 +318,15 @@ def render_page(campaign, ranking, views, figures):
 <header>
 <h1>{_e(title)}</h1>
 <p class="meta">{meta}</p>
-<p class="meta">computed from <code>{_e(source['file'])}</code> sha256 <code>{_e(source['sha256'])}</code>
+<p class="meta">computed from <code>{_e(source["file"])}</code> sha256 <code>{_e(source["sha256"])}</code>
 and <code>campaign.json</code>; <code>ember rank</code> recomputes <code>ranking.json</code> from them.</p>
-<nav><a href="#leaderboard">Leaderboard</a><a href="#pairs">Pairwise evidence</a><a href="#scenarios">Per scenario</a><a href="#plots">Plots</a></nav>
+<nav><a href="#leaderboard">Leaderboard</a><a href="#pairs">Pairwise evidence</a>
+<a href="#scenarios">Per scenario</a><a href="#plots">Plots</a></nav>
 </header>
 <main>
 <section id="leaderboard">
 <h2>Leaderboard</h2>
-<div class="formula"><strong>Ranking {_e(ranking['ranking_version'])}:</strong> {_e(ranking['formula'])}.
+<div class="formula"><strong>Ranking {_e(ranking["ranking_version"])}:</strong> {_e(ranking["formula"])}.
 Safety first: fewer casualties always rank above more, whatever the times.</div>
 {_leaderboard(ranking, colour)}
 <p class="note">Exposure is Σ count / d over each episode's fire-distance histogram (a proximity proxy, not a
@@ -290,7 +349,7 @@ physical dose). Click a column header to sort; the rank column restores the offi
 </section>
 </main>
 <footer>Made by <code>ember report</code>. The numbers are the official per-episode metrics (metrics
-{_e(ranking['metrics_version'])}) in <code>episodes.jsonl</code>; this page only arranges them.</footer>
+{_e(ranking["metrics_version"])}) in <code>episodes.jsonl</code>; this page only arranges them.</footer>
 <script>{_SCRIPT}</script>
 </body>
 </html>

@@ -13,8 +13,7 @@ from .data import evacuation_curve
 
 #: One colour per policy, in leaderboard order (matplotlib's tab10, colour-blind aware enough
 #: for ten policies; more cycle).
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf")
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 _PANEL_WIDTH, _PANEL_HEIGHT = 4.6, 3.2
 _MAX_COLUMNS = 3
 _STYLE = {
@@ -71,14 +70,13 @@ def _svg(matplotlib, plt, fig, salt):
         fig.savefig(out, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     text = out.getvalue()
-    return text[text.index("<svg"):]
+    return text[text.index("<svg") :]
 
 
 def _panels(plt, count):
     columns = min(_MAX_COLUMNS, count)
     rows = -(-count // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(_PANEL_WIDTH * columns, _PANEL_HEIGHT * rows + 0.5),
-                             squeeze=False)
+    fig, axes = plt.subplots(rows, columns, figsize=(_PANEL_WIDTH * columns, _PANEL_HEIGHT * rows + 0.5), squeeze=False)
     for extra in axes.flat[count:]:
         extra.set_visible(False)
     return fig, list(axes.flat[:count])
@@ -90,8 +88,13 @@ def _legend(fig, axes, policies, colour):
     handles = [Line2D([0], [0], color=colour[p], lw=2.5) for p in policies]
     rows = -(-len(policies) // 6)
     top = 1 - 0.07 * rows * 3.7 / fig.get_figheight()
-    fig.legend(handles, [_label(p) for p in policies], loc="upper center", ncol=min(len(policies), 6),
-               bbox_to_anchor=(0.5, 1.0))
+    fig.legend(
+        handles,
+        [_label(p) for p in policies],
+        loc="upper center",
+        ncol=min(len(policies), 6),
+        bbox_to_anchor=(0.5, 1.0),
+    )
     fig.tight_layout(rect=(0, 0, 1, top))
 
 
@@ -109,8 +112,9 @@ def evacuation_curves(views, policies):
             for policy in policies:
                 shares = np.array([evacuation_curve(v, horizon) for v in by_policy[policy]])
                 c = colour[policy]
-                ax.fill_between(steps, shares.min(axis=0), shares.max(axis=0), step="post", color=c, alpha=0.18,
-                                linewidth=0)
+                ax.fill_between(
+                    steps, shares.min(axis=0), shares.max(axis=0), step="post", color=c, alpha=0.18, linewidth=0
+                )
                 ax.step(steps, shares.mean(axis=0), where="post", color=c, lw=1.8, label=_label(policy))
             ax.set_title(scenario_id)
             ax.set_xlabel("step")
@@ -141,11 +145,19 @@ def casualties(views, policies):
             for i, scenario_id in enumerate(scenarios):
                 shares = [v.casualties / v.population for v in views[scenario_id][policy]]
                 x = i - 0.4 + width * (j + 0.5)
-                ax.bar(x, sum(shares) / len(shares), width=width * 0.9, color=colour[policy], alpha=0.35,
-                       label=_label(policy) if i == 0 else None)
+                ax.bar(
+                    x,
+                    sum(shares) / len(shares),
+                    width=width * 0.9,
+                    color=colour[policy],
+                    alpha=0.35,
+                    label=_label(policy) if i == 0 else None,
+                )
                 _dots(ax, x, shares, colour[policy], width * 0.6)
         ax.set_xticks(range(len(scenarios)))
-        ax.set_xticklabels(scenarios, rotation=20 if len(scenarios) > 4 else 0, ha="right" if len(scenarios) > 4 else "center")
+        ax.set_xticklabels(
+            scenarios, rotation=20 if len(scenarios) > 4 else 0, ha="right" if len(scenarios) > 4 else "center"
+        )
         ax.set_ylabel("casualties / people (per seed; bar = mean)")
         ax.set_ylim(0, 1.05)
         _legend(fig, [ax], policies, colour)
@@ -206,8 +218,7 @@ def fire_distances(views, policies):
                     continue
                 per_seed = np.array(per_seed)
                 c = colour[policy]
-                ax.fill_between(distances, per_seed.min(axis=0), per_seed.max(axis=0), color=c, alpha=0.15,
-                                linewidth=0)
+                ax.fill_between(distances, per_seed.min(axis=0), per_seed.max(axis=0), color=c, alpha=0.15, linewidth=0)
                 ax.plot(distances, pooled / pooled.sum(), color=c, lw=1.6, marker="o", ms=2.5)
             ax.set_title(scenario_id)
             ax.set_xlabel("distance d (cells)")
