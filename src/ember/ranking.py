@@ -45,11 +45,13 @@ _SHOWN_CHARS = 100
 
 
 def _object_without_duplicates(pairs):
-    result = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"duplicate key {key!r}")
-        result[key] = value
+    result = dict(pairs)  # at C speed; the slow search only when a key repeated
+    if len(result) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {key!r}")
+            seen.add(key)
     return result
 
 
@@ -234,8 +236,9 @@ class Episode:
         """x: Σ count / d over the histogram, exact."""
         return exposure_of(self.histogram)
 
-    def order_key(self):
-        return (self.casualties, self.stranded, self.time_to_safety, self.exposure())
+    def counts_key(self):
+        """(c, s, p): the order key without x, which is costlier and needed only to break a tie."""
+        return (self.casualties, self.stranded, self.time_to_safety)
 
 
 def exposure_of(histogram):
@@ -453,9 +456,11 @@ def _pair(above, below, counting, campaign):
     """ranking.md §4: how often, episode by episode, ``above`` is better, worse or equal."""
     tally = {"above_better": 0, "below_better": 0, "equal": 0}
     for key in campaign.keys:
-        mine = counting[above, key].episode.order_key()
-        theirs = counting[below, key].episode.order_key()
-        tally["above_better" if mine < theirs else "below_better" if mine > theirs else "equal"] += 1
+        mine, theirs = counting[above, key].episode, counting[below, key].episode
+        first, second = mine.counts_key(), theirs.counts_key()
+        if first == second:  # the exact exposure only when it decides
+            first, second = mine.exposure(), theirs.exposure()
+        tally["above_better" if first < second else "below_better" if first > second else "equal"] += 1
     return {"above": above, "below": below, **tally}
 
 
