@@ -518,7 +518,7 @@ def ranking_bytes(ranking):
 # --- leaderboard text ------------------------------------------------------------------
 
 LEADERBOARD_FORMATS = ("table", "markdown")
-_TABLE_STYLES = {"table": "simple", "markdown": "github"}
+_TABLE_STYLES = {"table": "simple", "markdown": "pipe"}
 LEADERBOARD_COLUMNS = (
     "rank", "policy", "casualties", "stranded", "evacuated", "time to safety", "exposure",
 )  # fmt: skip
