@@ -199,10 +199,10 @@ def test_ties_share_competition_ranks_listed_by_name():
 
 
 def test_names_in_code_point_order():
-    campaign = hand_campaign(["b", "a", "B", "_x", "Z9"], scenarios=(("s1", H1, (0,)),))
-    episodes = rows_bytes(*(hand_row(p, 0) for p in ("b", "a", "B", "_x", "Z9")))
+    campaign = hand_campaign(["b", "a", "B", "9x", "Z9", "a-", "a."], scenarios=(("s1", H1, (0,)),))
+    episodes = rows_bytes(*(hand_row(p, 0) for p in ("b", "a", "B", "9x", "Z9", "a-", "a.")))
     ranking, _ = compute_ranking(campaign, episodes)
-    assert [e["policy"] for e in ranking["ranked"]] == ["B", "Z9", "_x", "a", "b"]
+    assert [e["policy"] for e in ranking["ranked"]] == ["9x", "B", "Z9", "a", "a-", "a.", "b"]
     assert {e["rank"] for e in ranking["ranked"]} == {1}
 
 
@@ -599,7 +599,10 @@ BAD_CAMPAIGNS = {
         lambda c: c["policies"].append(dict(c["policies"][0])),
         "$.policies[1].name: repeated policy name",
     ),
-    "campaign not a string": (lambda c: c.update(campaign=3), "$.campaign: expected a string"),
+    "campaign not a string": (lambda c: c.update(campaign=3), "$.campaign: expected an ID"),
+    "campaign not an ID": (lambda c: c.update(campaign="my study"), '$.campaign: expected an ID'),
+    "policy not an ID": (lambda c: c["policies"][0].update(name="<b>"), '$.policies[0].name: expected an ID'),
+    "scenario not an ID": (lambda c: c["scenarios"][0].update(scenario_id="\ud800"), "$.scenarios[0].scenario_id"),
 }
 
 

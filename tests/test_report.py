@@ -148,9 +148,10 @@ def test_evacuation_curve_of_a_real_episode():
         assert share == sum(1 for s in steps.values() if s <= t) / metrics["safety"]["population"]
 
 
-def test_odd_names_are_escaped_and_plotted():
-    names = ["<b>bold</b>", "_under", "cost$5$"]
-    campaign = campaign_dict("odd", [("s1", H1, "s1.json", (0, 1))], [(n, "builtin", "greedy") for n in names])
+def test_free_text_is_escaped_and_odd_ids_are_plotted():
+    names = ["9.lives", "a-b_c", "Z"]
+    source = "<b>bold</b> & $5$.json"  # a scenario source is any string; it shows in a caption
+    campaign = campaign_dict("odd", [("s1", H1, source, (0, 1))], [(n, "builtin", "greedy") for n in names])
     rows = [
         ok_row(
             n,
@@ -169,9 +170,9 @@ def test_odd_names_are_escaped_and_plotted():
         for seed in (0, 1)
     ]
     page, _ = build_report(campaign, b"".join(canonical_line(r) for r in rows))
-    assert "<b>bold</b>" not in page and "&lt;b&gt;bold&lt;/b&gt;" in page
+    assert "<b>bold</b>" not in page and "&lt;b&gt;bold&lt;/b&gt; &amp; $5$.json" in page
     assert page.count("<svg") == 4
-    assert "_under" in page and "cost$5$" in page
+    assert all(name in page for name in names)
 
 
 def test_nothing_ranked_still_makes_a_page():

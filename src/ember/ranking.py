@@ -38,6 +38,7 @@ ROW_KEYS = (
 MAX_INTEGER = 2**63
 _DISTANCE_KEY = re.compile(r"[1-9][0-9]*")
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _SHOWN_CHARS = 100
 
 
@@ -108,6 +109,13 @@ def _string(value, path):
     return value
 
 
+def _identifier(value, path):
+    """An ID of simulator.md §1 (campaign, scenario and policy names are IDs, campaign.md §1-2)."""
+    if type(value) is not str or not _ID.fullmatch(value):
+        raise _Invalid(f"{path}: expected an ID ([A-Za-z0-9][A-Za-z0-9._-]{{0,63}}), got {_shown(value)}")
+    return value
+
+
 def _object(value, path):
     if type(value) is not dict:
         raise _Invalid(f"{path}: expected an object, got {_shown(value)}")
@@ -145,7 +153,7 @@ class Campaign:
 
     def _read(self, campaign):
         _object(campaign, "$")
-        self.name = _string(_member(campaign, "campaign", "$"), "$.campaign")
+        self.name = _identifier(_member(campaign, "campaign", "$"), "$.campaign")
         versions = _object(_member(campaign, "versions", "$"), "$.versions")
         for part, ours in (("metrics", METRICS_VERSION), ("ranking", RANKING_VERSION)):
             theirs = _member(versions, part, "$.versions")
@@ -157,7 +165,7 @@ class Campaign:
         for i, scenario in enumerate(_list(_member(campaign, "scenarios", "$"), "$.scenarios")):
             path = f"$.scenarios[{i}]"
             _object(scenario, path)
-            scenario_id = _string(_member(scenario, "scenario_id", path), f"{path}.scenario_id")
+            scenario_id = _identifier(_member(scenario, "scenario_id", path), f"{path}.scenario_id")
             scenario_hash = _string(_member(scenario, "scenario_hash", path), f"{path}.scenario_hash")
             if scenario_hash in self.scenarios:
                 raise _Invalid(f"{path}.scenario_hash: repeated scenario hash {_shown(scenario_hash)}")
@@ -177,7 +185,7 @@ class Campaign:
         for i, policy in enumerate(_list(_member(campaign, "policies", "$"), "$.policies")):
             path = f"$.policies[{i}]"
             _object(policy, path)
-            name = _string(_member(policy, "name", path), f"{path}.name")
+            name = _identifier(_member(policy, "name", path), f"{path}.name")
             if name in self.policies:
                 raise _Invalid(f"{path}.name: repeated policy name {_shown(name)}")
             kinds = [kind for kind in POLICY_KINDS if kind in policy]

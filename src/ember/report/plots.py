@@ -32,7 +32,7 @@ _STYLE = {
     "legend.frameon": False,
     "font.family": "DejaVu Sans",
     "svg.fonttype": "none",  # text stays text: smaller, selectable, crisp
-    "text.parse_math": False,  # a '$' in a name is a dollar sign, not TeX
+    "text.parse_math": False,  # text is text, never TeX
 }
 
 
@@ -52,11 +52,6 @@ def _pyplot():
 def require():
     """Raise ``MissingExtraError`` unless matplotlib can be imported."""
     _pyplot()
-
-
-def _label(name):
-    # matplotlib leaves labels starting with '_' out of legends.
-    return "\u200b" + name if name.startswith("_") else name
 
 
 def colours(policies):
@@ -90,7 +85,7 @@ def _legend(fig, axes, policies, colour):
     top = 1 - 0.07 * rows * 3.7 / fig.get_figheight()
     fig.legend(
         handles,
-        [_label(p) for p in policies],
+        [p for p in policies],
         loc="upper center",
         ncol=min(len(policies), 6),
         bbox_to_anchor=(0.5, 1.0),
@@ -115,7 +110,7 @@ def evacuation_curves(views, policies):
                 ax.fill_between(
                     steps, shares.min(axis=0), shares.max(axis=0), step="post", color=c, alpha=0.18, linewidth=0
                 )
-                ax.step(steps, shares.mean(axis=0), where="post", color=c, lw=1.8, label=_label(policy))
+                ax.step(steps, shares.mean(axis=0), where="post", color=c, lw=1.8, label=policy)
             ax.set_title(scenario_id)
             ax.set_xlabel("step")
             ax.set_ylabel("share evacuated")
@@ -151,7 +146,7 @@ def casualties(views, policies):
                     width=width * 0.9,
                     color=colour[policy],
                     alpha=0.35,
-                    label=_label(policy) if i == 0 else None,
+                    label=policy if i == 0 else None,
                 )
                 _dots(ax, x, shares, colour[policy], width * 0.6)
         ax.set_xticks(range(len(scenarios)))
