@@ -392,6 +392,17 @@ def test_torn_last_line_is_ignored_with_a_warning():
     assert compute_ranking(campaign, whole[:-1])[0]["unranked"][0]["ok"] == 1
 
 
+def test_completion_order_does_not_matter(tmp_path):
+    """Rows are appended in completion order; only source.sha256 may depend on it."""
+    results = builtin_results(tmp_path, scenarios=(("builtin:small-room", (0, 1, 2)),))
+    lines = results.episodes().splitlines(keepends=True)
+    first, _ = compute_ranking(results.campaign, b"".join(lines))
+    shuffled, _ = compute_ranking(results.campaign, b"".join(lines[::-1]))
+    assert shuffled["source"] != first["source"]
+    shuffled["source"] = first["source"]
+    assert ranking_bytes(shuffled) == ranking_bytes(first)
+
+
 def test_caller_data_is_not_changed():
     campaign = hand_campaign(["p"])
     before = copy.deepcopy(campaign)
