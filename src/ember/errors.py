@@ -33,3 +33,7 @@ class ReplayMismatchError(EmberError, ValueError):
         super().__init__(message)
         self.step = step
         self.path = path
+
+
+class OutputBusyError(EmberError, OSError):
+    """An output path is being written by another process (``ember run -o`` holds a lock on it)."""
