@@ -83,16 +83,19 @@ def test_agent_that_exits_while_a_child_holds_its_output_is_reported_as_exited(t
 
 def test_agent_that_exits_while_a_child_holds_its_output_cli(tmp_path):
     body = ORPHANING_AGENT.format(pidfile=str(tmp_path / "child.pid"))
+    # stderr to a file, not a pipe: the child inherits it, and a pipe would stay open while it lives.
+    errors = tmp_path / "stderr.txt"
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "ember.cli", "run", "builtin:small-room", "--agent", _agent(tmp_path, body),
-             "--step-timeout", "20", "-o", tmp_path / "r.record"],
-            capture_output=True, timeout=TIMEOUT,
-        )
+        with open(errors, "wb") as stderr:
+            done = subprocess.run(
+                [sys.executable, "-m", "ember.cli", "run", "builtin:small-room", "--agent", _agent(tmp_path, body),
+                 "--step-timeout", "20", "-o", tmp_path / "r.record"],
+                stdout=subprocess.PIPE, stderr=stderr, timeout=TIMEOUT,
+            )
     finally:
         _kill_child(tmp_path / "child.pid")
     assert done.returncode == 2
-    assert done.stderr.decode() == (
+    assert errors.read_text() == (
         "ember: step 1: the agent exited with status 4 before answering the observation "
         "(a process it started still holds its standard output open).\n"
     )
