@@ -33,6 +33,7 @@ from batch_metrics import batch_metrics
 from conftest import make_scenario, picture_scenario
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strict import no_hang
 
 import ember
 from ember.canonical import canonical_json, canonical_json_reference, canonical_record
@@ -455,18 +456,15 @@ def refused_early(head, filler, match, scenario=LIMITED):
     """
     counter = [0]
     tracemalloc.start()
-    started = time.perf_counter()
     try:
-        with pytest.raises(ember.MetricsInputError, match=match) as info:
+        with no_hang(), pytest.raises(ember.MetricsInputError, match=match) as info:
             ember.episode_metrics(scenario, endless(head, filler, counter))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    elapsed = time.perf_counter() - started
     most = (frontend.MAX_LINE_BYTES + part_limit(scenario)) // CHUNK + 2
     assert counter[0] <= most, f"read {counter[0]} chunks of 64 KiB (at most {most} expected)"
     assert peak < 64 << 20, f"peak {peak / 2**20:.0f} MiB of Python memory for a 1 GiB input"
-    assert elapsed < 10
     return str(info.value)
 
 
@@ -489,15 +487,13 @@ def test_a_huge_string_is_refused_without_holding_it():
 def test_a_huge_integer_is_refused_at_its_41st_digit():
     refused_early(b'{"header":{"seed":', b"7", r"^\$\.header\.seed: Limit exceeded: a number has more than max_integer_digits=40")
     refused_early(HEAD + b'{"actions":{},"step":', b"7", r"^\$\.steps\[0\]\.step: Limit exceeded: a number")
-    started = time.perf_counter()
     for record in (
         LIMITED_RECORD.replace(b'"seed":0', b'"seed":' + b"9" * 10**6),
         HEAD + b'{"actions":{},"step":' + b"7" * 10**6 + b"}\n",
         HEAD + b'{"actions":{},"step":1.' + b"7" * 10**6 + b"}\n",
     ):
-        with pytest.raises(ember.MetricsInputError, match="Limit exceeded"):
+        with no_hang(), pytest.raises(ember.MetricsInputError, match="Limit exceeded"):
             ember.episode_metrics(LIMITED, record)
-    assert time.perf_counter() - started < 2
 
 
 def test_a_gigabyte_of_whitespace_between_steps_is_refused():
@@ -536,10 +532,8 @@ def test_a_step_with_a_million_movements_is_refused_in_linear_time():
     step["movements"] = [{"origin": [0, 0], "outcome": "stayed", "person_id": f"q{k:07d}", "target": None} for k in range(60_000)]
     data = b"\n".join(record[:3]) + b"\n" + canonical_json(step) + b"\n"
     assert len(data) < part_limit(crowd)
-    started = time.perf_counter()
-    with pytest.raises(ember.MetricsInputError, match=r"^\$\.steps\[0\]\.movements\[0\]\.person_id: expected 'p00000'"):
+    with no_hang(), pytest.raises(ember.MetricsInputError, match=r"^\$\.steps\[0\]\.movements\[0\]\.person_id: expected 'p00000'"):
         ember.episode_metrics(crowd, data)
-    assert time.perf_counter() - started < 10
 
 
 def test_deep_nesting_is_refused():
@@ -912,10 +906,8 @@ def test_regression_coverage_was_quadratic_in_extra_actions():
     step = json.loads(record[3].rstrip(b","))
     step["actions"].update((f"q{k:07d}", "stay") for k in range(200_000))
     data = b"\n".join(record[:3]) + b"\n" + canonical_json(step) + b"\n"
-    started = time.perf_counter()
-    with pytest.raises(ember.MetricsInputError, match=r"^\$\.steps\[0\]\.actions\.q0000000: expected actions only"):
+    with no_hang(), pytest.raises(ember.MetricsInputError, match=r"^\$\.steps\[0\]\.actions\.q0000000: expected actions only"):
         ember.episode_metrics(crowd, data)
-    assert time.perf_counter() - started < 8
 
 
 def test_regression_byte_guard_was_quadratic_in_digit_strings():
@@ -927,11 +919,10 @@ def test_regression_byte_guard_was_quadratic_in_digit_strings():
     piece = (b'"' + b"0" * 41 + b'",') * (CHUNK // 44)
     guard = _ByteGuard(40)
     guard.scan(b"[")
-    started = time.perf_counter()
-    for _ in range(200):
-        safe, problem = guard.scan(piece)
-        assert problem is None and safe == piece
-    assert time.perf_counter() - started < 2
+    with no_hang():
+        for _ in range(200):
+            safe, problem = guard.scan(piece)
+            assert problem is None and safe == piece
     with pytest.raises(ember.MetricsInputError, match="max_integer_digits"):
         ember.episode_metrics(LIMITED, HEAD + b'{"actions":["' + b'1' * 50 + b'",' + b"1" * 41)
 
@@ -997,14 +988,13 @@ def test_regression_scenario_paths_were_quadratic_in_nesting():
     depth, key = 500, 4000
     text = "".join('{"' + "k" * (key - 1) + str(d % 10) + '":' for d in range(depth)) + "0" + "}" * depth
     tracemalloc.start()
-    started = time.perf_counter()
     try:
-        with pytest.raises(ember.ScenarioError, match=r"^\$: missing key"):
+        with no_hang(), pytest.raises(ember.ScenarioError, match=r"^\$: missing key"):
             ember.load_scenario(text)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 50 << 20 and time.perf_counter() - started < 2
+    assert peak < 50 << 20
     duplicate = '{"a":' * 50 + '{"k":1,"k":2}' + "}" * 50
     with pytest.raises(ember.ScenarioError, match=r"^\$" + r"\.a" * 50 + r"\.k: duplicate key 'k'"):
         ember.load_scenario(duplicate)

@@ -16,6 +16,7 @@ import threading
 import time
 
 import pytest
+from strict import no_hang
 
 import ember
 
@@ -239,11 +240,10 @@ def _slow_run(tmp_path, out):
 
 
 def _wait_for(predicate):
-    """Poll until ``predicate()``; the deadline only stops a hang."""
-    deadline = time.monotonic() + TIMEOUT
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
+    """Poll until ``predicate()``; ``no_hang`` only stops a hang."""
+    with no_hang(TIMEOUT):
+        while not predicate():
+            time.sleep(0.02)
 
 
 @pytest.mark.parametrize("existing", [False, True], ids=["new-path", "existing-record"])
