@@ -12,6 +12,7 @@ import time
 
 import pytest
 from conftest import make_scenario
+from strict import assert_same_json
 
 import ember
 from ember import progress
@@ -108,7 +109,7 @@ def test_metrics_json_is_the_default_and_compact_needs_json(office_record):
     default = ember_cli("metrics", "builtin:office", office_record)
     explicit = ember_cli("metrics", "builtin:office", office_record, "--format", "json")
     assert default.returncode == 0 and default.stdout == explicit.stdout
-    assert json.loads(default.stdout) == ember.episode_metrics("builtin:office", office_record).to_dict()
+    assert_same_json(json.loads(default.stdout), ember.episode_metrics("builtin:office", office_record).to_dict())
     message = assert_one_line_error(ember_cli("metrics", "builtin:office", office_record, "--format", "table", "--compact"))
     assert message == "ember: --compact applies only to --format json."
 

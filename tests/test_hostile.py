@@ -33,7 +33,7 @@ from batch_metrics import batch_metrics
 from conftest import make_scenario, picture_scenario
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strict import no_hang
+from strict import assert_same_json, no_hang
 
 import ember
 from ember.canonical import canonical_json, canonical_json_reference, canonical_record
@@ -216,10 +216,11 @@ def check_mutant(scenario, mutant, originals, rng):
     valid = simulator_wrote(scenario, mutant)
     if pulled[0] == OK:
         assert valid, "a record the simulator did not write was measured"
-        assert pulled[1] == pushed[1] == batch_metrics(scenario, mutant)
+        assert_same_json(pulled[1], pushed[1])
+        assert_same_json(pulled[1], batch_metrics(scenario, mutant))
         for data, expected in originals:
             if same_value(mutant, json.loads(data)):
-                assert pulled[1] == expected
+                assert_same_json(pulled[1], expected)
     else:
         assert not valid, f"a record the simulator writes was refused: {pulled[1]}"
     assert replays(scenario, mutant) == valid
@@ -567,7 +568,7 @@ def test_valid_records_pass_the_limits_in_any_layout():
     expected = ember.episode_metrics(room, data).to_dict()
     record = json.loads(data)
     for text in (json.dumps(record, indent=8), json.dumps(record, indent="\t", sort_keys=True, ensure_ascii=True)):
-        assert ember.episode_metrics(room, text.encode()).to_dict() == expected
+        assert_same_json(ember.episode_metrics(room, text.encode()).to_dict(), expected)
 
 
 # --- 3. scenario fuzzing ------------------------------------------------------------
@@ -854,7 +855,7 @@ def test_cli_measures_a_good_record(cli_files):
     (folder / "good.record").write_bytes(LIMITED_RECORD)
     result = ember_cli("metrics", scenario, folder / "good.record")
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == ember.episode_metrics(LIMITED, LIMITED_RECORD).to_dict()
+    assert_same_json(json.loads(result.stdout), ember.episode_metrics(LIMITED, LIMITED_RECORD).to_dict())
 
 
 # --- 5. regressions: one per class of defect found --------------------------------------
@@ -1047,14 +1048,14 @@ def test_regression_metrics_stream_converted_non_bytes_chunks():
     stream = ember.MetricsStream(LIMITED)
     stream.feed(bytearray(LIMITED_RECORD[:100]))
     stream.feed(memoryview(LIMITED_RECORD)[100:])
-    assert stream.close().to_dict() == ember.episode_metrics(LIMITED, LIMITED_RECORD).to_dict()
+    assert_same_json(stream.close().to_dict(), ember.episode_metrics(LIMITED, LIMITED_RECORD).to_dict())
 
 
 def test_regression_strided_memoryview_raised_type_error():
     # memoryview.cast("B") refuses a view that is not C-contiguous.
     doubled = bytes(b for byte in LIMITED_RECORD for b in (byte, 0))
     view = memoryview(doubled)[::2]
-    assert ember.episode_metrics(LIMITED, view).to_dict() == ember.episode_metrics(LIMITED, LIMITED_RECORD).to_dict()
+    assert_same_json(ember.episode_metrics(LIMITED, view).to_dict(), ember.episode_metrics(LIMITED, LIMITED_RECORD).to_dict())
 
 
 def test_regression_scenario_read_was_unbounded(monkeypatch):

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from strict import assert_same_json
 
 import ember
 
@@ -59,7 +60,7 @@ def test_closed_stdout_does_not_stop_commands_that_write_files(record, tmp_path)
     out = tmp_path / "m.json"
     done = ember_closed("stdout", "metrics", SCENARIO, record, "-o", out)
     assert (done.returncode, done.stderr) == (0, b"")
-    assert json.loads(out.read_text()) == ember.episode_metrics(SCENARIO, str(record)).to_dict()
+    assert_same_json(json.loads(out.read_text()), ember.episode_metrics(SCENARIO, str(record)).to_dict())
     run = tmp_path / "r.record"
     done = ember_closed("stdout", "run", SCENARIO, "-o", run)
     assert (done.returncode, done.stderr) == (0, b"")
@@ -83,7 +84,7 @@ def test_closed_stderr_errors_never_reach_stdout(tmp_path, record):
 def test_closed_stderr_success_still_writes_the_result(record):
     done = ember_closed("stderr", "metrics", SCENARIO, record)
     assert done.returncode == 0
-    assert json.loads(done.stdout) == ember.episode_metrics(SCENARIO, str(record)).to_dict()
+    assert_same_json(json.loads(done.stdout), ember.episode_metrics(SCENARIO, str(record)).to_dict())
 
 
 @pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs /dev/full")

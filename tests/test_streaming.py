@@ -10,6 +10,7 @@ import tracemalloc
 
 import pytest
 from conftest import picture_scenario
+from strict import assert_same_json
 
 import ember
 from batch_metrics import batch_metrics
@@ -31,7 +32,8 @@ def test_push_one_byte_at_a_time_equals_pull(office_record):
     stream = ember.MetricsStream(sc)
     for k in range(len(data)):
         stream.feed(data[k:k + 1])
-    assert stream.close().to_dict() == ember.episode_metrics(sc, data).to_dict() == batch_metrics(sc, data)
+    assert_same_json(stream.close().to_dict(), ember.episode_metrics(sc, data).to_dict())
+    assert_same_json(ember.episode_metrics(sc, data).to_dict(), batch_metrics(sc, data))
 
 
 def test_push_in_odd_chunks(office_record):
@@ -40,7 +42,7 @@ def test_push_in_odd_chunks(office_record):
         stream = ember.MetricsStream(OFFICE)
         for start in range(0, len(office_record), size):
             stream.feed(office_record[start:start + size])
-        assert stream.close().to_dict() == expected
+        assert_same_json(stream.close().to_dict(), expected)
 
 
 def test_push_error_surfaces_at_the_feed_that_knows(office_record):
@@ -66,13 +68,13 @@ def test_sources_path_file_bytes_chunks(tmp_path, office_record):
     path = tmp_path / "office.record"
     path.write_bytes(office_record)
     expected = ember.episode_metrics(OFFICE, office_record).to_dict()
-    assert ember.episode_metrics(OFFICE, str(path)).to_dict() == expected
-    assert ember.episode_metrics(OFFICE, path).to_dict() == expected
+    assert_same_json(ember.episode_metrics(OFFICE, str(path)).to_dict(), expected)
+    assert_same_json(ember.episode_metrics(OFFICE, path).to_dict(), expected)
     with open(path, "rb") as handle:
-        assert ember.episode_metrics(OFFICE, handle).to_dict() == expected
+        assert_same_json(ember.episode_metrics(OFFICE, handle).to_dict(), expected)
     chunks = (office_record[i:i + 1000] for i in range(0, len(office_record), 1000))
-    assert ember.episode_metrics(OFFICE, chunks).to_dict() == expected
-    assert ember.episode_metrics(OFFICE, bytearray(office_record)).to_dict() == expected
+    assert_same_json(ember.episode_metrics(OFFICE, chunks).to_dict(), expected)
+    assert_same_json(ember.episode_metrics(OFFICE, bytearray(office_record)).to_dict(), expected)
     with open(path, "r") as text, pytest.raises(ember.MetricsInputError, match="binary"):
         ember.episode_metrics(OFFICE, text)
 
@@ -159,5 +161,5 @@ def test_cli_pipe_run_into_metrics():
     result = json.loads(done.stdout)
     out = io.BytesIO()
     ember.run_episode(OFFICE, "greedy", 4, out)
-    assert result == ember.episode_metrics(OFFICE, out.getvalue()).to_dict()
+    assert_same_json(result, ember.episode_metrics(OFFICE, out.getvalue()).to_dict())
     assert done.stdout.count(b"\n") == 1  # --compact: one line
