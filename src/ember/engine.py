@@ -24,7 +24,7 @@ from .metrics.report import build_report
 from .metrics.resolutions import Resolutions
 from .record.pipeline import RecordInput, read_into
 from .record.reader import DEFAULT_LIMITS, Limits
-from .record.writer import RecordWriter
+from .record.writer import RecordWriter, open_record_output
 from .scenario import compile_scenario
 from .transition import State, Transition, decode_snapshot
 
@@ -306,7 +306,7 @@ def measure_run(scenario, policy, seed, out=None):
     if out is None:
         return _measure_run(compiled, run, None)
     if isinstance(out, (str, os.PathLike)):
-        with open(out, "wb") as stream:
+        with open_record_output(out) as stream:  # the same -o rules as run_episode (docs/decisions.md)
             return _measure_run(compiled, run, RecordWriter(stream))
     return _measure_run(compiled, run, RecordWriter(out))
 

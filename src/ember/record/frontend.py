@@ -88,7 +88,8 @@ class CanonicalLines:
         self.active = True
         self.partial = []
         self.partial_size = 0
-        self.line_number = 0
+        self.line_number = 0  # complete lines seen
+        self.line_head = b""  # the start of the line under way, while one of the first three
         self.step_index = 0
         self.placeholders = []  # taken steps' placeholders, fed to the parser once per chunk
 
@@ -100,6 +101,14 @@ class CanonicalLines:
         start = 0
         while True:
             newline = chunk.find(b"\n", start)
+            if self.line_number < 3:
+                # The first three lines go to the strict reader as they come, so that an
+                # error in them (not JSON, not an object, a wrong header) surfaces at the
+                # feed that brought it, not when a newline arrives.
+                start = self._head_piece(chunk, start, newline)
+                if start is None or not self.active:
+                    break
+                continue
             if newline < 0:
                 self._keep(chunk[start:])
                 break
@@ -116,6 +125,29 @@ class CanonicalLines:
         # Each feed leaves the strict reader as far as the input goes, so an
         # error surfaces at the feed that brought it.
         self._flush_placeholders()
+
+    def _head_piece(self, chunk, start, newline):
+        """Pass a piece of one of the first three lines to the strict reader; where the rest starts.
+
+        Returns None when the chunk is used up.  Leaves the fast path as soon
+        as the line cannot start as the canonical layout's line does.
+        """
+        end = len(chunk) if newline < 0 else newline + 1
+        piece = chunk[start:end]
+        expected = (HEADER_LINE, INITIAL_LINE, STEPS_LINE)[self.line_number]
+        head = self.line_head + piece[:len(expected) - len(self.line_head)]
+        self.line_head = head
+        self.parser.feed(piece)
+        if not expected.startswith(head) or (newline >= 0 and head != expected):
+            self.active = False  # not the canonical layout: the strict reader alone from here
+        if newline >= 0:
+            self.line_number += 1
+            self.line_head = b""
+        if not self.active:
+            if end < len(chunk):
+                self.parser.feed(chunk[end:])
+            return None
+        return None if end >= len(chunk) else end
 
     def close(self):
         self._stop()
@@ -135,10 +167,17 @@ class CanonicalLines:
     def _keep(self, piece):
         if not piece:
             return
+        before = self.partial_size
         self.partial.append(piece)
         self.partial_size += len(piece)
         if self.partial_size > MAX_LINE_BYTES:
             self._stop()
+        elif before < len(STEP_START):
+            # A line that cannot be a canonical step line goes to the strict reader at
+            # once (it would at its newline anyway), so its errors surface at this feed.
+            head = b"".join(self.partial)[:len(STEP_START)]
+            if not STEP_START.startswith(head):
+                self._stop()
 
     def _stop(self):
         """Leave the fast path: whatever is buffered goes to the strict reader."""
@@ -151,12 +190,6 @@ class CanonicalLines:
 
     def _line(self, line):
         self.line_number += 1
-        if self.line_number <= 3:
-            expected_start = (HEADER_LINE, INITIAL_LINE, STEPS_LINE)[self.line_number - 1]
-            self._to_parser(line)
-            if not line.startswith(expected_start):
-                self.active = False
-            return
         body = line[:-1]
         comma = body.endswith(b",")
         if comma:
