@@ -11,9 +11,10 @@ in how bytes reach the same reader and engine.
 
 import os
 
+from .canonical import canonical_json
 from .checks.replay import PolicyRun, ReplayCheck, Replayer
 from .checks.shape import check_final_state as check_final_shape
-from .checks.shape import check_step, fail
+from .checks.shape import ACTIONS, CAUSES, OUTCOMES, REASONS, STATUSES, check_step, fail
 from .checks.stage1 import check_compatibility
 from .checks.stage2 import check_final_state, check_initial_state, step_checks
 from .errors import MetricsInputError, ReplayMismatchError, ScenarioError
@@ -27,6 +28,7 @@ from .record.reader import DEFAULT_LIMITS, Limits
 from .record.writer import RecordWriter, open_record_output
 from .scenario import compile_scenario
 from .transition import State, Transition, decode_snapshot
+from .versions import OBSERVATION_VERSION, SCHEMA_VERSION, SIMULATOR_VERSION
 
 REPLAY_PREFIX = "record failed simulator replay verification: "
 
@@ -162,29 +164,72 @@ class EpisodeEngine:
         )
 
 
-# Reader limits for one scenario's records (docs/limits.md).  A part (a step,
-# header, initial_state or final_state) of a valid record holds at most about
-# PART_BYTES_PER_PERSON bytes per person and PART_BYTES_PER_CELL per non-wall
-# cell (a cell may be listed in both ignitions and burning), written
-# canonically with 64-character IDs.  PART_SLACK leaves room for any
-# reasonable whitespace and escaping.  The part limit keeps a hostile part's
-# memory (Python objects take up to ~25 bytes per byte read) in proportion
-# to the scenario rather than at the reader's 64 MiB default.
-PART_BYTES_PER_PERSON = 1024
-PART_BYTES_PER_CELL = 48
-PART_BYTES_BASE = 4096
+# Reader limits for one scenario's records (docs/limits.md).  The part limit
+# is derived from ``largest_part_bytes``, the canonical size of the largest
+# part any valid record of the scenario can hold, so that no record the
+# simulator writes for a valid scenario is ever refused, however large.
+# PART_SLACK leaves room for whitespace and escaping (a pretty-printed
+# record), but never more than PART_HEADROOM bytes beyond the canonical
+# size, so a hostile part's memory (Python objects take up to ~25 bytes per
+# byte read) stays in proportion to what the scenario can really need.
 PART_SLACK = 16
+PART_HEADROOM = 64 << 20
 MIN_PART_BYTES = 1 << 20
+
+
+def _widest(words):
+    return max(words, key=len)
+
+
+def largest_part_bytes(scenario):
+    """Bytes of the largest part any valid record of the compiled ``scenario`` can hold, written canonically.
+
+    The largest part is a step (simulator.md §5): every person at most once
+    in ``actions``, ``movements`` and the snapshot's ``people``, and once in
+    ``evacuations``, ``casualties`` or ``trapped`` (a person resolved at t
+    is not active in s_t); every non-wall cell at most once in
+    ``ignitions`` and in ``burning``.  Each entry is measured at its widest,
+    with the scenario's own IDs: the longest action, outcome, status, cause
+    and exit ID, a cell as wide as a target can be (row -1 or ``rows``), a
+    step number as wide as ``max_steps``.  The header, ``initial_state`` and
+    ``final_state`` hold less, except a header in a scenario of few people.
+    """
+    def size(value):
+        return len(canonical_json(value))
+
+    grid = scenario.grid
+    # A target is origin + action, so a row runs from -1 to ``rows``: the widest of the two.
+    cell = [max((-1, grid.rows), key=lambda v: len(str(v))), max((-1, grid.cols), key=lambda v: len(str(v)))]
+    t = scenario.max_steps
+    reason = _widest([r for r in REASONS if r is not None])
+    step = size({
+        "actions": {}, "casualties": [], "evacuations": [], "ignitions": [], "movements": [],
+        "snapshot": {"burning": [], "people": [], "step": t, "terminated": False, "termination_reason": reason, "trapped": []},
+        "step": t,
+    })
+    exit_id = _widest(scenario.exit_ids)
+    per_length = {}
+    for length in {len(person_id) for person_id in scenario.person_ids}:
+        pid = "x" * length  # IDs are ASCII (simulator.md §1): their canonical size is their length + 2
+        per_length[length] = (
+            size({pid: _widest(ACTIONS)}) - 1  # '"id":"north",' is the object less its braces, plus a comma
+            + size({"origin": cell, "outcome": _widest(OUTCOMES), "person_id": pid, "target": cell}) + 1
+            + max(size({"exit_id": exit_id, "person_id": pid}), size({"cause": _widest(CAUSES), "person_id": pid}), size(pid)) + 1
+            + size({"person_id": pid, "position": cell, "status": _widest(STATUSES)}) + 1
+        )
+    step += sum(per_length[len(person_id)] for person_id in scenario.person_ids)
+    step += 2 * (size(cell) + 1) * grid.open.count(1)
+    header = size({
+        "observation_version": OBSERVATION_VERSION, "scenario_hash": scenario.hash, "scenario_id": scenario.scenario_id,
+        "schema_version": SCHEMA_VERSION, "seed": 2**64 - 1, "simulator_version": SIMULATOR_VERSION,
+    })
+    return max(step, header)
 
 
 def record_limits(scenario):
     """The reader ``Limits`` for records of a compiled scenario."""
-    bound = (
-        PART_BYTES_BASE
-        + PART_BYTES_PER_PERSON * len(scenario.person_ids)
-        + PART_BYTES_PER_CELL * scenario.grid.open.count(1)
-    )
-    part = min(DEFAULT_LIMITS.max_part_bytes, max(MIN_PART_BYTES, PART_SLACK * bound))
+    largest = largest_part_bytes(scenario)
+    part = max(MIN_PART_BYTES, min(PART_SLACK * largest, largest + PART_HEADROOM))
     return Limits(
         max_depth=DEFAULT_LIMITS.max_depth,
         max_string_length=DEFAULT_LIMITS.max_string_length,
