@@ -26,7 +26,8 @@ TIMEOUT = 60  # only stops a hang
 
 
 def ember_cli(*args, **kwargs):
-    return subprocess.run([sys.executable, "-m", "ember.cli", *map(str, args)], capture_output=True, timeout=TIMEOUT, **kwargs)
+    argv = [sys.executable, "-m", "ember.cli", *map(str, args)]
+    return subprocess.run(argv, capture_output=True, timeout=TIMEOUT, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -261,7 +262,9 @@ def test_run_concurrent_writers_to_one_path_do_not_both_succeed(tmp_path, record
         first.kill()
         first.wait(TIMEOUT)
     assert second.returncode == 2 and second.stdout == b""
-    assert second.stderr.decode() == f"ember: {out}: another process is writing this record (it holds the lock); not written.\n"
+    assert second.stderr.decode() == (
+        f"ember: {out}: another process is writing this record (it holds the lock); not written.\n"
+    )
     if existing:
         assert out.read_bytes() == record.read_bytes()  # the killed first writer did not touch it either
 
@@ -275,7 +278,8 @@ def test_run_concurrent_writers_one_wins_whole(tmp_path):
         ember.run_episode(ember.load_scenario(SCENARIO), "random", seed, expected[seed])
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "ember.cli", "run", SCENARIO, "--policy", "random", "--seed", str(seed), "-o", str(out)],
+            [sys.executable, "-m", "ember.cli", "run", SCENARIO, "--policy", "random", "--seed", str(seed),
+             "-o", str(out)],
             stderr=subprocess.PIPE,
         )
         for seed in (1, 2)

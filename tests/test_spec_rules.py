@@ -45,7 +45,9 @@ def step_one(record):
 def test_the_base_record_has_what_the_cases_need():
     step = step_one(CROWD_RECORD)
     assert step["evacuations"] == [{"exit_id": "e1", "person_id": "A"}, {"exit_id": "e2", "person_id": "B"}]
-    assert step["casualties"] == [{"cause": "fire_spread", "person_id": "C"}, {"cause": "fire_spread", "person_id": "D"}]
+    assert step["casualties"] == [
+        {"cause": "fire_spread", "person_id": "C"}, {"cause": "fire_spread", "person_id": "D"},
+    ]
     assert step["snapshot"]["termination_reason"] == "all_resolved" and len(CROWD_RECORD["steps"]) == 1
     assert ember.episode_metrics(CROWD, encode(CROWD_RECORD)).to_dict()["safety"]["casualties"] == 2
 
@@ -104,7 +106,8 @@ def test_stay_with_a_target_is_refused():
         assert move["outcome"] == "stayed"
         move["target"] = move["origin"]
 
-    assert rejected(tampered(edit)) == "$.steps[0].movements[2].target: action 'stay' must have a null target, got [2, 0]."
+    expected = "$.steps[0].movements[2].target: action 'stay' must have a null target, got [2, 0]."
+    assert rejected(tampered(edit)) == expected
 
 
 def test_more_movements_than_active_people_is_refused():
@@ -144,7 +147,8 @@ def test_active_person_on_a_burning_cell_is_refused():
         step["snapshot"]["people"][2]["status"] = "active"
 
     assert rejected(tampered(edit)) == (
-        "$.steps[0].snapshot.people[2].status: expected 'C' to be 'casualty' at step 1 because its cell ignited, got 'active'."
+        "$.steps[0].snapshot.people[2].status: "
+        "expected 'C' to be 'casualty' at step 1 because its cell ignited, got 'active'."
     )
 
 
@@ -157,7 +161,8 @@ def test_final_state_people_must_match_the_last_snapshot():
     def edit(record):
         record["final_state"]["people"][0]["position"] = [1, 0]
 
-    assert rejected(tampered(edit)) == "$.final_state.people: expected the value of s_1's 'people', got a different value."
+    expected = "$.final_state.people: expected the value of s_1's 'people', got a different value."
+    assert rejected(tampered(edit)) == expected
 
 
 HORIZON = picture_scenario(["A..1"], max_steps=2)  # A stays: the episode ends at the horizon
@@ -166,7 +171,9 @@ HORIZON = picture_scenario(["A..1"], max_steps=2)  # A stays: the episode ends a
 def test_reaching_the_horizon_without_terminating_is_refused():
     record = parts(record_bytes(HORIZON, scripted([])))
     assert record["steps"][-1]["snapshot"]["termination_reason"] == "max_steps"
-    unterminated = tampered(lambda r: r["steps"][-1]["snapshot"].update(terminated=False, termination_reason=None), record)
+    unterminated = tampered(
+        lambda r: r["steps"][-1]["snapshot"].update(terminated=False, termination_reason=None), record
+    )
     assert rejected(unterminated, HORIZON) == (
         "$.steps[1].snapshot.termination_reason: expected terminated with reason 'max_steps' at step 2, "
         "got terminated=false, reason None."

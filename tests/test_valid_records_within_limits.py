@@ -35,7 +35,10 @@ def crowd(rows, cols, count, *, p="1/1", max_steps=50, ignitions=((0, 0),)):
     people = [{"person_id": long_id("p", i), "position": list(next(cells))} for i in range(count)]
     return {
         "schema_version": "1.0", "scenario_id": "c" * 64, "grid": {"rows": rows, "cols": cols}, "walls": [],
-        "exits": [{"exit_id": "E" * 64, "position": [rows - 1, cols - 1]}, {"exit_id": "F" * 63, "position": [rows - 1, 0]}],
+        "exits": [
+            {"exit_id": "E" * 64, "position": [rows - 1, cols - 1]},
+            {"exit_id": "F" * 63, "position": [rows - 1, 0]},
+        ],
         "people": people,
         "fire": {"ignitions": [list(c) for c in ignitions], "spread_probability": p, "enter_fire": "casualty"},
         "termination": {"max_steps": max_steps},

@@ -204,7 +204,9 @@ def largest_part_bytes(scenario):
     reason = _widest([r for r in REASONS if r is not None])
     step = size({
         "actions": {}, "casualties": [], "evacuations": [], "ignitions": [], "movements": [],
-        "snapshot": {"burning": [], "people": [], "step": t, "terminated": False, "termination_reason": reason, "trapped": []},
+        "snapshot": {
+            "burning": [], "people": [], "step": t, "terminated": False, "termination_reason": reason, "trapped": [],
+        },
         "step": t,
     })
     exit_id = _widest(scenario.exit_ids)
@@ -214,7 +216,11 @@ def largest_part_bytes(scenario):
         per_length[length] = (
             size({pid: _widest(ACTIONS)}) - 1  # '"id":"north",' is the object less its braces, plus a comma
             + size({"origin": cell, "outcome": _widest(OUTCOMES), "person_id": pid, "target": cell}) + 1
-            + max(size({"exit_id": exit_id, "person_id": pid}), size({"cause": _widest(CAUSES), "person_id": pid}), size(pid)) + 1
+            + max(
+                size({"exit_id": exit_id, "person_id": pid}),
+                size({"cause": _widest(CAUSES), "person_id": pid}),
+                size(pid),
+            ) + 1
             + size({"person_id": pid, "position": cell, "status": _widest(STATUSES)}) + 1
         )
     step += sum(per_length[len(person_id)] for person_id in scenario.person_ids)
