@@ -337,3 +337,21 @@ def test_partial_suffix_is_the_documented_one():
     from ember.files import PARTIAL_SUFFIX as suffix
 
     assert suffix == PARTIAL_SUFFIX
+
+
+def test_measure_run_output_follows_the_same_rules(tmp_path, record):
+    from ember.engine import measure_run
+
+    target, link = tmp_path / "t.record", tmp_path / "l.record"
+    target.write_bytes(b"an old record")
+    link.symlink_to(target)
+
+    def failing(observation):
+        raise RuntimeError("the policy failed")
+
+    with pytest.raises(RuntimeError):
+        measure_run(SCENARIO, failing, 0, link)
+    assert link.is_symlink() and target.read_bytes() == b"an old record"  # kept: the run failed
+    assert sorted(os.listdir(tmp_path)) == ["l.record", "t.record"]
+    measure_run(SCENARIO, "greedy", 0, link)
+    assert link.is_symlink() and target.read_bytes() == record.read_bytes()
