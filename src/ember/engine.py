@@ -22,6 +22,7 @@ from .metrics.movement import MovementCounts
 from .metrics.replanning import ReplanningCounts
 from .metrics.report import build_report
 from .metrics.resolutions import Resolutions
+from .record.compression import open_output
 from .record.pipeline import RecordInput, read_into
 from .record.reader import DEFAULT_LIMITS, Limits
 from .record.writer import RecordWriter
@@ -298,7 +299,8 @@ def measure_run(scenario, policy, seed, out=None):
     Illegal actions raise ``ActionError``, as in ``run_episode``.  With
     ``out`` (a path or a binary file) the canonical record is written there
     as it runs, byte-identical to what ``run_episode`` writes, flushed step
-    by step.  Returns the ``EpisodeMetrics``: exactly what
+    by step (a path ending ``.gz`` or ``.zst`` is written compressed, as
+    ``run_episode`` does: gzip with mtime 0, reproducible).  Returns the ``EpisodeMetrics``: exactly what
     ``episode_metrics(scenario, record)`` gives for that record.
     """
     compiled = compile_scenario(scenario)
@@ -306,7 +308,7 @@ def measure_run(scenario, policy, seed, out=None):
     if out is None:
         return _measure_run(compiled, run, None)
     if isinstance(out, (str, os.PathLike)):
-        with open(out, "wb") as stream:
+        with open_output(out) as stream:
             return _measure_run(compiled, run, RecordWriter(stream))
     return _measure_run(compiled, run, RecordWriter(out))
 
