@@ -196,12 +196,18 @@ def _step_timeout(text):
     return value
 
 
-def _step(text):
+def _int_in(text, low, high):
+    """``text`` as a decimal integer with low <= value <= high, else None."""
     try:
         value = int(text, 10)
     except ValueError:
-        value = -1
-    if value < 0:
+        return None
+    return value if low <= value <= high else None
+
+
+def _step(text):
+    value = _int_in(text, 0, math.inf)
+    if value is None:
         raise argparse.ArgumentTypeError(f"the step must be an integer >= 0, got {text!r}")
     return value
 
@@ -209,11 +215,8 @@ def _step(text):
 def _cell_size(text):
     from .render import MAX_CELL_SIZE
 
-    try:
-        value = int(text, 10)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_CELL_SIZE:
+    value = _int_in(text, 1, MAX_CELL_SIZE)
+    if value is None:
         raise argparse.ArgumentTypeError(f"the cell size must be an integer from 1 to {MAX_CELL_SIZE} pixels, got {text!r}")
     return value
 

@@ -87,7 +87,7 @@ def cell_index(value, path, grid):
     row, col = value
     if not (0 <= row < grid.rows and 0 <= col < grid.cols):
         fail(path, f"cell {value!r} is out of bounds of the {grid.rows}x{grid.cols} grid.")
-    return row * grid.cols + col
+    return grid.index(row, col)
 
 
 def sorted_cells(value, path, grid):
@@ -170,7 +170,7 @@ def check_snapshot(value, path, scenario):
     return statuses, positions, burning
 
 
-def check_final_state(value, path, scenario):
+def check_final_shape(value, path, scenario):
     require_object(value, path, FINAL_KEYS)
     require_int(value["step"], f"{path}.step")
     check_people(value["people"], f"{path}.people", scenario)
