@@ -76,6 +76,10 @@ def cmd_metrics(args):
 
     if args.compact and args.format != "json":
         return _fail("--compact applies only to --format json.")
+    if args.format == "table":
+        from .summary import tables_available
+
+        tables_available()  # before reading: no extra, nothing read, a one-line error
     _warn_if_slow_reader()
     with reading_progress(_record_source(args.record)) as record:
         result = episode_metrics(args.scenario, record).to_dict()
