@@ -127,10 +127,19 @@ def run_child(kind, record, scenario_file):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, nargs="+", default=[10_000, 100_000], help="record lengths T (default: 10^4 10^5)")
-    parser.add_argument("--population", choices=("20", "1000", "both"), default="20", help="20 people on 40x40, 1,000 on 200x200, or both")
+    parser.add_argument(
+        "--steps", type=int, nargs="+", default=[10_000, 100_000], help="record lengths T (default: 10^4 10^5)"
+    )
+    parser.add_argument(
+        "--population",
+        choices=("20", "1000", "both"),
+        default="20",
+        help="20 people on 40x40, 1,000 on 200x200, or both",
+    )
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="what to measure")
-    parser.add_argument("--data-dir", type=Path, default=ROOT / "bench-data", help="where records are written and cached")
+    parser.add_argument(
+        "--data-dir", type=Path, default=ROOT / "bench-data", help="where records are written and cached"
+    )
     parser.add_argument("--measure", nargs=3, metavar=("KIND", "RECORD", "SCENARIO"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -141,7 +150,10 @@ def main():
     print(f"python {sys.version.split()[0]}, ijson {ijson.__version__} backend {ijson.backend}, {os.cpu_count()} CPUs")
     args.data_dir.mkdir(exist_ok=True)
     populations = ("20", "1000") if args.population == "both" else (args.population,)
-    header = f"{'people':>6} {'T':>9} {'what':<7} {'seconds':>9} {'steps/s':>9} {'MB/s':>7} {'x floor':>8} {'peak RSS MB':>12}"
+    header = (
+        f"{'people':>6} {'T':>9} {'what':<7} {'seconds':>9} {'steps/s':>9} {'MB/s':>7} {'x floor':>8} "
+        f"{'peak RSS MB':>12}"
+    )
     print(header)
     print("-" * len(header))
     for population in populations:
@@ -155,7 +167,11 @@ def main():
                     floor = seconds
                 ratio = f"{seconds / floor:8.2f}" if floor else f"{'-':>8}"
                 mbs = f"{size_mb / seconds:7.1f}" if kind != "sim" else f"{'-':>7}"
-                print(f"{population:>6} {steps:>9,} {kind:<7} {seconds:9.2f} {steps / seconds:9,.0f} {mbs} {ratio} {rss:12.1f}", flush=True)
+                print(
+                    f"{population:>6} {steps:>9,} {kind:<7} {seconds:9.2f} {steps / seconds:9,.0f} {mbs} {ratio} "
+                    f"{rss:12.1f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ import os
 import sys
 
 import pytest
-from conftest import picture_scenario
 
 import ember
 from ember import engine
@@ -14,6 +13,8 @@ from ember.cli import main
 from ember.record import pipeline, reader
 from ember.record.reader import iter_parts
 from ember.render import render_ascii
+
+from conftest import picture_scenario
 from records import record_bytes, scripted
 
 
@@ -136,7 +137,16 @@ def _readers(record, tmp_path):
 
 @pytest.mark.parametrize(
     "name",
-    ["episode_metrics", "MetricsStream", "verify_replay", "render_ascii", "iter_parts", "cli metrics", "cli replay", "cli render"],
+    [
+        "episode_metrics",
+        "MetricsStream",
+        "verify_replay",
+        "render_ascii",
+        "iter_parts",
+        "cli metrics",
+        "cli replay",
+        "cli render",
+    ],
 )
 def test_every_reader_comes_in_through_the_one_entry_point(name, record, builders, tmp_path, capsys):
     outcome = _readers(record, tmp_path)[name]()
@@ -191,7 +201,10 @@ def test_without_tabulate_format_table_is_a_one_line_error(monkeypatch, tmp_path
     assert main(["metrics", str(scenario_file), str(record_file), "--format", "table", "-o", str(out)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == "ember: --format table needs tabulate: pip install 'ember-eval[cli]' (or pip install tabulate).\n"
+    assert (
+        captured.err
+        == "ember: --format table needs tabulate: pip install 'ember-eval[cli]' (or pip install tabulate).\n"
+    )
     assert not out.exists()
     with pytest.raises(ember.EmberError, match=r"ember-eval\[cli\]") as info:
         summary.format_table(("a",), [[1]])

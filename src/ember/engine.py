@@ -22,8 +22,8 @@ from .metrics.replanning import ReplanningCounts
 from .metrics.report import build_report
 from .metrics.resolutions import Resolutions
 from .record.compression import open_output
-from .record.pipeline import RecordInput, read_into
 from .record.limits import DEFAULT_LIMITS, record_limits
+from .record.pipeline import RecordInput, read_into
 from .record.writer import RecordWriter
 from .scenario import compile_scenario
 from .transition import State, Transition, decode_snapshot
@@ -74,7 +74,11 @@ class EpisodeEngine:
     def step(self, index, value):
         path = f"$.steps[{index}]"
         status, position, ignited = check_step(value, path, self.scenario)
-        self.update(Transition(index + 1, path, self.prev, value, State(value["snapshot"], status, position), self.burning, ignited))
+        self.update(
+            Transition(
+                index + 1, path, self.prev, value, State(value["snapshot"], status, position), self.burning, ignited
+            )
+        )
 
     def end(self):
         """The reader's explicit end-of-stream event: finish once, keep the result."""
@@ -149,7 +153,10 @@ class EpisodeEngine:
             fail("$.steps", "the record has no steps; metrics need a complete episode.")
         last = self.prev
         if not last.terminated:
-            fail(f"$.steps[{self.steps - 1}].snapshot.terminated", f"the record ends at step {self.steps} without termination; metrics need a complete episode.")
+            fail(
+                f"$.steps[{self.steps - 1}].snapshot.terminated",
+                f"the record ends at step {self.steps} without termination; metrics need a complete episode.",
+            )
         check_final_matches_last(self.final_value, last, self.scenario)
         if self.replay is not None:
             self.replay.finish(self.final_value, self.steps)
@@ -157,8 +164,14 @@ class EpisodeEngine:
             if mismatch is not None:
                 raise MetricsInputError(REPLAY_PREFIX + str(mismatch)) from mismatch
         return build_report(
-            self.scenario, self.header_value, last, self.steps,
-            self.resolutions, self.movement, self.replanning, self.exposure,
+            self.scenario,
+            self.header_value,
+            last,
+            self.steps,
+            self.resolutions,
+            self.movement,
+            self.replanning,
+            self.exposure,
         )
 
 

@@ -111,7 +111,10 @@ class StepCounter:
 
 @contextlib.contextmanager
 def step_counter(policy, max_steps, stream=None):
-    """Yield ``policy``, wrapped in a ``StepCounter`` when ``stream`` (default stderr) is a terminal and tqdm is installed."""
+    """Yield ``policy``, wrapped in a ``StepCounter`` when ``stream`` (default stderr) is a terminal.
+
+    Without tqdm, ``policy`` itself.
+    """
     stream = sys.stderr if stream is None else stream
     tqdm = _tqdm() if _is_terminal(stream) else None
     if tqdm is None:

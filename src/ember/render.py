@@ -103,12 +103,9 @@ class Board:
     def ascii(self, frame):
         """The frame as text, one line per row (see ``ASCII``)."""
         ground, people = frame
-        chars = [
-            ASCII[_PEOPLE_NAMES[p]] if p else ASCII[_GROUND_NAMES[g]]
-            for g, p in zip(ground, people)
-        ]
+        chars = [ASCII[_PEOPLE_NAMES[p]] if p else ASCII[_GROUND_NAMES[g]] for g, p in zip(ground, people)]
         cols = self.cols
-        return "\n".join("".join(chars[r * cols:(r + 1) * cols]) for r in range(self.rows))
+        return "\n".join("".join(chars[r * cols : (r + 1) * cols]) for r in range(self.rows))
 
 
 # --- collecting frames while the record streams --------------------------------------
@@ -259,9 +256,7 @@ class Painter:
         self.size = (board.cols * cell_size, board.rows * cell_size)
         self.pixels = self.size[0] * self.size[1]
         if self.pixels > MAX_IMAGE_PIXELS:
-            raise RenderError(
-                f"the image would be {self.size[0]}x{self.size[1]} pixels; choose a smaller --cell-size."
-            )
+            raise RenderError(f"the image would be {self.size[0]}x{self.size[1]} pixels; choose a smaller --cell-size.")
         names = _GROUND_NAMES + _PEOPLE_NAMES[1:]
         self.palette = [channel for name in names for channel in PALETTE[name]]
         # People codes 1..4 are palette entries 4..7, after the ground's.

@@ -57,7 +57,7 @@ def _lookup(value, path, root):
     """The value at ``path`` (a suffix of ``root``'s path), for messages."""
     import re
 
-    for name, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path[len(root):]):
+    for name, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path[len(root) :]):
         try:
             value = value[name] if name else value[int(index)]
         except (KeyError, IndexError, TypeError):
@@ -90,7 +90,9 @@ class Replayer:
         try:
             self.sim = Simulator(scenario, header.get("seed") if isinstance(header, dict) else None)
         except SeedError as exc:
-            self.error = ReplayMismatchError(f"step 0: $.header.seed: the simulator cannot start: {exc}", 0, "$.header.seed")
+            self.error = ReplayMismatchError(
+                f"step 0: $.header.seed: the simulator cannot start: {exc}", 0, "$.header.seed"
+            )
             return
         self.error = self.compare(header, self.sim.header, "$.header", 0)
 
@@ -140,13 +142,17 @@ class Replayer:
             try:
                 replayed = self.sim.step(actions)
             except ActionError as exc:
-                return ReplayMismatchError(f"step {t}: {path}.actions: the simulator rejects the recorded actions: {exc}", t, f"{path}.actions")
+                return ReplayMismatchError(
+                    f"step {t}: {path}.actions: the simulator rejects the recorded actions: {exc}", t, f"{path}.actions"
+                )
         return self.compare(value, replayed, path, t)
 
     def final_state(self, value, steps):
         if self.sim.final_state is None:
             return ReplayMismatchError(
-                f"step {steps}: $.final_state: the replay has not terminated after the record's {steps} steps.", steps, "$.final_state"
+                f"step {steps}: $.final_state: the replay has not terminated after the record's {steps} steps.",
+                steps,
+                "$.final_state",
             )
         return self.compare(value, self.sim.final_state, "$.final_state", steps)
 

@@ -56,20 +56,22 @@ def build_report(scenario, header, last, steps, resolutions, movement, replannin
     """
     outcome = _Outcome(scenario, last, resolutions)
     lower = scenario.static_exit_distances()
-    return EpisodeMetrics({
-        "metrics_version": METRICS_VERSION,
-        "scenario_id": scenario.scenario_id,
-        "scenario_hash": scenario.hash,
-        "seed": header["seed"],
-        "safety": safety_family(outcome, last, resolutions),
-        "time": time_family(outcome, steps),
-        "movement": movement_family(movement),
-        "path_efficiency": path_efficiency_family(outcome, movement, lower),
-        "fire_exposure": fire_exposure_family(exposure),
-        "exits": exits_family(outcome, resolutions),
-        "replanning": replanning_family(movement, replanning),
-        "people": people_family(outcome, last, resolutions, movement, replanning, exposure, lower),
-    })
+    return EpisodeMetrics(
+        {
+            "metrics_version": METRICS_VERSION,
+            "scenario_id": scenario.scenario_id,
+            "scenario_hash": scenario.hash,
+            "seed": header["seed"],
+            "safety": safety_family(outcome, last, resolutions),
+            "time": time_family(outcome, steps),
+            "movement": movement_family(movement),
+            "path_efficiency": path_efficiency_family(outcome, movement, lower),
+            "fire_exposure": fire_exposure_family(exposure),
+            "exits": exits_family(outcome, resolutions),
+            "replanning": replanning_family(movement, replanning),
+            "people": people_family(outcome, last, resolutions, movement, replanning, exposure, lower),
+        }
+    )
 
 
 class _Outcome:
@@ -91,7 +93,10 @@ def safety_family(outcome, last, resolutions):
     evacuated = status.count("evacuated")
     casualties = status.count("casualty")
     stranded = status.count("active")
-    _invariant(evacuated + casualties + stranded == n, f"evacuated + casualties + stranded = {evacuated + casualties + stranded}, expected N = {n}.")
+    _invariant(
+        evacuated + casualties + stranded == n,
+        f"evacuated + casualties + stranded = {evacuated + casualties + stranded}, expected N = {n}.",
+    )
     trapped = len(last.trapped)
     _invariant(trapped <= stranded, f"terminal trapped count {trapped} exceeds stranded {stranded}.")
     if last.reason == "all_resolved":
@@ -148,7 +153,10 @@ def movement_family(movement):
     attempts = decisions - stays
     moved = sum(movement.moves)
     blocked = sum(movement.blocked)
-    _invariant(moved + blocked == attempts, f"successful_moves + blocked_moves = {moved + blocked}, expected movement_attempts = {attempts}.")
+    _invariant(
+        moved + blocked == attempts,
+        f"successful_moves + blocked_moves = {moved + blocked}, expected movement_attempts = {attempts}.",
+    )
     congestion = sum(movement.by_outcome[o] for o in CONGESTION_OUTCOMES)
     return {
         "decisions": decisions,
@@ -170,7 +178,10 @@ def _efficiencies(outcome, movement, lower):
     efficiency, detour = [None] * outcome.n, [None] * outcome.n
     for i in outcome.evacuees:
         _invariant(lower[i] is not None and lower[i] >= 1, f"evacuee {ids[i]!r} has no static exit distance >= 1.")
-        _invariant(movement.moves[i] >= lower[i], f"evacuee {ids[i]!r} moved {movement.moves[i]} cells, fewer than its static lower bound {lower[i]}.")
+        _invariant(
+            movement.moves[i] >= lower[i],
+            f"evacuee {ids[i]!r} moved {movement.moves[i]} cells, fewer than its static lower bound {lower[i]}.",
+        )
         efficiency[i] = Fraction(lower[i], movement.moves[i])
         detour[i] = Fraction(movement.moves[i], lower[i])
     return efficiency, detour

@@ -43,7 +43,7 @@ ZSTD_INSTALL = "pip install 'ember-eval[zstd]' (or pip install zstandard)"
 
 
 def sniff(head):
-    """"gzip", "zstd", None (``head`` may still become a magic number) or "plain"."""
+    """ "gzip", "zstd", None (``head`` may still become a magic number) or "plain"."""
     for magic, kind in _MAGICS:
         if head.startswith(magic):
             return kind
@@ -246,7 +246,7 @@ GZIP_LEVEL = 6
 
 
 def output_kind(path):
-    """"gzip" for a name ending ``.gz``, "zstd" for ``.zst``, else "plain"."""
+    """ "gzip" for a name ending ``.gz``, "zstd" for ``.zst``, else "plain"."""
     name = os.fspath(path)
     name = name.lower() if isinstance(name, str) else name.decode(errors="replace").lower()
     if name.endswith(".gz"):
@@ -308,7 +308,7 @@ def open_output(path):
     kind = output_kind(path)
     if kind == "zstd" and _zstd_module() is None:  # refused before the file is created
         raise MissingExtraError(f"writing a .zst record needs zstd support: {ZSTD_INSTALL}.")
-    raw = open(path, "wb")
+    raw = open(path, "wb")  # noqa: SIM115 (the caller's to close)
     if kind == "plain":
         return raw
     try:

@@ -100,7 +100,7 @@ class CanonicalLines:
             if newline < 0:
                 self._keep(chunk[start:])
                 break
-            line = chunk[start:newline + 1]
+            line = chunk[start : newline + 1]
             if self.partial:
                 line = b"".join(self.partial) + line
                 self.partial, self.partial_size = [], 0

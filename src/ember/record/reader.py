@@ -62,7 +62,6 @@ _BOM = b"\xef\xbb\xbf"
 _WHITESPACE = b" \t\n\r"
 
 
-
 # --- paths ------------------------------------------------------------------
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -116,7 +115,9 @@ def _json_type(value):
 
 def _not_integer(value, segments):
     return _error(
-        "Non-integer number", segments, f"{value} is not an integer; records hold only integers, written -?(0|[1-9][0-9]*)."
+        "Non-integer number",
+        segments,
+        f"{value} is not an integer; records hold only integers, written -?(0|[1-9][0-9]*).",
     )
 
 
@@ -472,7 +473,8 @@ class RecordParser:
             return MetricsInputError("$: the record is empty: the input holds no JSON text.")
         if not self._record.complete:
             return MetricsInputError(
-                f"{_format_path(self._where())}: the record is truncated: the input ends here before the record is complete."
+                f"{_format_path(self._where())}: the record is truncated: "
+                "the input ends here before the record is complete."
             )
         return self._input_error(exc)
 
