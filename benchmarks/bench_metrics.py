@@ -8,6 +8,8 @@ its own:
   checks     stages 1-2 and metrics, no replay (so no canonical fast path)
   full       ``episode_metrics(scenario, path)``: validate, replay, measure
   push       ``MetricsStream`` fed 64 KiB chunks read from the file
+  gzip       ``episode_metrics`` on the same record gzip-compressed (level 6)
+  render     ``render_ascii`` of the last frame (``ember render --ascii``)
   sim        the simulator and policy alone, no record written or read
 
 and prints a table: seconds, steps/s, MB/s, ratio to the floor measured in
@@ -26,7 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("floor", "checks", "full", "push", "sim")
+KINDS = ("floor", "checks", "full", "push", "gzip", "render", "sim")
 
 
 def small_scenario(steps):
@@ -73,6 +75,19 @@ def ensure_record(population, steps, data_dir):
     return record, scenario_file
 
 
+def gzip_copy(record):
+    """The path of ``record`` gzip-compressed (made once, next to it)."""
+    import gzip
+    import shutil
+
+    path = Path(str(record) + ".gz")
+    if not path.exists():
+        with open(record, "rb") as source, gzip.GzipFile(str(path) + ".part", "wb", compresslevel=6, mtime=0) as out:
+            shutil.copyfileobj(source, out, 1 << 20)
+        os.replace(str(path) + ".part", path)
+    return path
+
+
 def measure(kind, record, scenario_file):
     """Run one measurement in this (child) process; print its seconds as JSON."""
     import ijson
@@ -102,6 +117,12 @@ def measure(kind, record, scenario_file):
             while chunk := handle.read(65536):
                 stream.feed(chunk)
         stream.close()
+    elif kind == "gzip":
+        ember.episode_metrics(scenario, gzip_copy(record))
+    elif kind == "render":
+        from ember.render import render_ascii
+
+        render_ascii(scenario, record)
     elif kind == "sim":
         from ember.sim.policies import make_policy
 
@@ -159,6 +180,8 @@ def main():
     for population in populations:
         for steps in args.steps:
             record, scenario_file = ensure_record(population, steps, args.data_dir)
+            if "gzip" in args.kinds:
+                gzip_copy(record)  # made before the timings
             size_mb = record.stat().st_size / 1e6
             floor = None
             for kind in args.kinds:
