@@ -173,6 +173,8 @@ def test_progress_on_a_terminal(big_record, command, tmp_path):
 
 
 def test_progress_is_throttled_and_passes_every_byte(tmp_path, monkeypatch):
+    import tqdm.std  # the test extra has it
+
     class Terminal(io.StringIO):
         def isatty(self):
             return True
@@ -183,7 +185,7 @@ def test_progress_is_throttled_and_passes_every_byte(tmp_path, monkeypatch):
         def __init__(self, tick):
             self.now, self.tick = 0.0, tick
 
-        def monotonic(self):
+        def __call__(self):
             self.now += self.tick
             return self.now
 
@@ -191,10 +193,10 @@ def test_progress_is_throttled_and_passes_every_byte(tmp_path, monkeypatch):
     path = tmp_path / "data"
     path.write_bytes(data)
     pieces = -(-len(data) // CHUNK_SIZE)
-    # A frozen clock: only the first redraw; a clock a second ahead per call: one per piece read.
-    for tick, expected in ((0.0, 1), (1.0, pieces)):
+    # A frozen clock: only the first draw; a clock a second ahead per reading: a redraw per piece read.
+    for tick, expected in ((0.0, 1), (1.0, 1 + pieces)):
         for source in (str(path), path, open(path, "rb")):
-            monkeypatch.setattr(progress, "time", Clock(tick))
+            monkeypatch.setattr(tqdm.std, "time", Clock(tick))
             terminal = Terminal()
             with progress.reading_progress(source, stream=terminal) as chunks:
                 assert chunks is not source

@@ -37,7 +37,7 @@ from strict import assert_same_json, no_hang
 
 import ember
 from ember.canonical import canonical_json, canonical_json_reference, canonical_record
-from ember.engine import largest_part_bytes, record_limits
+from ember.record.limits import largest_part_bytes, record_limits
 from ember.record import frontend
 from ember.scenario import compile_scenario
 

@@ -15,10 +15,10 @@ import pytest
 
 import ember
 from ember.canonical import canonical_json
-from ember import engine
-from ember.engine import record_limits
+from ember.record import limits
+from ember.record.limits import record_limits
 from ember.record.pipeline import RecordInput, read_into
-from ember.record.reader import DEFAULT_LIMITS
+from ember.record.limits import DEFAULT_LIMITS
 from ember.scenario import compile_scenario
 
 OLD_CAP = 64 << 20  # the part limit every scenario had at most before
@@ -93,7 +93,7 @@ class PartCounter:
 def test_largest_part_bound_holds_for_records_the_simulator_writes(rows, cols, count, p, seed):
     scenario = crowd(rows, cols, count, p=p)
     compiled = compile_scenario(scenario)
-    bound = engine.largest_part_bytes(compiled)
+    bound = limits.largest_part_bytes(compiled)
     for policy in ("random", "greedy"):
         out = io.BytesIO()
         ember.run_episode(scenario, policy, seed, out)
@@ -101,9 +101,9 @@ def test_largest_part_bound_holds_for_records_the_simulator_writes(rows, cols, c
         lines = data.split(b"\n")
         assert max(len(line) for line in lines) <= bound
         # Read back under the canonical bound itself (no slack, no floor): every part fits.
-        limits = dataclasses.replace(DEFAULT_LIMITS, max_part_bytes=bound)
+        canonical_bound = dataclasses.replace(DEFAULT_LIMITS, max_part_bytes=bound)
         sink = PartCounter()
-        read_into(data, RecordInput(sink, limits))  # the strict reader alone: it is the one that counts
+        read_into(data, RecordInput(sink, canonical_bound))  # the strict reader alone: it is the one that counts
         assert sink.parts == len(lines) - 3  # all but the lines '"steps":[', '],' and the empty last one
 
 
@@ -117,13 +117,13 @@ def test_largest_part_bound_is_reached_by_a_worst_case_step():
     for scenario in (crowd(12, 13, 100), crowd(101, 9, 300), crowd(3, 4, 2)):
         compiled = compile_scenario(scenario)
         worst = len(canonical_json(worst_step(compiled)))
-        assert worst <= engine.largest_part_bytes(compiled) <= worst + LIST_COMMAS, scenario["grid"]
+        assert worst <= limits.largest_part_bytes(compiled) <= worst + LIST_COMMAS, scenario["grid"]
 
 
 def test_part_limit_is_the_bound_with_bounded_slack():
     for scenario in (crowd(12, 13, 100), crowd(200, 200, 5000, p="0/1")):
         compiled = compile_scenario(scenario)
-        largest = engine.largest_part_bytes(compiled)
+        largest = limits.largest_part_bytes(compiled)
         expected = max(1 << 20, min(16 * largest, largest + (64 << 20)))
         assert record_limits(compiled).max_part_bytes == expected
 
@@ -143,7 +143,17 @@ def test_a_quarter_million_people_with_64_character_ids_is_not_refused(quarter_m
     worst = len(canonical_json(worst_step(quarter_million)))
     assert worst > OLD_CAP  # the old cap refused such a record
     assert record_limits(quarter_million).max_part_bytes >= worst
-    largest = engine.largest_part_bytes(quarter_million)
+    largest = limits.largest_part_bytes(quarter_million)
     assert worst <= largest <= worst + LIST_COMMAS
     # 64 MiB of room for whitespace beyond the largest valid part, no more.
     assert record_limits(quarter_million).max_part_bytes == largest + (64 << 20)
+
+
+def test_the_widest_words_are_the_longest_of_their_vocabularies():
+    from ember.checks.shape import ACTIONS, CAUSES, OUTCOMES, REASONS, STATUSES
+
+    for word, vocabulary in (
+        (limits.WIDEST_ACTION, ACTIONS), (limits.WIDEST_OUTCOME, OUTCOMES), (limits.WIDEST_STATUS, STATUSES),
+        (limits.WIDEST_CAUSE, CAUSES), (limits.WIDEST_REASON, [r for r in REASONS if r is not None]),
+    ):
+        assert word in vocabulary and len(word) == max(map(len, vocabulary))

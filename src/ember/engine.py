@@ -11,24 +11,22 @@ in how bytes reach the same reader and engine.
 
 import os
 
-from .canonical import canonical_json
 from .checks.replay import PolicyRun, ReplayCheck, Replayer
-from .checks.shape import check_final_state as check_final_shape
-from .checks.shape import ACTIONS, CAUSES, OUTCOMES, REASONS, STATUSES, check_step, fail
+from .checks.shape import check_final_shape, check_step, fail
 from .checks.stage1 import check_compatibility
-from .checks.stage2 import check_final_state, check_initial_state, step_checks
+from .checks.stage2 import check_final_matches_last, check_initial_state, step_checks
 from .errors import MetricsInputError, ReplayMismatchError, ScenarioError
 from .metrics.exposure import FireExposure
 from .metrics.movement import MovementCounts
 from .metrics.replanning import ReplanningCounts
 from .metrics.report import build_report
 from .metrics.resolutions import Resolutions
+from .record.compression import open_output
+from .record.limits import DEFAULT_LIMITS, record_limits
 from .record.pipeline import RecordInput, read_into
-from .record.reader import DEFAULT_LIMITS, Limits
-from .record.writer import RecordWriter, open_record_output
+from .record.writer import RecordWriter
 from .scenario import compile_scenario
 from .transition import State, Transition, decode_snapshot
-from .versions import OBSERVATION_VERSION, SCHEMA_VERSION, SIMULATOR_VERSION
 
 REPLAY_PREFIX = "record failed simulator replay verification: "
 
@@ -76,7 +74,11 @@ class EpisodeEngine:
     def step(self, index, value):
         path = f"$.steps[{index}]"
         status, position, ignited = check_step(value, path, self.scenario)
-        self.update(Transition(index + 1, path, self.prev, value, State(value["snapshot"], status, position), self.burning, ignited))
+        self.update(
+            Transition(
+                index + 1, path, self.prev, value, State(value["snapshot"], status, position), self.burning, ignited
+            )
+        )
 
     def end(self):
         """The reader's explicit end-of-stream event: finish once, keep the result."""
@@ -151,97 +153,26 @@ class EpisodeEngine:
             fail("$.steps", "the record has no steps; metrics need a complete episode.")
         last = self.prev
         if not last.terminated:
-            fail(f"$.steps[{self.steps - 1}].snapshot.terminated", f"the record ends at step {self.steps} without termination; metrics need a complete episode.")
-        check_final_state(self.final_value, last, self.scenario)
+            fail(
+                f"$.steps[{self.steps - 1}].snapshot.terminated",
+                f"the record ends at step {self.steps} without termination; metrics need a complete episode.",
+            )
+        check_final_matches_last(self.final_value, last, self.scenario)
         if self.replay is not None:
             self.replay.finish(self.final_value, self.steps)
             mismatch = self.replay.result()
             if mismatch is not None:
                 raise MetricsInputError(REPLAY_PREFIX + str(mismatch)) from mismatch
         return build_report(
-            self.scenario, self.header_value, last, self.steps,
-            self.resolutions, self.movement, self.replanning, self.exposure,
+            self.scenario,
+            self.header_value,
+            last,
+            self.steps,
+            self.resolutions,
+            self.movement,
+            self.replanning,
+            self.exposure,
         )
-
-
-# Reader limits for one scenario's records (docs/limits.md).  The part limit
-# is derived from ``largest_part_bytes``, the canonical size of the largest
-# part any valid record of the scenario can hold, so that no record the
-# simulator writes for a valid scenario is ever refused, however large.
-# PART_SLACK leaves room for whitespace and escaping (a pretty-printed
-# record), but never more than PART_HEADROOM bytes beyond the canonical
-# size, so a hostile part's memory (Python objects take up to ~25 bytes per
-# byte read) stays in proportion to what the scenario can really need.
-PART_SLACK = 16
-PART_HEADROOM = 64 << 20
-MIN_PART_BYTES = 1 << 20
-
-
-def _widest(words):
-    return max(words, key=len)
-
-
-def largest_part_bytes(scenario):
-    """Bytes of the largest part any valid record of the compiled ``scenario`` can hold, written canonically.
-
-    The largest part is a step (simulator.md §5): every person at most once
-    in ``actions``, ``movements`` and the snapshot's ``people``, and once in
-    ``evacuations``, ``casualties`` or ``trapped`` (a person resolved at t
-    is not active in s_t); every non-wall cell at most once in
-    ``ignitions`` and in ``burning``.  Each entry is measured at its widest,
-    with the scenario's own IDs: the longest action, outcome, status, cause
-    and exit ID, a cell as wide as a target can be (row -1 or ``rows``), a
-    step number as wide as ``max_steps``.  The header, ``initial_state`` and
-    ``final_state`` hold less, except a header in a scenario of few people.
-    """
-    def size(value):
-        return len(canonical_json(value))
-
-    grid = scenario.grid
-    # A target is origin + action, so a row runs from -1 to ``rows``: the widest of the two.
-    cell = [max((-1, grid.rows), key=lambda v: len(str(v))), max((-1, grid.cols), key=lambda v: len(str(v)))]
-    t = scenario.max_steps
-    reason = _widest([r for r in REASONS if r is not None])
-    step = size({
-        "actions": {}, "casualties": [], "evacuations": [], "ignitions": [], "movements": [],
-        "snapshot": {
-            "burning": [], "people": [], "step": t, "terminated": False, "termination_reason": reason, "trapped": [],
-        },
-        "step": t,
-    })
-    exit_id = _widest(scenario.exit_ids)
-    per_length = {}
-    for length in {len(person_id) for person_id in scenario.person_ids}:
-        pid = "x" * length  # IDs are ASCII (simulator.md §1): their canonical size is their length + 2
-        per_length[length] = (
-            size({pid: _widest(ACTIONS)}) - 1  # '"id":"north",' is the object less its braces, plus a comma
-            + size({"origin": cell, "outcome": _widest(OUTCOMES), "person_id": pid, "target": cell}) + 1
-            + max(
-                size({"exit_id": exit_id, "person_id": pid}),
-                size({"cause": _widest(CAUSES), "person_id": pid}),
-                size(pid),
-            ) + 1
-            + size({"person_id": pid, "position": cell, "status": _widest(STATUSES)}) + 1
-        )
-    step += sum(per_length[len(person_id)] for person_id in scenario.person_ids)
-    step += 2 * (size(cell) + 1) * grid.open.count(1)
-    header = size({
-        "observation_version": OBSERVATION_VERSION, "scenario_hash": scenario.hash, "scenario_id": scenario.scenario_id,
-        "schema_version": SCHEMA_VERSION, "seed": 2**64 - 1, "simulator_version": SIMULATOR_VERSION,
-    })
-    return max(step, header)
-
-
-def record_limits(scenario):
-    """The reader ``Limits`` for records of a compiled scenario."""
-    largest = largest_part_bytes(scenario)
-    part = max(MIN_PART_BYTES, min(PART_SLACK * largest, largest + PART_HEADROOM))
-    return Limits(
-        max_depth=DEFAULT_LIMITS.max_depth,
-        max_string_length=DEFAULT_LIMITS.max_string_length,
-        max_integer_digits=DEFAULT_LIMITS.max_integer_digits,
-        max_part_bytes=part,
-    )
 
 
 def _compile(scenario):
@@ -349,7 +280,8 @@ def measure_run(scenario, policy, seed, out=None):
     Illegal actions raise ``ActionError``, as in ``run_episode``.  With
     ``out`` (a path or a binary file) the canonical record is written there
     as it runs, byte-identical to what ``run_episode`` writes, flushed step
-    by step.  Returns the ``EpisodeMetrics``: exactly what
+    by step (a path ending ``.gz`` or ``.zst`` is written compressed, as
+    ``run_episode`` does: gzip with mtime 0, reproducible).  Returns the ``EpisodeMetrics``: exactly what
     ``episode_metrics(scenario, record)`` gives for that record.
     """
     compiled = compile_scenario(scenario)
@@ -357,7 +289,7 @@ def measure_run(scenario, policy, seed, out=None):
     if out is None:
         return _measure_run(compiled, run, None)
     if isinstance(out, (str, os.PathLike)):
-        with open_record_output(out) as stream:  # the same -o rules as run_episode (docs/decisions.md)
+        with open_output(out) as stream:  # the -o rules of run_episode (docs/decisions.md)
             return _measure_run(compiled, run, RecordWriter(stream))
     return _measure_run(compiled, run, RecordWriter(out))
 
@@ -368,12 +300,11 @@ def _measure_run(compiled, run, writer):
     engine.initial_state(run.initial_state)
     if writer is not None:
         writer.start(run.header, run.initial_state)
-    while not run.terminated:
-        replayed = run.step()
+    for replayed in run.steps():
         engine.replayed_step(replayed)
         if writer is not None:
-            writer.step(replayed.step, run.final_state)
-    engine.final_state(run.final_state)
+            writer.step(replayed.step, replayed.final_state)
+    engine.final_state(replayed.final_state)  # the last step's: the episode has ended
     engine.end()
     return engine.result
 

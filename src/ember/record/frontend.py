@@ -18,13 +18,10 @@ The first line that is not such a step (or any layout other than the
 canonical one) sends everything from there on through the strict reader.
 """
 
+from ..canonical import HEADER_LINE_START, INITIAL_LINE_START, STEP_LINE_START, STEPS_LINE
 from ..errors import MetricsInputError
 from .reader import RecordParser
 
-HEADER_LINE = b'{"header":'
-INITIAL_LINE = b'"initial_state":'
-STEPS_LINE = b'"steps":[\n'
-STEP_START = b'{"actions":{'
 # A step line longer than this is read by the strict reader instead, so the
 # fast path never buffers more than one ordinary step.
 MAX_LINE_BYTES = 4 * 1024 * 1024
@@ -112,7 +109,7 @@ class CanonicalLines:
             if newline < 0:
                 self._keep(chunk[start:])
                 break
-            line = chunk[start:newline + 1]
+            line = chunk[start : newline + 1]
             if self.partial:
                 line = b"".join(self.partial) + line
                 self.partial, self.partial_size = [], 0
@@ -134,7 +131,7 @@ class CanonicalLines:
         """
         end = len(chunk) if newline < 0 else newline + 1
         piece = chunk[start:end]
-        expected = (HEADER_LINE, INITIAL_LINE, STEPS_LINE)[self.line_number]
+        expected = (HEADER_LINE_START, INITIAL_LINE_START, STEPS_LINE)[self.line_number]
         head = self.line_head + piece[:len(expected) - len(self.line_head)]
         self.line_head = head
         self.parser.feed(piece)
@@ -172,11 +169,11 @@ class CanonicalLines:
         self.partial_size += len(piece)
         if self.partial_size > MAX_LINE_BYTES:
             self._stop()
-        elif before < len(STEP_START):
+        elif before < len(STEP_LINE_START):
             # A line that cannot be a canonical step line goes to the strict reader at
             # once (it would at its newline anyway), so its errors surface at this feed.
-            head = b"".join(self.partial)[:len(STEP_START)]
-            if not STEP_START.startswith(head):
+            head = b"".join(self.partial)[:len(STEP_LINE_START)]
+            if not STEP_LINE_START.startswith(head):
                 self._stop()
 
     def _stop(self):
@@ -194,7 +191,7 @@ class CanonicalLines:
         comma = body.endswith(b",")
         if comma:
             body = body[:-1]
-        if body.startswith(STEP_START) and self.take_line(self.step_index, body):
+        if body.startswith(STEP_LINE_START) and self.take_line(self.step_index, body):
             self.step_index += 1
             self.placeholder_filter.taken = self.step_index
             self.placeholders.append(b"0,\n" if comma else b"0\n")

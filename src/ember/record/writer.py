@@ -8,10 +8,18 @@ it, which the simulator knows because it knows whether it terminated.
 
 import os
 
-from ..canonical import AFTER_HEADER, AFTER_INITIAL, AFTER_STEPS, BETWEEN_STEPS, RECORD_HEAD, RECORD_TAIL, canonical_json
-from ..files import output_file
+from ..canonical import (
+    AFTER_HEADER,
+    AFTER_INITIAL,
+    AFTER_STEPS,
+    BETWEEN_STEPS,
+    RECORD_HEAD,
+    RECORD_TAIL,
+    canonical_json,
+)
 from ..sim.policies import make_policy
 from ..sim.simulator import Simulator
+from .compression import open_output
 
 
 class RecordWriter:
@@ -39,25 +47,17 @@ def run_episode(scenario, policy, seed, out):
     """Run ``policy`` to termination, streaming the record to ``out``.
 
     ``policy`` is a callable ``observation -> {person_id: action}`` or the
-    name of a built-in policy; ``out`` a path or a binary file.  Returns the
-    final state.
+    name of a built-in policy; ``out`` a path (written gzip-compressed when
+    it ends in ``.gz``, zstd when ``.zst``, see ``compression.open_output``)
+    or a binary file.  Returns the final state.
     """
     sim = Simulator(scenario, seed)
     if isinstance(policy, str):
         policy = make_policy(policy, sim.scenario, seed)
     if isinstance(out, (str, os.PathLike)):
-        with open_record_output(out) as stream:
+        with open_output(out) as stream:
             return _run(sim, policy, RecordWriter(stream))
     return _run(sim, policy, RecordWriter(out))
-
-
-def open_record_output(path):
-    """The binary stream a record streamed to ``path`` is written to (a context manager).
-
-    Live and locked (``files.output_file(live=True)``): a new file is written in
-    place, an existing record is replaced only when the run succeeds.
-    """
-    return output_file(path, live=True)
 
 
 def _run(sim, policy, writer):
