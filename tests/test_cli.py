@@ -11,14 +11,15 @@ import sys
 import time
 
 import pytest
-from conftest import make_scenario
-from strict import assert_same_json
 
 import ember
 from ember import progress
 from ember.cli import build_parser
 from ember.record.source import CHUNK_SIZE
 from ember.summary import FAMILIES
+
+from conftest import make_scenario
+from strict import assert_same_json
 
 
 def ember_cli(*args, cwd=None, stdin=None, timeout=60):

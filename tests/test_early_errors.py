@@ -10,9 +10,10 @@ import io
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strict import assert_same_json
 
 import ember
+
+from strict import assert_same_json
 
 SCENARIO = ember.load_scenario("builtin:small-room")
 _out = io.BytesIO()
@@ -60,11 +61,8 @@ def test_feed_in_any_chunks_raises_at_the_chunk_holding_the_deciding_byte(name, 
     data, decisive, message = CASES[name]
     points = sorted({min(c, len(data)) for c in cuts} | {len(data)})
     chunks = [data[a:b] for a, b in zip([0] + points, points) if b > a]
-    expected, end = 0, 0
-    for expected, chunk in enumerate(chunks):
-        end += len(chunk)
-        if end > decisive:
-            break
+    ends = [sum(map(len, chunks[:i + 1])) for i in range(len(chunks))]
+    expected = next(i for i, end in enumerate(ends) if end > decisive)  # the chunk holding the deciding byte
     assert feed_until_refused(chunks) == (expected, message)
 
 

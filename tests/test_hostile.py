@@ -29,17 +29,18 @@ import time
 import tracemalloc
 
 import pytest
-from batch_metrics import batch_metrics
-from conftest import make_scenario, picture_scenario
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strict import assert_same_json, no_hang
 
 import ember
 from ember.canonical import canonical_json, canonical_json_reference, canonical_record
-from ember.record.limits import largest_part_bytes, record_limits
 from ember.record import frontend
+from ember.record.limits import largest_part_bytes, record_limits
 from ember.scenario import compile_scenario
+
+from batch_metrics import batch_metrics
+from conftest import make_scenario, picture_scenario
+from strict import assert_same_json, no_hang
 
 # EMBER_HOSTILE_EXAMPLES=5000 for a longer search than the default run's.
 EXAMPLES = int(os.environ.get("EMBER_HOSTILE_EXAMPLES", 120))

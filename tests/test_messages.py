@@ -11,6 +11,7 @@ import pytest
 
 import ember
 from ember.agent import AgentError, AgentPolicy
+
 from conftest import make_scenario
 
 TIMEOUT = 60  # only stops a hang

@@ -3,14 +3,15 @@
 import io
 
 import pytest
-from conftest import picture_scenario
-from strict import assert_same_json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ember
+
 from batch_metrics import batch_metrics
+from conftest import picture_scenario
 from records import record_bytes, scripted
+from strict import assert_same_json
 
 
 def metrics_of(scenario, data):

@@ -16,9 +16,10 @@ import threading
 import time
 
 import pytest
-from strict import no_hang
 
 import ember
+
+from strict import no_hang
 
 SCENARIO = "builtin:small-room"
 PARTIAL_SUFFIX = ".partial"  # ember.files.PARTIAL_SUFFIX, the documented sibling of a replaced record
@@ -355,3 +356,19 @@ def test_measure_run_output_follows_the_same_rules(tmp_path, record):
     assert sorted(os.listdir(tmp_path)) == ["l.record", "t.record"]
     measure_run(SCENARIO, "greedy", 0, link)
     assert link.is_symlink() and target.read_bytes() == record.read_bytes()
+
+
+def test_run_compressed_output_follows_the_same_rules(tmp_path, record):
+    import gzip
+
+    out = tmp_path / "r.record.gz"
+    out.write_bytes(b"an old record")
+    agent = shlex.join([sys.executable, "-c", FAILING_AGENT])
+    assert ember_cli("run", SCENARIO, "--agent", agent, "-o", out).returncode == 2
+    assert out.read_bytes() == b"an old record"  # a failed run keeps it
+    link = tmp_path / "link.gz"
+    link.symlink_to(out.name)
+    done = ember_cli("run", SCENARIO, "-o", link)
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and gzip.decompress(out.read_bytes()) == record.read_bytes()
+    assert sorted(os.listdir(tmp_path)) == ["link.gz", "r.record.gz"]

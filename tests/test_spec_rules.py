@@ -10,9 +10,10 @@ import subprocess
 import sys
 
 import pytest
-from conftest import picture_scenario
 
 import ember
+
+from conftest import picture_scenario
 from records import encode, parts, record_bytes, scripted
 
 TIMEOUT = 60  # only stops a hang

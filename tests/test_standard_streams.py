@@ -9,9 +9,10 @@ import subprocess
 import sys
 
 import pytest
-from strict import assert_same_json
 
 import ember
+
+from strict import assert_same_json
 
 SCENARIO = "builtin:small-room"
 TIMEOUT = 60  # only stops a hang

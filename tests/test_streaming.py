@@ -9,12 +9,13 @@ import threading
 import tracemalloc
 
 import pytest
-from conftest import picture_scenario
-from strict import assert_same_json
 
 import ember
+
 from batch_metrics import batch_metrics
+from conftest import picture_scenario
 from records import record_bytes, scripted
+from strict import assert_same_json
 
 OFFICE = ember.load_scenario("builtin:office")
 

@@ -1,6 +1,7 @@
 """The test helpers themselves: a comparison that let 1 == 1.0 == True through would hide type defects."""
 
 import pytest
+
 from strict import Hang, assert_same_json, json_difference, no_hang
 
 

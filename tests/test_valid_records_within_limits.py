@@ -16,9 +16,8 @@ import pytest
 import ember
 from ember.canonical import canonical_json
 from ember.record import limits
-from ember.record.limits import record_limits
+from ember.record.limits import DEFAULT_LIMITS, record_limits
 from ember.record.pipeline import RecordInput, read_into
-from ember.record.limits import DEFAULT_LIMITS
 from ember.scenario import compile_scenario
 
 OLD_CAP = 64 << 20  # the part limit every scenario had at most before
@@ -54,7 +53,7 @@ def worst_step(compiled):
     t = compiled.max_steps
     cells = [cell] * compiled.grid.open.count(1)
     return {
-        "actions": {pid: "north" for pid in ids},
+        "actions": dict.fromkeys(ids, "north"),
         "casualties": [],
         "evacuations": [{"exit_id": exit_id, "person_id": pid} for pid in ids],
         "ignitions": cells,

@@ -3,11 +3,12 @@
 import copy
 
 import pytest
-from conftest import picture_scenario
-from strict import assert_same_json
 
 import ember
+
+from conftest import picture_scenario
 from records import encode, parts, record_bytes, scripted
+from strict import assert_same_json
 
 # The base episode (see test_metrics.FIRE): A is blocked by the wall twice,
 # then walks to e1; B is blocked once, then walks to e2.

@@ -72,7 +72,10 @@ def _warn_if_slow_reader():
 
     if BACKEND_NAME != "yajl2_c":
         # Still correct, but operators should know why a run takes 20x longer.
-        _say(f"ember: warning: ijson's C backend yajl2_c is unavailable; reading with {BACKEND_NAME!r} is about 20x slower.")
+        _say(
+            f"ember: warning: ijson's C backend yajl2_c is unavailable; reading with {BACKEND_NAME!r} "
+            "is about 20x slower."
+        )
 
 
 def cmd_metrics(args):
@@ -274,10 +277,12 @@ def build_parser():
         help="run a policy or an agent on a scenario and stream the record",
         description="Run one episode and write its canonical record, one line per step, flushed as the episode runs.",
         epilog="An agent is a program that speaks JSON lines on its standard input and output (docs/agent-protocol.md); "
-        "its standard error passes through. With -o: a new file is written in place as the run goes (followable with tail -f); "
-        "if the run fails, the record written so far stays, unterminated. An existing record is kept until the run succeeds: "
+        "its standard error passes through. With -o: a new file is written in place as the run goes "
+        "(followable with tail -f); if the run fails, the record written so far stays, unterminated. "
+        "An existing record is kept until the run succeeds: "
         "the run is written to RECORD.partial (followable), which replaces it at the end or is removed on failure. "
-        "A record another 'ember run' is writing is refused. A symlink is followed; a FIFO or device is written through.",
+        "A record another 'ember run' is writing is refused. "
+        "A symlink is followed; a FIFO or device is written through.",
     )
     run.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
     chooser = run.add_mutually_exclusive_group()

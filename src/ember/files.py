@@ -81,7 +81,7 @@ def _named(exc, path):
 def _write_through(target, shown):
     """Write into an existing non-regular node: no creation, no truncation, no rename."""
     try:
-        stream = open(os.open(target, os.O_WRONLY), "wb")
+        stream = open(os.open(target, os.O_WRONLY), "wb")  # noqa: SIM115 (closed by the with below)
     except OSError as exc:
         raise _named(exc, shown) from exc
     with stream:
