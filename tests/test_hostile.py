@@ -29,16 +29,18 @@ import time
 import tracemalloc
 
 import pytest
-from batch_metrics import batch_metrics
-from conftest import make_scenario, picture_scenario
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ember
 from ember.canonical import canonical_json, canonical_json_reference, canonical_record
-from ember.engine import record_limits
 from ember.record import frontend
+from ember.record.limits import largest_part_bytes, record_limits
 from ember.scenario import compile_scenario
+
+from batch_metrics import batch_metrics
+from conftest import make_scenario, picture_scenario
+from strict import assert_same_json, no_hang
 
 # EMBER_HOSTILE_EXAMPLES=5000 for a longer search than the default run's.
 EXAMPLES = int(os.environ.get("EMBER_HOSTILE_EXAMPLES", 120))
@@ -215,10 +217,11 @@ def check_mutant(scenario, mutant, originals, rng):
     valid = simulator_wrote(scenario, mutant)
     if pulled[0] == OK:
         assert valid, "a record the simulator did not write was measured"
-        assert pulled[1] == pushed[1] == batch_metrics(scenario, mutant)
+        assert_same_json(pulled[1], pushed[1])
+        assert_same_json(pulled[1], batch_metrics(scenario, mutant))
         for data, expected in originals:
             if same_value(mutant, json.loads(data)):
-                assert pulled[1] == expected
+                assert_same_json(pulled[1], expected)
     else:
         assert not valid, f"a record the simulator writes was refused: {pulled[1]}"
     assert replays(scenario, mutant) == valid
@@ -455,18 +458,15 @@ def refused_early(head, filler, match, scenario=LIMITED):
     """
     counter = [0]
     tracemalloc.start()
-    started = time.perf_counter()
     try:
-        with pytest.raises(ember.MetricsInputError, match=match) as info:
+        with no_hang(), pytest.raises(ember.MetricsInputError, match=match) as info:
             ember.episode_metrics(scenario, endless(head, filler, counter))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    elapsed = time.perf_counter() - started
     most = (frontend.MAX_LINE_BYTES + part_limit(scenario)) // CHUNK + 2
     assert counter[0] <= most, f"read {counter[0]} chunks of 64 KiB (at most {most} expected)"
     assert peak < 64 << 20, f"peak {peak / 2**20:.0f} MiB of Python memory for a 1 GiB input"
-    assert elapsed < 10
     return str(info.value)
 
 
@@ -474,7 +474,11 @@ def test_the_part_limit_follows_the_scenario():
     # 2 people on a 3 x 3 grid: the 1 MiB floor, against the reader's 64 MiB default.
     assert part_limit(LIMITED) == 1 << 20
     big = make_scenario(4096, 4096, people={"a": (0, 0)}, exits={"x": (4095, 4095)})
-    assert part_limit(big) == 64 << 20
+    # A step of this scenario may list all 16,777,214 open cells as burning (and many as ignitions):
+    # the limit is that size, plus at most 64 MiB of room for whitespace.
+    largest = largest_part_bytes(compile_scenario(big))
+    assert largest > 2 * 16_777_214 * len("[4096,4096],")
+    assert part_limit(big) == largest + (64 << 20)
     hall = ember.load_scenario("builtin:hall")
     assert 1 << 20 < part_limit(hall) <= 64 << 20
 
@@ -489,15 +493,13 @@ def test_a_huge_string_is_refused_without_holding_it():
 def test_a_huge_integer_is_refused_at_its_41st_digit():
     refused_early(b'{"header":{"seed":', b"7", r"^\$\.header\.seed: Limit exceeded: a number has more than max_integer_digits=40")
     refused_early(HEAD + b'{"actions":{},"step":', b"7", r"^\$\.steps\[0\]\.step: Limit exceeded: a number")
-    started = time.perf_counter()
     for record in (
         LIMITED_RECORD.replace(b'"seed":0', b'"seed":' + b"9" * 10**6),
         HEAD + b'{"actions":{},"step":' + b"7" * 10**6 + b"}\n",
         HEAD + b'{"actions":{},"step":1.' + b"7" * 10**6 + b"}\n",
     ):
-        with pytest.raises(ember.MetricsInputError, match="Limit exceeded"):
+        with no_hang(), pytest.raises(ember.MetricsInputError, match="Limit exceeded"):
             ember.episode_metrics(LIMITED, record)
-    assert time.perf_counter() - started < 2
 
 
 def test_a_gigabyte_of_whitespace_between_steps_is_refused():
@@ -509,7 +511,7 @@ def test_a_gigabyte_of_whitespace_between_steps_is_refused():
 
 def test_the_fast_path_never_buffers_more_than_one_capped_line():
     stream = ember.MetricsStream(LIMITED)
-    lines = stream._parser
+    lines = stream._input.front_end
     stream.feed(HEAD)
     most = frontend.MAX_LINE_BYTES + CHUNK
     with pytest.raises(ember.MetricsInputError, match="Limit exceeded"):
@@ -536,10 +538,8 @@ def test_a_step_with_a_million_movements_is_refused_in_linear_time():
     step["movements"] = [{"origin": [0, 0], "outcome": "stayed", "person_id": f"q{k:07d}", "target": None} for k in range(60_000)]
     data = b"\n".join(record[:3]) + b"\n" + canonical_json(step) + b"\n"
     assert len(data) < part_limit(crowd)
-    started = time.perf_counter()
-    with pytest.raises(ember.MetricsInputError, match=r"^\$\.steps\[0\]\.movements\[0\]\.person_id: expected 'p00000'"):
+    with no_hang(), pytest.raises(ember.MetricsInputError, match=r"^\$\.steps\[0\]\.movements\[0\]\.person_id: expected 'p00000'"):
         ember.episode_metrics(crowd, data)
-    assert time.perf_counter() - started < 10
 
 
 def test_deep_nesting_is_refused():
@@ -573,7 +573,7 @@ def test_valid_records_pass_the_limits_in_any_layout():
     expected = ember.episode_metrics(room, data).to_dict()
     record = json.loads(data)
     for text in (json.dumps(record, indent=8), json.dumps(record, indent="\t", sort_keys=True, ensure_ascii=True)):
-        assert ember.episode_metrics(room, text.encode()).to_dict() == expected
+        assert_same_json(ember.episode_metrics(room, text.encode()).to_dict(), expected)
 
 
 # --- 3. scenario fuzzing ------------------------------------------------------------
@@ -860,7 +860,7 @@ def test_cli_measures_a_good_record(cli_files):
     (folder / "good.record").write_bytes(LIMITED_RECORD)
     result = ember_cli("metrics", scenario, folder / "good.record")
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == ember.episode_metrics(LIMITED, LIMITED_RECORD).to_dict()
+    assert_same_json(json.loads(result.stdout), ember.episode_metrics(LIMITED, LIMITED_RECORD).to_dict())
 
 
 # --- 5. regressions: one per class of defect found --------------------------------------
@@ -912,10 +912,8 @@ def test_regression_coverage_was_quadratic_in_extra_actions():
     step = json.loads(record[3].rstrip(b","))
     step["actions"].update((f"q{k:07d}", "stay") for k in range(200_000))
     data = b"\n".join(record[:3]) + b"\n" + canonical_json(step) + b"\n"
-    started = time.perf_counter()
-    with pytest.raises(ember.MetricsInputError, match=r"^\$\.steps\[0\]\.actions\.q0000000: expected actions only"):
+    with no_hang(), pytest.raises(ember.MetricsInputError, match=r"^\$\.steps\[0\]\.actions\.q0000000: expected actions only"):
         ember.episode_metrics(crowd, data)
-    assert time.perf_counter() - started < 8
 
 
 def test_regression_byte_guard_was_quadratic_in_digit_strings():
@@ -927,11 +925,10 @@ def test_regression_byte_guard_was_quadratic_in_digit_strings():
     piece = (b'"' + b"0" * 41 + b'",') * (CHUNK // 44)
     guard = _ByteGuard(40)
     guard.scan(b"[")
-    started = time.perf_counter()
-    for _ in range(200):
-        safe, problem = guard.scan(piece)
-        assert problem is None and safe == piece
-    assert time.perf_counter() - started < 2
+    with no_hang():
+        for _ in range(200):
+            safe, problem = guard.scan(piece)
+            assert problem is None and safe == piece
     with pytest.raises(ember.MetricsInputError, match="max_integer_digits"):
         ember.episode_metrics(LIMITED, HEAD + b'{"actions":["' + b'1' * 50 + b'",' + b"1" * 41)
 
@@ -997,14 +994,13 @@ def test_regression_scenario_paths_were_quadratic_in_nesting():
     depth, key = 500, 4000
     text = "".join('{"' + "k" * (key - 1) + str(d % 10) + '":' for d in range(depth)) + "0" + "}" * depth
     tracemalloc.start()
-    started = time.perf_counter()
     try:
-        with pytest.raises(ember.ScenarioError, match=r"^\$: missing key"):
+        with no_hang(), pytest.raises(ember.ScenarioError, match=r"^\$: missing key"):
             ember.load_scenario(text)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 50 << 20 and time.perf_counter() - started < 2
+    assert peak < 50 << 20
     duplicate = '{"a":' * 50 + '{"k":1,"k":2}' + "}" * 50
     with pytest.raises(ember.ScenarioError, match=r"^\$" + r"\.a" * 50 + r"\.k: duplicate key 'k'"):
         ember.load_scenario(duplicate)
@@ -1057,14 +1053,14 @@ def test_regression_metrics_stream_converted_non_bytes_chunks():
     stream = ember.MetricsStream(LIMITED)
     stream.feed(bytearray(LIMITED_RECORD[:100]))
     stream.feed(memoryview(LIMITED_RECORD)[100:])
-    assert stream.close().to_dict() == ember.episode_metrics(LIMITED, LIMITED_RECORD).to_dict()
+    assert_same_json(stream.close().to_dict(), ember.episode_metrics(LIMITED, LIMITED_RECORD).to_dict())
 
 
 def test_regression_strided_memoryview_raised_type_error():
     # memoryview.cast("B") refuses a view that is not C-contiguous.
     doubled = bytes(b for byte in LIMITED_RECORD for b in (byte, 0))
     view = memoryview(doubled)[::2]
-    assert ember.episode_metrics(LIMITED, view).to_dict() == ember.episode_metrics(LIMITED, LIMITED_RECORD).to_dict()
+    assert_same_json(ember.episode_metrics(LIMITED, view).to_dict(), ember.episode_metrics(LIMITED, LIMITED_RECORD).to_dict())
 
 
 def test_regression_scenario_read_was_unbounded(monkeypatch):

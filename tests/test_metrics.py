@@ -3,13 +3,15 @@
 import io
 
 import pytest
-from conftest import picture_scenario
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ember
+
 from batch_metrics import batch_metrics
+from conftest import picture_scenario
 from records import record_bytes, scripted
+from strict import assert_same_json
 
 
 def metrics_of(scenario, data):
@@ -30,59 +32,59 @@ def corridor():
 
 
 def test_corridor_safety(corridor):
-    assert corridor["safety"] == {
+    assert_same_json(corridor["safety"], {
         "population": 1, "evacuated": 1, "casualties": 0, "stranded": 0,
         "evacuated_rate": 1.0, "casualty_rate": 0.0, "stranded_rate": 0.0,
         "terminal_trapped_count": 0, "terminal_trapped_rate": 0.0,
         "casualties_by_cause": {"entered_fire": 0, "fire_spread": 0},
-    }
+    })
 
 
 def test_corridor_time(corridor):
-    assert corridor["time"] == {
+    assert_same_json(corridor["time"], {
         "episode_steps": 5, "max_steps": 10, "evacuees": 1, "non_evacuees": 0,
         "evacuation_steps": {"A": 5}, "first_evacuation_step": 5, "last_evacuation_step": 5,
         "mean_evacuation_step": 5.0, "median_evacuation_step": 5.0,
         "person_time_to_safety_total": 5, "mean_person_time_to_safety": 5.0,
-    }
+    })
 
 
 def test_corridor_movement_and_path(corridor):
-    assert corridor["movement"] == {
+    assert_same_json(corridor["movement"], {
         "decisions": 5, "stay_actions": 1, "movement_attempts": 4, "successful_moves": 4,
         "blocked_moves": 0,
         "blocked_by_outcome": {k: 0 for k in ("blocked_boundary", "blocked_wall", "blocked_fire", "blocked_occupied", "blocked_conflict", "blocked_cycle")},
         "congestion_blocks": 0, "stay_rate": 0.2, "blocked_rate": 0.0, "congestion_block_rate": 0.0,
-    }
-    assert corridor["path_efficiency"] == {
+    })
+    assert_same_json(corridor["path_efficiency"], {
         "evacuees_measured": 1, "total_cells_moved": 4, "total_static_lower_bound": 4,
         "aggregate_path_efficiency": 1.0, "mean_path_efficiency": 1.0, "mean_detour_ratio": 1.0,
-    }
+    })
 
 
 def test_corridor_no_fire_exposure(corridor):
     # Active person-states: s_0 .. s_4 (A evacuates at step 5).
-    assert corridor["fire_exposure"] == {
+    assert_same_json(corridor["fire_exposure"], {
         "active_person_states": 5, "person_states_with_fire": 0, "person_states_without_fire": 5,
         "distance_histogram": {}, "adjacent_person_states": 0, "min_fire_distance": None,
         "exposure_total": 0.0, "mean_exposure": 0.0,
-    }
+    })
 
 
 def test_corridor_exits_replanning_people(corridor):
-    assert corridor["exits"] == {
+    assert_same_json(corridor["exits"], {
         "exit_count": 1, "exits_used": 1, "evacuations_per_exit": {"e1": 1},
         "exit_shares": {"e1": 1.0}, "max_exit_share": 1.0, "exit_balance": None,
-    }
+    })
     assert corridor["replanning"]["blocked_events"] == 0
     assert corridor["replanning"]["recovery_proxy_rate"] is None
-    assert corridor["people"]["A"] == {
+    assert_same_json(corridor["people"]["A"], {
         "person_id": "A", "initial_position": [0, 0], "final_position": [0, 4], "status": "evacuated",
         "resolution_step": 5, "exit_id": "e1", "casualty_cause": None, "decisions": 5, "stay_actions": 1,
         "cells_moved": 4, "blocked_moves": 0, "max_consecutive_blocks": 0, "time_to_safety": 5,
         "static_exit_distance": 4, "path_efficiency": 1.0, "detour_ratio": 1.0,
         "min_fire_distance": None, "fire_exposure": 0.0,
-    }
+    })
     assert corridor["metrics_version"] == "1.0" and corridor["seed"] == 0
 
 
@@ -110,7 +112,7 @@ def fire_episode():
 
 def test_fire_episode_values(fire_episode):
     m = fire_episode
-    assert m["time"]["evacuation_steps"] == {"A": 4, "B": 3}
+    assert_same_json(m["time"]["evacuation_steps"], {"A": 4, "B": 3})
     assert m["time"]["median_evacuation_step"] == 3.5
     assert m["time"]["person_time_to_safety_total"] == 7
     assert m["movement"]["blocked_by_outcome"]["blocked_wall"] == 3
@@ -120,18 +122,18 @@ def test_fire_episode_values(fire_episode):
     assert m["path_efficiency"]["aggregate_path_efficiency"] == 1.0
     # Replanning: A blocked t1 -> blocked t2 (same action), then t2 -> moved t3 (changed).
     # B blocked t1 -> moved t2 (changed).
-    assert m["replanning"] == {
+    assert_same_json(m["replanning"], {
         "blocked_events": 3, "blocks_with_next_decision": 3, "blocks_without_next_decision": 0,
         "moved_after_block": 2, "blocked_after_block": 1, "stayed_after_block": 0,
         "action_changed_after_block": 2, "max_consecutive_blocks": 2,
         "recovery_proxy_rate": 2 / 3, "repeated_block_proxy_rate": 1 / 3, "action_change_proxy_rate": 2 / 3,
-    }
+    })
     # Exits: one each; shares 1/2; balance (1 - 1/2) / (1 - 1/2) = 1.
-    assert m["exits"]["exit_shares"] == {"e1": 0.5, "e2": 0.5}
+    assert_same_json(m["exits"]["exit_shares"], {"e1": 0.5, "e2": 0.5})
     assert m["exits"]["exit_balance"] == 1.0
     # Exposure: fire at [2,0]. A: s0 [1,1] d2, s1 d2, s2 d2, s3 [0,1] d3.
     # B: s0 [1,3] d4, s1 d4, s2 [2,3] d3.  Histogram {2:3, 3:2, 4:2}.
-    assert m["fire_exposure"]["distance_histogram"] == {"2": 3, "3": 2, "4": 2}
+    assert_same_json(m["fire_exposure"]["distance_histogram"], {"2": 3, "3": 2, "4": 2})
     assert m["fire_exposure"]["exposure_total"] == float(3 * 0.5 + 2 / 3 + 0.5)
     assert m["fire_exposure"]["min_fire_distance"] == 2
     assert m["people"]["A"]["fire_exposure"] == 3 / 2 + 1 / 3
@@ -143,7 +145,7 @@ def test_exact_rational_then_one_float():
     # Summing floats gives 0.30000000000000004; the exact sum 3/10 rounds to 0.3.
     sc = picture_scenario(["*.........A1"], max_steps=10)
     m = metrics_of(sc, record_bytes(sc, scripted([{}, {}, {"A": "east"}])))
-    assert m["fire_exposure"]["distance_histogram"] == {"10": 3}
+    assert_same_json(m["fire_exposure"]["distance_histogram"], {"10": 3})
     assert 0.1 + 0.1 + 0.1 != 0.3
     assert m["fire_exposure"]["exposure_total"] == 0.3
     assert m["people"]["A"]["fire_exposure"] == 0.3
@@ -196,7 +198,7 @@ def test_all_resolved_before_horizon_censors_at_h():
     sc = picture_scenario(["A1", "*B"], max_steps=50, p="1/1")
     m = metrics_of(sc, record_bytes(sc, scripted([{"A": "east"}])))
     assert m["time"]["episode_steps"] == 1
-    assert m["safety"]["casualties_by_cause"] == {"entered_fire": 0, "fire_spread": 1}
+    assert_same_json(m["safety"]["casualties_by_cause"], {"entered_fire": 0, "fire_spread": 1})
     assert m["people"]["B"]["time_to_safety"] == 50
     assert m["time"]["person_time_to_safety_total"] == 1 + 50
     assert m["people"]["B"]["resolution_step"] == 1 and m["people"]["B"]["casualty_cause"] == "fire_spread"
@@ -265,7 +267,7 @@ def test_builtins_match_batch(name, policy):
     sc = ember.load_scenario(f"builtin:{name}")
     out = io.BytesIO()
     ember.run_episode(sc, policy, 11, out)
-    assert metrics_of(sc, out.getvalue()) == batch_metrics(sc, out.getvalue())
+    assert_same_json(metrics_of(sc, out.getvalue()), batch_metrics(sc, out.getvalue()))
 
 
 @st.composite
@@ -301,4 +303,4 @@ def test_random_episodes_match_batch(episode):
     out = io.BytesIO()
     ember.run_episode(sc, policy, seed, out)
     data = out.getvalue()
-    assert metrics_of(sc, data) == batch_metrics(sc, data)
+    assert_same_json(metrics_of(sc, data), batch_metrics(sc, data))

@@ -7,7 +7,6 @@ import os
 import re
 import sys
 import threading
-import time
 
 import ijson
 import pytest
@@ -17,6 +16,8 @@ from hypothesis import strategies as st
 from ember.errors import MetricsInputError
 from ember.record import reader
 from ember.record.reader import BACKEND_NAME, DEFAULT_LIMITS, Limits, RecordParser, iter_parts
+
+from strict import no_hang
 
 IDS = ["p1", "p2", "p3", "p4"]
 
@@ -550,11 +551,10 @@ def test_a_huge_integer_is_refused_quickly(int_max_str_digits):
     if int_max_str_digits is not None:
         sys.set_int_max_str_digits(int_max_str_digits)
     try:
-        started = time.perf_counter()
-        for data in (b'{"header":{"seed":' + b"7" * 10**6 + b"}}", b'{"header":[1.' + b"7" * 10**6 + b"]}"):
-            assert re.match(r"\$\.header\S*: Limit exceeded", refused(data))
-        assert refused(b'{"header":[1e' + b"9" * 40 + b"]}").startswith("$.header[0]: Non-integer number")
-        assert time.perf_counter() - started < 2
+        with no_hang():
+            for data in (b'{"header":{"seed":' + b"7" * 10**6 + b"}}", b'{"header":[1.' + b"7" * 10**6 + b"]}"):
+                assert re.match(r"\$\.header\S*: Limit exceeded", refused(data))
+            assert refused(b'{"header":[1e' + b"9" * 40 + b"]}").startswith("$.header[0]: Non-integer number")
     finally:
         sys.set_int_max_str_digits(previous)
 

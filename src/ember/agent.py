@@ -15,6 +15,7 @@ import shlex
 import signal
 import subprocess
 import threading
+import time
 
 from .canonical import canonical_json
 from .errors import EmberError
@@ -27,6 +28,11 @@ MAX_ANSWER_BYTES = 64 * 1024 * 1024
 #: on its own before it is terminated, then killed.
 EXIT_GRACE = 2.0
 KILL_GRACE = 1.0
+#: While waiting for an answer, how often to check whether the agent has exited
+#: (its output may stay open after it exits: a process it started holds it).
+EXIT_POLL = 0.1
+#: Once the agent has exited, how long an answer it wrote just before may take to arrive.
+EXITED_DRAIN = 0.5
 _EOF = b""
 _PREVIEW = 60
 
@@ -149,12 +155,7 @@ class AgentPolicy:
     # -- answers --------------------------------------------------------------
 
     def _receive(self):
-        try:
-            line = self._answers.get(timeout=self.step_timeout)
-        except queue.Empty:
-            raise AgentError(
-                f"step {self.step}: the agent did not answer within {self.step_timeout:g} s (--step-timeout)."
-            ) from None
+        line = self._next_line()
         if line == _EOF:
             raise AgentError(f"step {self.step}: {self._gone()} before answering the observation.")
         if len(line) > MAX_ANSWER_BYTES:
@@ -162,6 +163,32 @@ class AgentPolicy:
         if not line.endswith(b"\n"):
             raise AgentError(f"step {self.step}: {self._gone()} in the middle of its answer line {_preview(line)}.")
         return line
+
+    def _next_line(self):
+        """The next line the reader thread got, waiting at most ``step_timeout``.
+
+        An agent that has exited is reported as such even when its output is
+        still open (a child it started holds it): it will never answer.
+        """
+        deadline = time.monotonic() + self.step_timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AgentError(
+                    f"step {self.step}: the agent did not answer within {self.step_timeout:g} s (--step-timeout)."
+                )
+            try:
+                return self._answers.get(timeout=min(remaining, EXIT_POLL))
+            except queue.Empty:
+                pass
+            if self._process.poll() is not None:
+                try:
+                    return self._answers.get(timeout=EXITED_DRAIN)
+                except queue.Empty:
+                    raise AgentError(
+                        f"step {self.step}: {self._gone()} before answering the observation "
+                        "(a process it started still holds its standard output open)."
+                    ) from None
 
     def _gone(self):
         """How the agent's output ended, as a sentence fragment."""
@@ -179,7 +206,15 @@ class AgentPolicy:
 
     def _decode(self, line):
         try:
-            value = json.loads(line, object_pairs_hook=_unique_keys)
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise AgentError(
+                f"step {self.step}: the agent sent a line that is not UTF-8 (byte 0x{line[exc.start]:02x} "
+                f"at offset {exc.start}): {_preview(line)}."
+            ) from None
+        try:
+            # Decoded here: json.loads of bytes guesses UTF-16/32 from NUL bytes, which is never the protocol's.
+            value = json.loads(text, object_pairs_hook=_unique_keys)
         except (ValueError, RecursionError) as exc:
             if isinstance(exc, RecursionError):
                 reason = "nested too deeply"

@@ -21,8 +21,14 @@ def _one_line(message):
 
 
 def _fail(message):
-    print(f"ember: {_one_line(message)}", file=sys.stderr)
+    _say(f"ember: {_one_line(message)}")
     return EXIT_BAD_INPUT
+
+
+def _say(line):
+    """A line on stderr; nothing at all when stderr is closed (print() would fall back to stdout)."""
+    if sys.stderr is not None:
+        print(line, file=sys.stderr)
 
 
 def _record_source(name):
@@ -66,7 +72,10 @@ def _warn_if_slow_reader():
 
     if BACKEND_NAME != "yajl2_c":
         # Still correct, but operators should know why a run takes 20x longer.
-        print(f"ember: warning: ijson's C backend yajl2_c is unavailable; reading with {BACKEND_NAME!r} is about 20x slower.", file=sys.stderr)
+        _say(
+            f"ember: warning: ijson's C backend yajl2_c is unavailable; reading with {BACKEND_NAME!r} "
+            "is about 20x slower."
+        )
 
 
 def cmd_metrics(args):
@@ -76,6 +85,10 @@ def cmd_metrics(args):
 
     if args.compact and args.format != "json":
         return _fail("--compact applies only to --format json.")
+    if args.format == "table":
+        from .summary import tables_available
+
+        tables_available()  # before reading: no extra, nothing read, a one-line error
     _warn_if_slow_reader()
     with reading_progress(_record_source(args.record)) as record:
         result = episode_metrics(args.scenario, record).to_dict()
@@ -88,14 +101,11 @@ def cmd_metrics(args):
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:
-        from .files import write_atomically
-
-        def save(tmp):
-            with open(tmp, "w", encoding="utf-8") as handle:
-                handle.write(text)
+        from .files import output_file
 
         # Written only once complete: a reader of the file never sees a partial result.
-        write_atomically(args.output, save)
+        with output_file(args.output) as stream:
+            stream.write(text.encode("utf-8"))
     return 0
 
 
@@ -106,7 +116,7 @@ def cmd_replay(args):
     _warn_if_slow_reader()
     with reading_progress(_record_source(args.record)) as record:
         verify_replay(args.scenario, record)
-    print("ember: the record replays byte-identically.", file=sys.stderr)
+    _say("ember: the record replays byte-identically.")
     return 0
 
 
@@ -123,8 +133,10 @@ def cmd_demo(args):
 
     if args.output == "-":
         return _fail("ember demo writes its record to a file; give -o a file name.")
-    scenario = compile_scenario(args.scenario)
     path = args.output or DEMO_RECORD
+    if os.path.exists(path) and not os.path.isfile(path):
+        return _fail(f"{path}: ember demo reads its record back, so -o must name a regular file.")
+    scenario = compile_scenario(args.scenario)
     with step_counter(make_policy("greedy", scenario, args.seed), scenario.max_steps) as policy:
         run_episode(scenario, policy, args.seed, path)
     with reading_progress(path) as record:
@@ -158,7 +170,7 @@ def cmd_render(args):
         sys.stdout.write(text + "\n")
     else:
         what = "1 frame" if frames == 1 else f"{frames} frames"
-        print(f"ember: wrote {args.output} ({what}).", file=sys.stderr)
+        _say(f"ember: wrote {args.output} ({what}).")
     return 0
 
 
@@ -279,12 +291,18 @@ def _step_timeout(text):
     return value
 
 
-def _step(text):
+def _int_in(text, low, high):
+    """``text`` as a decimal integer with low <= value <= high, else None."""
     try:
         value = int(text, 10)
     except ValueError:
-        value = -1
-    if value < 0:
+        return None
+    return value if low <= value <= high else None
+
+
+def _step(text):
+    value = _int_in(text, 0, math.inf)
+    if value is None:
         raise argparse.ArgumentTypeError(f"the step must be an integer >= 0, got {text!r}")
     return value
 
@@ -292,11 +310,8 @@ def _step(text):
 def _cell_size(text):
     from .render import MAX_CELL_SIZE
 
-    try:
-        value = int(text, 10)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_CELL_SIZE:
+    value = _int_in(text, 1, MAX_CELL_SIZE)
+    if value is None:
         raise argparse.ArgumentTypeError(f"the cell size must be an integer from 1 to {MAX_CELL_SIZE} pixels, got {text!r}")
     return value
 
@@ -345,7 +360,12 @@ def build_parser():
         help="run a policy or an agent on a scenario and stream the record",
         description="Run one episode and write its canonical record, one line per step, flushed as the episode runs.",
         epilog="An agent is a program that speaks JSON lines on its standard input and output (docs/agent-protocol.md); "
-        "its standard error passes through. If it fails, the record written so far stays, unterminated.",
+        "its standard error passes through. With -o: a new file is written in place as the run goes "
+        "(followable with tail -f); if the run fails, the record written so far stays, unterminated. "
+        "An existing record is kept until the run succeeds: "
+        "the run is written to RECORD.partial (followable), which replaces it at the end or is removed on failure. "
+        "A record another 'ember run' is writing is refused. "
+        "A symlink is followed; a FIFO or device is written through.",
     )
     run.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
     chooser = run.add_mutually_exclusive_group()
@@ -353,7 +373,7 @@ def build_parser():
     chooser.add_argument("--agent", metavar="COMMAND", help="run this agent program instead of a built-in policy, e.g. \"python3 examples/greedy_agent.py\" (split like a shell command line, not run by a shell)")
     run.add_argument("--step-timeout", type=_step_timeout, metavar="SECONDS", help=f"with --agent: seconds the agent may take to answer one observation (default: {DEFAULT_STEP_TIMEOUT:g})")
     run.add_argument("--seed", type=_seed, default=0, help="fire RNG seed, 0 <= N < 2^64 (default: 0); never shown to the policy or agent")
-    run.add_argument("-o", "--output", metavar="RECORD", help="write the record here instead of standard output")
+    run.add_argument("-o", "--output", metavar="RECORD", help="write the record here instead of standard output; a name ending .gz or .zst is written compressed (gzip, zstd), flushed step by step")
     run.set_defaults(handler=cmd_run)
 
     metrics = sub.add_parser("metrics", help="validate, replay and measure a record", description="Compute the official per-episode metrics of a record, after validating and replaying it. Bad input: one line on stderr, exit status 2, nothing on stdout.", epilog=_progress_note())
@@ -414,21 +434,77 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
-    args = build_parser().parse_args(argv)
+def _writes_stdout(args):
+    """Whether the command's result goes to standard output."""
+    if args.command in ("scenarios", "demo"):
+        return True
+    if args.command in ("run", "metrics"):
+        return args.output in (None, "-")
+    return args.command == "render" and args.ascii
+
+
+def _fill_closed_standard_fds():
+    """Open /dev/null on a closed fd 0, 1 or 2.
+
+    Otherwise the next file opened (a record, an output) would get that
+    number, and anything written to "stdout" or "stderr" would land in it.
+    Python has already set ``sys.stdout``/``sys.stderr`` to None for a closed
+    one, which is how the commands see that it is closed.
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+
+
+def _silence_stdout():
+    # Point stdout at /dev/null so the interpreter's final flush cannot fail again.
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
+
+
+def _flush_stdout():
+    """Flush stdout now, so that a write error is reported like any error, not at exit."""
+    if sys.stdout is None:
+        return
     try:
-        return args.handler(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        _silence_stdout()
+        raise OSError(exc.errno, exc.strerror or str(exc), "standard output") from exc
+
+
+def main(argv=None):
+    _fill_closed_standard_fds()
+    args = build_parser().parse_args(argv)
+    if sys.stdout is None and _writes_stdout(args):
+        return _fail(f"standard output is closed: 'ember {args.command}' writes its result there; nothing done.")
+    try:
+        status = args.handler(args)
+        _flush_stdout()
+        return status
     except EmberError as exc:
         return _fail(exc)
     except BrokenPipeError:
         # The reader went away (e.g. '| head'): stop quietly, as Unix tools do.
-        # Point stdout at /dev/null so the interpreter's final flush cannot fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _silence_stdout()
         return 1
     except KeyboardInterrupt:
-        print("ember: interrupted.", file=sys.stderr)
+        _say("ember: interrupted.")
         return EXIT_INTERRUPTED
     except OSError as exc:
+        if sys.stdout is not None:
+            try:
+                sys.stdout.flush()
+            except OSError:  # stdout itself failed: what it holds can never be written
+                _silence_stdout()
         where = f"{exc.filename}: " if exc.filename else ""
         return _fail(f"{where}{exc.strerror or exc}")
 

@@ -52,5 +52,13 @@ class RankingInputError(EmberError, ValueError):
         self.reason = reason
 
 
+class OutputBusyError(EmberError, OSError):
+    """An output path is being written by another process (``ember run -o`` holds a lock on it)."""
+
+
+class RenderError(EmberError, ValueError):
+    """The picture cannot be made (bad options, no Pillow, image too large)."""
+
+
 class MissingExtraError(EmberError, ImportError):
-    """An optional feature needs a package from an extra that is not installed."""
+    """An optional feature needs a package of an extra that is not installed (the message names it)."""

@@ -1,22 +1,202 @@
-"""Writing output files so that no reader ever sees a partial result."""
+"""Output files (every ``-o``): what is there decides how it is written.
 
+One entry point, ``output_file(path, live=...)``, a context manager that
+yields a binary stream.  What ``path`` names decides what happens:
+
+- a symlink is followed: the link stays a link and its target is written
+  as below (a dangling link creates its target);
+- an existing node that is not a regular file (a FIFO, ``/dev/null``, a
+  device, a terminal) is written through, never replaced;
+- a regular file, or a new path, gets its content complete or not at all:
+  the stream is a temporary file in the same directory, renamed over the
+  target when the ``with`` block ends without an exception, removed if it
+  raises.
+
+``live=True`` is for records streamed while an episode runs (``ember run
+-o``), which must stay followable, must not destroy an existing record if
+the run fails, and must not be written by two processes at once:
+
+- a new path is created exclusively, already locked (``flock``), and
+  written in place, so ``tail -f PATH`` follows it; if the run fails, the
+  unterminated record written so far stays (``ember metrics`` calls it
+  truncated);
+- an existing regular file is locked and left untouched while the run is
+  written to the visible sibling ``PATH.partial`` (followable too), which
+  replaces it only when the run succeeds and is removed if it fails;
+- a path another live writer holds is refused with ``OutputBusyError``.
+
+See docs/decisions.md ("Output files").
+"""
+
+import contextlib
+import errno
 import os
+import stat
+
+from .errors import OutputBusyError
+
+PARTIAL_SUFFIX = ".partial"
+
+
+@contextlib.contextmanager
+def output_file(path, *, live=False):
+    """A binary stream for writing ``path`` as described in the module docstring."""
+    target = _follow_links(os.fspath(path))
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise _named(exc, path) from exc
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        with _write_through(target, path) as stream:
+            yield stream
+    elif live:
+        with _live(target, path) as stream:
+            yield stream
+    else:
+        with _atomic(target, path, info) as stream:
+            yield stream
 
 
 def write_atomically(path, save):
-    """Call ``save(tmp)``, then rename ``tmp`` over ``path``.
+    """Call ``save(stream)`` with a binary stream for ``path`` (see ``output_file``)."""
+    with output_file(path) as stream:
+        save(stream)
 
-    ``path`` holds either its old content or the complete new one, and the
-    temporary file never lingers.  An ``OSError`` names ``path``, not the
-    temporary file.
-    """
-    path = os.fspath(path)
-    tmp = f"{path}.tmp{os.getpid()}"
+
+def _follow_links(path):
+    """The path a chain of symlinks at ``path`` ends at (``path`` itself if it is no link)."""
+    if not os.path.islink(path):
+        return path
+    return os.path.realpath(path)
+
+
+def _named(exc, path):
+    """``exc`` as an ``OSError`` naming ``path`` (the user's name, not a temporary file's)."""
+    return OSError(exc.errno, exc.strerror or str(exc), os.fspath(path))
+
+
+@contextlib.contextmanager
+def _write_through(target, shown):
+    """Write into an existing non-regular node: no creation, no truncation, no rename."""
     try:
-        save(tmp)
-        os.replace(tmp, path)
+        stream = open(os.open(target, os.O_WRONLY), "wb")  # noqa: SIM115 (closed by the with below)
     except OSError as exc:
-        raise OSError(exc.errno, exc.strerror or str(exc), path) from exc
+        raise _named(exc, shown) from exc
+    with stream:
+        yield stream
+
+
+def _create_sibling(target, tag, mode=0o666):
+    """Create a new file next to ``target`` exclusively; returns (path, fd)."""
+    folder, name = os.path.split(target)
+    for attempt in range(100):
+        sibling = os.path.join(folder, f".{name}.{tag}{os.getpid()}.{attempt}")
+        try:
+            return sibling, os.open(sibling, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "cannot create a temporary file next to it", target)
+
+
+def _discard(path):
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+
+
+@contextlib.contextmanager
+def _atomic(target, shown, info):
+    """A temporary sibling renamed over ``target`` on success, removed on failure."""
+    try:
+        tmp, fd = _create_sibling(target, "tmp")
+    except OSError as exc:
+        raise _named(exc, shown) from exc
+    try:
+        with open(fd, "wb") as stream:
+            yield stream
+        if info is not None:  # a replaced file keeps its permissions
+            os.chmod(tmp, stat.S_IMODE(info.st_mode))
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise _named(exc, shown) from exc
     finally:
-        if os.path.lexists(tmp):
-            os.remove(tmp)
+        _discard(tmp)
+
+
+def _lock(fd, shown):
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise OutputBusyError(
+            f"{os.fspath(shown)}: another process is writing this record (it holds the lock); not written."
+        ) from None
+
+
+@contextlib.contextmanager
+def _live(target, shown):
+    """Stream a record to ``target``: in place when it is new, through ``.partial`` when it exists."""
+    try:
+        fd, existing = _claim(target, shown)
+    except OutputBusyError:
+        raise
+    except OSError as exc:
+        raise _named(exc, shown) from exc
+    if existing is None:
+        with open(fd, "wb") as stream:
+            yield stream  # a failure leaves the unterminated record in place, as documented
+        return
+    # ``fd`` holds the lock on the existing record until it has been replaced: a writer
+    # that locks it after the rename finds it is no longer the file at ``target`` and retries.
+    with open(fd, "rb"):
+        partial = target + PARTIAL_SUFFIX
+        try:
+            _discard(partial)  # left by a run that was killed; we hold the target's lock
+            out = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except OSError as exc:
+            raise _named(exc, partial) from exc
+        try:
+            with open(out, "wb") as stream:
+                yield stream
+            os.chmod(partial, stat.S_IMODE(existing.st_mode))
+            os.replace(partial, target)
+        except BaseException:
+            _discard(partial)
+            raise
+
+
+def _claim(target, shown):
+    """Lock ``target`` for writing: (fd, None) if it was new (created locked), (fd, stat) if it exists."""
+    for _ in range(100):
+        tmp, fd = _create_sibling(target, "new")
+        try:
+            _lock(fd, shown)
+            # link() fails if ``target`` exists, so other writers never see it new and unlocked.
+            os.link(tmp, target)
+            return fd, None
+        except FileExistsError:
+            os.close(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        finally:
+            _discard(tmp)
+        try:
+            fd = os.open(target, os.O_RDONLY)
+        except FileNotFoundError:
+            continue  # removed in between: try again
+        try:
+            _lock(fd, shown)
+            info, now = os.fstat(fd), os.stat(target)
+        except FileNotFoundError:
+            os.close(fd)
+            continue
+        except BaseException:
+            os.close(fd)
+            raise
+        if (now.st_dev, now.st_ino) == (info.st_dev, info.st_ino):
+            return fd, info  # the locked file is still the one at ``target``
+        os.close(fd)
+    raise OutputBusyError(f"{os.fspath(shown)}: the file keeps changing while it is being locked; not written.")

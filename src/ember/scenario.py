@@ -201,6 +201,16 @@ _SHOWN = 80
 _SCALARS = (type(None), bool, int, float, str)
 
 
+def _probability_problem(probability):
+    """Why a spread probability that does not match ``PROBABILITY_PATTERN`` is refused."""
+    digits = re.fullmatch(r"([0-9]+)/([0-9]+)", probability) if isinstance(probability, str) else None
+    if digits is None:
+        return f'expected a string "N/D" with N and D decimal integers, got {_show(probability)}.'
+    if not digits.group(2).strip("0"):
+        return f'the denominator D must be at least 1 (expected "N/D" with 0 <= N <= D <= 2^32), got {_show(probability)}.'
+    return f'expected "N/D" with N and D written without leading zeros, got {_show(probability)}.'
+
+
 def _show(value):
     """A short description of any value for a message, that cannot fail.
 
@@ -345,7 +355,7 @@ def validate_scenario(value):
     probability = fire["spread_probability"]
     match = PROBABILITY_PATTERN.fullmatch(probability) if isinstance(probability, str) else None
     if not match:
-        _fail("$.fire.spread_probability", f'expected a string "N/D" with N and D decimal integers, got {_show(probability)}.')
+        _fail("$.fire.spread_probability", _probability_problem(probability))
     # No leading zeros, so more than 10 digits is above 2^32; and int() of a
     # long digit string raises ValueError past sys.get_int_max_str_digits().
     if max(len(match.group(1)), len(match.group(2))) > 10 or not int(match.group(1)) <= int(match.group(2)) <= MAX_DENOMINATOR:

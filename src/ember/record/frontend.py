@@ -3,33 +3,90 @@
 A record written by EMBER's own writer has one part per line.  A step line
 that is byte-identical to the canonical bytes the replaying simulator
 produces for that step is already proven: parsed, replayed and well formed
-in one comparison.  The engine then runs the stage-2 checks and metrics on
-the simulator's own step, and the strict reader receives the placeholder
-``0`` in that step's place, so it still checks the whole text's syntax,
-layout and step numbering.  The first line that is not such a step (or any
-layout other than the canonical one) sends everything from there on through
-the strict reader.
+in one comparison.  Two parties share the work:
+
+* the front end (here) splits lines, asks ``take_line(index, line)``
+  whether a step line is the replay's own step, and owns the placeholders
+  entirely: the strict reader receives the placeholder ``0`` in a taken
+  step's place, so it still checks the whole text's syntax, layout and
+  step numbering, and ``_Placeholders`` removes those zeros again before
+  the sink sees the steps;
+* ``take_line`` (the engine's, which asks the replay check to try the line)
+  does everything else.
+
+The first line that is not such a step (or any layout other than the
+canonical one) sends everything from there on through the strict reader.
 """
 
-HEADER_LINE = b'{"header":'
-INITIAL_LINE = b'"initial_state":'
-STEPS_LINE = b'"steps":[\n'
-STEP_START = b'{"actions":{'
+from ..canonical import HEADER_LINE_START, INITIAL_LINE_START, STEP_LINE_START, STEPS_LINE
+from ..errors import MetricsInputError
+from .reader import RecordParser
+
 # A step line longer than this is read by the strict reader instead, so the
 # fast path never buffers more than one ordinary step.
 MAX_LINE_BYTES = 4 * 1024 * 1024
 
 
-class CanonicalLines:
-    """Push front end: ``feed(chunk)`` / ``close()``, like ``RecordParser``."""
+class _Placeholders:
+    """Between the strict reader and the sink: drops the placeholders of taken steps.
 
-    def __init__(self, engine, parser):
-        self.engine = engine
-        self.parser = parser
+    A taken step's placeholder must come back from the reader as the item
+    of ``$.steps`` with the same index; anything else means the taken lines
+    were not the items of ``$.steps`` (a step line nested inside another
+    value), and what the sink has been given does not stand for the record.
+    """
+
+    def __init__(self, sink):
+        self.sink = sink
+        self.taken = 0  # steps taken from their lines
+        self.returned = 0  # their placeholders read back
+
+    def header(self, value):
+        self.sink.header(value)
+
+    def initial_state(self, value):
+        self.sink.initial_state(value)
+
+    def step(self, index, value):
+        if self.returned < self.taken:
+            if index == self.returned and type(value) is int and value == 0:
+                self.returned += 1
+                return
+            self._misplaced(index)
+        self.sink.step(index, value)
+
+    def final_state(self, value):
+        self.sink.final_state(value)
+
+    def end(self):
+        if self.returned < self.taken:
+            self._misplaced(self.returned)
+        self.sink.end()
+
+    def _misplaced(self, index):
+        raise MetricsInputError(
+            f"$.steps[{index}]: steps 1..{self.taken} were read from step lines that are not the items of "
+            "$.steps (a step line nested inside another value)."
+        )
+
+
+class CanonicalLines:
+    """Push front end of the strict reader: ``feed(chunk)`` / ``close()``, like ``RecordParser``.
+
+    ``take_line(index, line)`` gets step ``index``'s line without its
+    newline and separating comma and returns True when it has taken the
+    step from it; ``sink`` and ``limits`` are the strict reader's.
+    """
+
+    def __init__(self, take_line, sink, limits):
+        self.take_line = take_line
+        self.placeholder_filter = _Placeholders(sink)
+        self.parser = RecordParser(self.placeholder_filter, limits)
         self.active = True
         self.partial = []
         self.partial_size = 0
-        self.line_number = 0
+        self.line_number = 0  # complete lines seen
+        self.line_head = b""  # the start of the line under way, while one of the first three
         self.step_index = 0
         self.placeholders = []  # taken steps' placeholders, fed to the parser once per chunk
 
@@ -41,10 +98,18 @@ class CanonicalLines:
         start = 0
         while True:
             newline = chunk.find(b"\n", start)
+            if self.line_number < 3:
+                # The first three lines go to the strict reader as they come, so that an
+                # error in them (not JSON, not an object, a wrong header) surfaces at the
+                # feed that brought it, not when a newline arrives.
+                start = self._head_piece(chunk, start, newline)
+                if start is None or not self.active:
+                    break
+                continue
             if newline < 0:
                 self._keep(chunk[start:])
                 break
-            line = chunk[start:newline + 1]
+            line = chunk[start : newline + 1]
             if self.partial:
                 line = b"".join(self.partial) + line
                 self.partial, self.partial_size = [], 0
@@ -57,6 +122,29 @@ class CanonicalLines:
         # Each feed leaves the strict reader as far as the input goes, so an
         # error surfaces at the feed that brought it.
         self._flush_placeholders()
+
+    def _head_piece(self, chunk, start, newline):
+        """Pass a piece of one of the first three lines to the strict reader; where the rest starts.
+
+        Returns None when the chunk is used up.  Leaves the fast path as soon
+        as the line cannot start as the canonical layout's line does.
+        """
+        end = len(chunk) if newline < 0 else newline + 1
+        piece = chunk[start:end]
+        expected = (HEADER_LINE_START, INITIAL_LINE_START, STEPS_LINE)[self.line_number]
+        head = self.line_head + piece[:len(expected) - len(self.line_head)]
+        self.line_head = head
+        self.parser.feed(piece)
+        if not expected.startswith(head) or (newline >= 0 and head != expected):
+            self.active = False  # not the canonical layout: the strict reader alone from here
+        if newline >= 0:
+            self.line_number += 1
+            self.line_head = b""
+        if not self.active:
+            if end < len(chunk):
+                self.parser.feed(chunk[end:])
+            return None
+        return None if end >= len(chunk) else end
 
     def close(self):
         self._stop()
@@ -76,10 +164,17 @@ class CanonicalLines:
     def _keep(self, piece):
         if not piece:
             return
+        before = self.partial_size
         self.partial.append(piece)
         self.partial_size += len(piece)
         if self.partial_size > MAX_LINE_BYTES:
             self._stop()
+        elif before < len(STEP_LINE_START):
+            # A line that cannot be a canonical step line goes to the strict reader at
+            # once (it would at its newline anyway), so its errors surface at this feed.
+            head = b"".join(self.partial)[:len(STEP_LINE_START)]
+            if not STEP_LINE_START.startswith(head):
+                self._stop()
 
     def _stop(self):
         """Leave the fast path: whatever is buffered goes to the strict reader."""
@@ -92,18 +187,13 @@ class CanonicalLines:
 
     def _line(self, line):
         self.line_number += 1
-        if self.line_number <= 3:
-            expected_start = (HEADER_LINE, INITIAL_LINE, STEPS_LINE)[self.line_number - 1]
-            self._to_parser(line)
-            if not line.startswith(expected_start):
-                self.active = False
-            return
         body = line[:-1]
         comma = body.endswith(b",")
         if comma:
             body = body[:-1]
-        if body.startswith(STEP_START) and self.engine.try_canonical_step(self.step_index, body):
+        if body.startswith(STEP_LINE_START) and self.take_line(self.step_index, body):
             self.step_index += 1
+            self.placeholder_filter.taken = self.step_index
             self.placeholders.append(b"0,\n" if comma else b"0\n")
             return
         self.active = False
