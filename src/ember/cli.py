@@ -223,13 +223,10 @@ def _write_output(output, data):
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
         return
-    from .files import write_atomically
+    from .files import output_file
 
-    def save(tmp):
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-
-    write_atomically(output, save)
+    with output_file(output) as stream:
+        stream.write(data)
 
 
 def cmd_rank(args):
