@@ -370,7 +370,13 @@ def build_parser():
     chooser.add_argument("--agent", metavar="COMMAND", help="run this agent program instead of a built-in policy, e.g. \"python3 examples/greedy_agent.py\" (split like a shell command line, not run by a shell)")
     run.add_argument("--step-timeout", type=_step_timeout, metavar="SECONDS", help=f"with --agent: seconds the agent may take to answer one observation (default: {DEFAULT_STEP_TIMEOUT:g})")
     run.add_argument("--seed", type=_seed, default=0, help="fire RNG seed, 0 <= N < 2^64 (default: 0); never shown to the policy or agent")
-    run.add_argument("-o", "--output", metavar="RECORD", help="write the record here instead of standard output; a name ending .gz or .zst is written compressed (gzip, zstd), flushed step by step")
+    run.add_argument(
+        "-o",
+        "--output",
+        metavar="RECORD",
+        help="write the record here instead of standard output; a name ending .gz or .zst is written compressed "
+        "(gzip, zstd), flushed step by step",
+    )
     run.set_defaults(handler=cmd_run)
 
     metrics = sub.add_parser("metrics", help="validate, replay and measure a record", description="Compute the official per-episode metrics of a record, after validating and replaying it. Bad input: one line on stderr, exit status 2, nothing on stdout.", epilog=_progress_note())
