@@ -33,3 +33,7 @@ class ReplayMismatchError(EmberError, ValueError):
         super().__init__(message)
         self.step = step
         self.path = path
+
+
+class CampaignError(EmberError, ValueError):
+    """A campaign file, its results directory or a resume breaks campaign.md (the message names the place)."""
