@@ -1,4 +1,4 @@
-"""The ``ember`` command line (output.md): run, metrics, replay, demo, render, scenarios."""
+"""The ``ember`` command line (output.md): run, metrics, replay, demo, render, scenarios, rank, report."""
 
 import argparse
 import contextlib
@@ -176,33 +176,111 @@ def cmd_scenarios(args):
     return 0
 
 
-EXIT_TERMINATED = 143
+def _read_results(directory):
+    """A results directory's parsed campaign.json and episodes.jsonl bytes (campaign.md §4).
+
+    Raises ``RankingInputError`` (relative file names) for a directory that is
+    not a results directory or a campaign.json that is not JSON.
+    """
+    from .errors import RankingInputError
+    from .ranking import CAMPAIGN_FILE, EPISODES_FILE, read_campaign
+
+    if not os.path.isdir(directory):
+        raise RankingInputError(".", None, "no such directory, expected a results directory ('ember evaluate -o')")
+    contents = {}
+    for name in (CAMPAIGN_FILE, EPISODES_FILE):
+        path = os.path.join(directory, name)
+        if not os.path.isfile(path):
+            raise RankingInputError(name, None, "missing: not a results directory ('ember evaluate -o' writes it)")
+        with open(path, "rb") as handle:
+            contents[name] = handle.read()
+    return read_campaign(contents[CAMPAIGN_FILE]), contents[EPISODES_FILE]
 
 
-def _rank_results(results_dir):
-    """ranking.json (ranking.md) of a finished results directory, written atomically; the leaderboard text."""
+def _results_error(directory, exc):
+    """A ``RankingInputError`` message with the results directory in the file name."""
+    where = os.path.normpath(os.path.join(directory, exc.file))
+    if exc.line is not None:
+        where += f":{exc.line}"
+    return _fail(f"{where}: {exc.reason}")
+
+
+def _write_output(output, data):
+    """``data`` (bytes) to standard output, or atomically to ``output`` (never a partial file)."""
+    if output in (None, "-"):
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
     from .files import write_atomically
-    from .ranking import compute_ranking, format_leaderboard, ranking_bytes
-
-    with open(os.path.join(results_dir, "campaign.json"), "rb") as handle:
-        campaign = json.loads(handle.read())
-    with open(os.path.join(results_dir, "episodes.jsonl"), "rb") as handle:
-        episodes = handle.read()
-    ranking, warnings = compute_ranking(campaign, episodes)
-    for warning in warnings:
-        print(f"ember: warning: {_one_line(warning)}", file=sys.stderr)
-    data = ranking_bytes(ranking)
 
     def save(tmp):
         with open(tmp, "wb") as handle:
             handle.write(data)
 
-    write_atomically(os.path.join(results_dir, "ranking.json"), save)
-    return format_leaderboard(ranking, "table")
+    write_atomically(output, save)
+
+
+def cmd_rank(args):
+    from .errors import RankingInputError
+    from .ranking import compute_ranking, format_leaderboard, ranking_bytes
+
+    try:
+        campaign, episodes = _read_results(args.results)
+        ranking, warnings = compute_ranking(campaign, episodes)
+    except RankingInputError as exc:
+        return _results_error(args.results, exc)
+    if args.format == "json":
+        data = ranking_bytes(ranking)
+    else:
+        data = (format_leaderboard(ranking, args.format) + "\n").encode("utf-8")
+    for warning in warnings:
+        print(f"ember: warning: {os.path.join(args.results, warning)}", file=sys.stderr)
+    _write_output(args.output, data)
+    return 0
+
+
+REPORT_FILE = "report.html"
+
+
+def cmd_report(args):
+    from .errors import RankingInputError
+    from .report import build_report
+
+    try:
+        campaign, episodes = _read_results(args.results)
+        page, warnings = build_report(campaign, episodes)
+    except RankingInputError as exc:
+        return _results_error(args.results, exc)
+    for warning in warnings:
+        print(f"ember: warning: {os.path.join(args.results, warning)}", file=sys.stderr)
+    _write_output(args.output, page.encode("utf-8"))
+    if args.output != "-":
+        print(f"ember: wrote {args.output}.", file=sys.stderr)
+    return 0
+
+
+EXIT_TERMINATED = 143
+
+
+def _rank_results(results_dir):
+    """ranking.json (ranking.md) of a finished results directory, written atomically; the leaderboard text."""
+    from .errors import MissingExtraError
+    from .ranking import compute_ranking, format_leaderboard, ranking_bytes
+
+    campaign, episodes = _read_results(results_dir)
+    ranking, warnings = compute_ranking(campaign, episodes)
+    for warning in warnings:
+        print(f"ember: warning: {os.path.join(results_dir, warning)}", file=sys.stderr)
+    _write_output(os.path.join(results_dir, "ranking.json"), ranking_bytes(ranking))
+    try:
+        return format_leaderboard(ranking, "table")
+    except MissingExtraError:
+        return None
 
 
 def cmd_evaluate(args):
     from .campaign import Terminated, evaluate
+    from .errors import RankingInputError
 
     try:
         summary = evaluate(
@@ -215,9 +293,15 @@ def cmd_evaluate(args):
     except KeyboardInterrupt:
         print("ember: interrupted; every finished episode is in episodes.jsonl, run again to resume.", file=sys.stderr)
         return EXIT_INTERRUPTED
-    leaderboard = _rank_results(args.output)
+    try:
+        leaderboard = _rank_results(args.output)
+    except RankingInputError as exc:
+        return _results_error(args.output, exc)
     print(f"ember: {summary.line()}", file=sys.stderr)
-    sys.stdout.write(leaderboard.rstrip("\n") + "\n")
+    if leaderboard is None:
+        print("ember: ranking.json is written; the leaderboard table needs tabulate: pip install 'ember-eval[cli]'.", file=sys.stderr)
+    else:
+        sys.stdout.write(leaderboard.rstrip("\n") + "\n")
     return 0 if summary.missing == 0 else 1
 
 
@@ -379,6 +463,30 @@ def build_parser():
 
     scenarios = sub.add_parser("scenarios", help="list the built-in scenarios", description="List the scenarios shipped with EMBER, addressed as builtin:NAME.")
     scenarios.set_defaults(handler=cmd_scenarios)
+    rank = sub.add_parser(
+        "rank",
+        help="rank the policies of a campaign's results directory",
+        description="Recompute the leaderboard (ranking 1.0, docs/ranking.md) from RESULTS_DIR/campaign.json and "
+        "RESULTS_DIR/episodes.jsonl. Policies are sorted by (casualties, stranded, person-time to safety, exposure): "
+        "speed never buys safety. Bad input: one line on stderr naming the file and line, exit status 2.",
+        epilog="--format json is byte for byte the ranking.json that 'ember evaluate' writes from the same files. "
+        "table and markdown need tabulate: pip install 'ember-eval[cli]'.",
+    )
+    rank.add_argument("results", metavar="RESULTS_DIR", help="a results directory written by 'ember evaluate -o'")
+    rank.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    rank.add_argument("--format", choices=("json", "table", "markdown"), default="json", help="json (default: ranking.json's canonical bytes), table (plain text) or markdown")
+    rank.set_defaults(handler=cmd_rank)
+
+    report = sub.add_parser(
+        "report",
+        help="write a self-contained HTML report of a campaign's results",
+        description="Write one HTML page that opens offline: the leaderboard with its formula, the unranked policies "
+        "and why, per-scenario tables, pairwise evidence and plots (evacuation curves, casualties, exit shares, "
+        "fire distances), each showing the spread over seeds. Needs matplotlib: pip install 'ember-eval[report]'.",
+    )
+    report.add_argument("results", metavar="RESULTS_DIR", help="a results directory written by 'ember evaluate -o'")
+    report.add_argument("-o", "--output", metavar="FILE.html", default=REPORT_FILE, help=f"where to write the page (default: {REPORT_FILE} in the current directory; - for standard output)")
+    report.set_defaults(handler=cmd_report)
 
     evaluate = sub.add_parser(
         "evaluate",

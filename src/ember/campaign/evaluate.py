@@ -11,12 +11,11 @@ import sys
 import threading
 
 from ..errors import CampaignError
-from ..versions import METRICS_VERSION, OBSERVATION_VERSION, SIMULATOR_VERSION
+from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION
 from .runner import DaskRunner, LocalRunner, drive
 from .spec import load_campaign
 from .store import ResultsDir, merge_campaign
 
-RANKING_VERSION = "1.0"  # ranking.md
 DEFAULT_RETRIES = 2
 
 
