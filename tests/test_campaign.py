@@ -134,7 +134,7 @@ def test_builtin_rows_layout_and_kept_records(tmp_path):
         "versions": {"simulator": "1.0", "observation": "1.0", "metrics": "1.0", "ranking": "1.0", "package": campaign["versions"]["package"]},
         "scenarios": [
             {"scenario_id": "small-room", "scenario_hash": ember.scenario_hash(small), "source": SMALL, "seeds": [0, 1]},
-            {"scenario_id": "office", "scenario_hash": ember.scenario_hash(office), "source": "builtin:office", "seeds": [4]},
+            {"scenario_id": "office-floor", "scenario_hash": ember.scenario_hash(office), "source": "builtin:office", "seeds": [4]},
         ],
         "policies": [{"name": "greedy", "builtin": "greedy"}, {"name": "rnd", "builtin": "random"}],
     }
@@ -172,7 +172,10 @@ def test_rows_are_the_same_for_one_and_two_workers_and_dask(tmp_path):
     expected = without_timing(read_rows(one))
     assert_same(without_timing(read_rows(two)), expected)
     assert_same(without_timing(read_rows(dask)), expected)
-    assert (one / "ranking.json").read_bytes() == (two / "ranking.json").read_bytes() == (dask / "ranking.json").read_bytes()
+    rankings = [json.loads((d / "ranking.json").read_bytes()) for d in (one, two, dask)]
+    for ranking in rankings:
+        del ranking["source"]  # the SHA-256 of episodes.jsonl: timings and completion order differ
+    assert rankings[0] == rankings[1] == rankings[2]
 
 
 # -- the four sources --------------------------------------------------------------
@@ -279,7 +282,7 @@ step_timeout = 0.2
     assert done.returncode == 0, done.stderr
     [row] = read_rows(tmp_path / "res")
     assert row["status"] == "failed"
-    assert row["error"] == "step 0: the python policy did not answer within 0.2 s (step_timeout)."
+    assert row["error"] == "step 1: the python policy did not answer within 0.2 s (step_timeout)."
 
 
 # -- resume ---------------------------------------------------------------------------
@@ -305,7 +308,7 @@ def test_resume_adds_a_policy_and_seeds_and_reruns_nothing_else(tmp_path):
     # K: bottleneck x {0,1,2}, small-room x {0,1,2}, office x {4}; three policies.
     assert len(rows) == 7 * 3
     campaign = json.loads((results / "campaign.json").read_bytes())
-    assert [s["scenario_id"] for s in campaign["scenarios"]] == ["small-room", "office", "bottleneck"]  # old ones first
+    assert [s["scenario_id"] for s in campaign["scenarios"]] == ["small-room", "office-floor", "bottleneck"]  # old ones first
     assert campaign["scenarios"][0]["seeds"] == [0, 1, 2]
     assert [p["name"] for p in campaign["policies"]] == ["greedy", "rnd", "stay"]
 
@@ -697,7 +700,7 @@ def test_export_csv(tmp_path):
     assert header[:8] == fixed and header[8:] == sorted(header[8:])
     rows = read_rows(results)
     order = {"greedy": 0, "rnd": 1, "bad": 2}
-    scen = {"small-room": 0, "office": 1}
+    scen = {"small-room": 0, "office-floor": 1}
     expected_rows = sorted(rows, key=lambda r: (order[r["policy"]], scen[r["scenario_id"]], r["seed"]))
     assert [(r[3], r[0], int(r[2])) for r in body] == [(r["policy"], r["scenario_id"], r["seed"]) for r in expected_rows]
     names = set()

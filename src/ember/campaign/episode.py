@@ -176,10 +176,9 @@ def _run_agent(entry, scenario, seed, folder, keep, log_path):
                     agent.finish(result[1])
             except AgentError as exc:
                 raise EpisodeFailure(str(exc)) from None
-        os.replace(tmp, log_path)
     finally:
-        if os.path.lexists(tmp):
-            os.remove(tmp)
+        # The log is kept whatever the outcome: a failed agent's stderr is what its author needs.
+        os.replace(tmp, log_path)
     return result
 
 

@@ -159,21 +159,22 @@ class DaskRunner:
     """Episodes on an existing Dask distributed cluster (``--scheduler ADDRESS``)."""
 
     def __init__(self, address):
-        from distributed import Client  # the 'dask' extra, imported only here
+        from distributed import Client, as_completed  # the 'dask' extra, imported only here
 
         self.client = Client(address, set_as_default=False)
         workers = len(self.client.scheduler_info().get("workers", {})) or 1
         self.window = max(2, 2 * workers)
+        self._completed = as_completed(loop=self.client.loop)
 
     def submit(self, task, key, attempt):
         # A deterministic key per attempt: the same attempt submitted twice runs once;
         # a retry after a lost worker is a new attempt with a new key.
-        return self.client.submit(run_task, task, key=_dask_key(task, attempt), pure=False, retries=0)
+        future = self.client.submit(run_task, task, key=_dask_key(task, attempt), pure=False, retries=0)
+        self._completed.add(future)
+        return future
 
     def wait(self, futures):
-        from distributed import wait
-
-        return wait(list(futures), return_when="FIRST_COMPLETED").done
+        return {next(self._completed)}
 
     def outcomes(self, done, keys):
         from distributed import KilledWorker
