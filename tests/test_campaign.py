@@ -18,6 +18,7 @@ import sys
 import time
 
 import pytest
+from conftest import make_scenario
 from ranking_results import assert_same
 
 import ember
@@ -38,8 +39,12 @@ def hook_env(hook_dir):
     return dict(os.environ, EMBER_TEST_HOOK_DIR=str(hook_dir))
 
 
+TINY = make_scenario(3, 5, people={"a": (1, 1), "b": (1, 3)}, exits={"out": (0, 2)}, ignitions=[(2, 0)], p="1/2", max_steps=20, scenario_id="tiny")
+
+
 def write_campaign(folder, text, hooks=False):
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tiny.json").write_text(json.dumps(TINY))
     path = folder / "campaign.toml"
     path.write_text(text)
     if hooks:
@@ -104,7 +109,7 @@ def snapshot(folder):
 BASIC = """
 campaign = "basic"
 seeds = [0, 1]
-scenarios = ["builtin:small-room", { source = "builtin:office", seeds = [4] }]
+scenarios = ["builtin:small-room", { source = "tiny.json", seeds = [4] }]
 
 [[policies]]
 name = "greedy"
@@ -119,6 +124,25 @@ builtin = "random"
 # -- the results directory ------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def basic_run(tmp_path_factory):
+    """BASIC evaluated once with 2 workers: (campaign folder, results directory), never modified."""
+    base = tmp_path_factory.mktemp("basic")
+    path = write_campaign(base / "c", BASIC)
+    done = ember_cli("evaluate", path, "-o", base / "res", "--workers", "2")
+    assert done.returncode == 0, done.stderr
+    return base / "c", base / "res"
+
+
+@pytest.fixture
+def basic_copy(basic_run, tmp_path):
+    """A private copy of ``basic_run``: (campaign path, results directory)."""
+    folder, results = basic_run
+    shutil.copytree(folder, tmp_path / "c")
+    shutil.copytree(results, tmp_path / "res")
+    return tmp_path / "c" / "campaign.toml", tmp_path / "res"
+
+
 def test_builtin_rows_layout_and_kept_records(tmp_path):
     path = write_campaign(tmp_path / "c", BASIC)
     results = tmp_path / "res"
@@ -128,20 +152,20 @@ def test_builtin_rows_layout_and_kept_records(tmp_path):
     assert done.stderr.decode().splitlines() == ["ember: 6 episodes: 6 ok, 0 failed (this run: 6 ok, 0 failed of 6)."]
     campaign = json.loads((results / "campaign.json").read_bytes())
     assert (results / "campaign.json").read_bytes() == canonical_json(campaign) + b"\n"
-    small, office = ember.load_scenario(SMALL), ember.load_scenario("builtin:office")
+    small = ember.load_scenario(SMALL)
     assert campaign == {
         "campaign": "basic",
         "versions": {"simulator": "1.0", "observation": "1.0", "metrics": "1.0", "ranking": "1.0", "package": campaign["versions"]["package"]},
         "scenarios": [
             {"scenario_id": "small-room", "scenario_hash": ember.scenario_hash(small), "source": SMALL, "seeds": [0, 1]},
-            {"scenario_id": "office-floor", "scenario_hash": ember.scenario_hash(office), "source": "builtin:office", "seeds": [4]},
+            {"scenario_id": "tiny", "scenario_hash": ember.scenario_hash(TINY), "source": "tiny.json", "seeds": [4]},
         ],
         "policies": [{"name": "greedy", "builtin": "greedy"}, {"name": "rnd", "builtin": "random"}],
     }
     rows = by_key(read_rows(results))
     assert len(rows) == 6
     assert (results / "ranking.json").is_file()
-    for source, seeds in ((SMALL, (0, 1)), ("builtin:office", (4,))):
+    for source, seeds in ((SMALL, (0, 1)), (TINY, (4,))):
         for policy, builtin in (("greedy", "greedy"), ("rnd", "random")):
             for seed in seeds:
                 metrics, record = builtin_metrics(source, builtin, seed, tmp_path)
@@ -160,12 +184,11 @@ def test_builtin_rows_layout_and_kept_records(tmp_path):
     assert not list(results.rglob("*.tmp*"))
 
 
-def test_rows_are_the_same_for_one_and_two_workers_and_dask(tmp_path):
+def test_rows_are_the_same_for_one_and_two_workers_and_dask(basic_run, tmp_path):
     distributed = pytest.importorskip("distributed")
-    path = write_campaign(tmp_path / "c", BASIC)
-    one, two, dask = tmp_path / "one", tmp_path / "two", tmp_path / "dask"
+    path = basic_run[0] / "campaign.toml"
+    one, two, dask = tmp_path / "one", basic_run[1], tmp_path / "dask"
     assert ember_cli("evaluate", path, "-o", one, "--workers", "1").returncode == 0
-    assert ember_cli("evaluate", path, "-o", two, "--workers", "2").returncode == 0
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         done = ember_cli("evaluate", path, "-o", dask, "--scheduler", cluster.scheduler_address)
     assert done.returncode == 0, done.stderr
@@ -288,16 +311,15 @@ step_timeout = 0.2
 # -- resume ---------------------------------------------------------------------------
 
 
-def test_resume_adds_a_policy_and_seeds_and_reruns_nothing_else(tmp_path):
-    folder = tmp_path / "c"
-    path = write_campaign(folder, BASIC)
-    results = tmp_path / "res"
-    assert ember_cli("evaluate", path, "-o", results, "--workers", "2").returncode == 0
+def test_resume_adds_a_policy_and_seeds_and_reruns_nothing_else(basic_copy):
+    path, results = basic_copy
+    folder = path.parent
     before = (results / "episodes.jsonl").read_bytes()
     again = ember_cli("evaluate", path, "-o", results, "--workers", "2")
     assert again.returncode == 0
     assert (results / "episodes.jsonl").read_bytes() == before  # nothing reruns
-    grown = BASIC.replace("seeds = [0, 1]", "seeds = [0, 1, 2]").replace('"builtin:small-room"', '"builtin:bottleneck", "builtin:small-room"')
+    (folder / "tiny2.json").write_text(json.dumps(dict(TINY, scenario_id="tiny2", termination={"max_steps": 7})))
+    grown = BASIC.replace("seeds = [0, 1]", "seeds = [0, 1, 2]").replace('"builtin:small-room"', '"tiny2.json", "builtin:small-room"')
     grown += '\n[[policies]]\nname = "stay"\nbuiltin = "stay"\n'
     write_campaign(folder, grown)
     done = ember_cli("evaluate", path, "-o", results, "--workers", "2")
@@ -305,10 +327,10 @@ def test_resume_adds_a_policy_and_seeds_and_reruns_nothing_else(tmp_path):
     after = (results / "episodes.jsonl").read_bytes()
     assert after.startswith(before)
     rows = by_key(read_rows(results))
-    # K: bottleneck x {0,1,2}, small-room x {0,1,2}, office x {4}; three policies.
+    # K: tiny2 x {0,1,2}, small-room x {0,1,2}, tiny x {4}; three policies.
     assert len(rows) == 7 * 3
     campaign = json.loads((results / "campaign.json").read_bytes())
-    assert [s["scenario_id"] for s in campaign["scenarios"]] == ["small-room", "office-floor", "bottleneck"]  # old ones first
+    assert [s["scenario_id"] for s in campaign["scenarios"]] == ["small-room", "tiny", "tiny2"]  # old ones first
     assert campaign["scenarios"][0]["seeds"] == [0, 1, 2]
     assert [p["name"] for p in campaign["policies"]] == ["greedy", "rnd", "stay"]
 
@@ -355,12 +377,10 @@ CHANGES = [
 
 
 @pytest.mark.parametrize("case", CHANGES, ids=[c[0] for c in CHANGES])
-def test_a_changed_campaign_is_refused_with_the_first_difference(tmp_path, case):
+def test_a_changed_campaign_is_refused_with_the_first_difference(basic_copy, case):
     _, (old, new), difference = case
-    folder = tmp_path / "c"
-    path = write_campaign(folder, BASIC)
-    results = tmp_path / "res"
-    assert ember_cli("evaluate", path, "-o", results, "--workers", "2").returncode == 0
+    path, results = basic_copy
+    folder = path.parent
     before = snapshot(results)
     assert old in BASIC
     write_campaign(folder, BASIC.replace(old, new))
@@ -392,10 +412,8 @@ def test_a_changed_scenario_content_is_refused_and_a_moved_one_is_not(tmp_path):
     assert snapshot(results) == before
 
 
-def test_a_torn_last_line_is_set_aside_with_a_warning(tmp_path):
-    path = write_campaign(tmp_path / "c", BASIC)
-    results = tmp_path / "res"
-    assert ember_cli("evaluate", path, "-o", results, "--workers", "2").returncode == 0
+def test_a_torn_last_line_is_set_aside_with_a_warning(basic_copy):
+    path, results = basic_copy
     rows = read_rows(results)
     # Simulate a crash mid-write: the last row lost, half of it on disk.
     full = (results / "episodes.jsonl").read_bytes()
@@ -411,10 +429,8 @@ def test_a_torn_last_line_is_set_aside_with_a_warning(tmp_path):
     assert without_timing(after) == without_timing(rows)  # the lost row was run again, once
 
 
-def test_a_line_that_is_not_a_row_is_refused(tmp_path):
-    path = write_campaign(tmp_path / "c", BASIC)
-    results = tmp_path / "res"
-    assert ember_cli("evaluate", path, "-o", results, "--workers", "1").returncode == 0
+def test_a_line_that_is_not_a_row_is_refused(basic_copy):
+    path, results = basic_copy
     with open(results / "episodes.jsonl", "ab") as handle:
         handle.write(b'{"not": "a row"}\n')
     before = snapshot(results)
@@ -700,7 +716,7 @@ def test_export_csv(tmp_path):
     assert header[:8] == fixed and header[8:] == sorted(header[8:])
     rows = read_rows(results)
     order = {"greedy": 0, "rnd": 1, "bad": 2}
-    scen = {"small-room": 0, "office-floor": 1}
+    scen = {"small-room": 0, "tiny": 1}
     expected_rows = sorted(rows, key=lambda r: (order[r["policy"]], scen[r["scenario_id"]], r["seed"]))
     assert [(r[3], r[0], int(r[2])) for r in body] == [(r["policy"], r["scenario_id"], r["seed"]) for r in expected_rows]
     names = set()
