@@ -544,6 +544,7 @@ class RecordParser:
         self._part_bytes = 0
         self._parts_seen = 0
         self._state = "open"
+        self.bound_trailing = False  # see bound_trailing_bytes
 
     def feed(self, chunk):
         """Read the next bytes of the record; any chunking, down to one byte."""
@@ -577,6 +578,14 @@ class RecordParser:
             if self._state == "open":
                 self._state = "dead"
             raise
+
+    def bound_trailing_bytes(self):
+        """Count the whitespace after the record against max_part_bytes too.
+
+        Not done by default: a file's size bounds it.  A decompressed stream
+        calls this, as it may expand without end.
+        """
+        self.bound_trailing = True
 
     def _check_open(self):
         if self._state == "dead":
@@ -654,15 +663,24 @@ class RecordParser:
 
     def _count_part_bytes(self, size):
         record = self._record
-        if record.complete:
+        if record.complete and not self.bound_trailing:
             return
-        if record.parts != self._parts_seen:
-            self._parts_seen = record.parts
+        # What follows the record (whitespace only) counts like a part
+        # (number -1) when bound_trailing is set (decompressed input).
+        parts = -1 if record.complete else record.parts
+        if parts != self._parts_seen:
+            self._parts_seen = parts
             self._part_bytes = size
         else:
             self._part_bytes += size
         limit = self._limits.max_part_bytes
         if self._part_bytes > limit:
+            if record.complete:
+                raise _error(
+                    "Limit exceeded",
+                    [],
+                    f"more than max_part_bytes={limit} bytes of decompressed input were read after the record.",
+                )
             raise _error(
                 "Limit exceeded",
                 self._where(),
@@ -714,17 +732,19 @@ def iter_parts(source, chunk_size=65536, *, limits=DEFAULT_LIMITS):
     """
     if type(chunk_size) is not int or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive integer, not {chunk_size!r}")
+    from .pipeline import RecordInput  # the one assembly of a reader, which builds on this module
+
     parts = collections.deque()
-    parser = RecordParser(_PartQueue(parts), limits)
+    record_input = RecordInput(_PartQueue(parts), limits)
     chunks = iter_chunks(source, chunk_size)
     try:
         for chunk in chunks:
             for start in range(0, len(chunk), _DRAIN_EVERY):
-                parser.feed(chunk[start : start + _DRAIN_EVERY])
+                record_input.feed(chunk[start : start + _DRAIN_EVERY])
                 while parts:
                     yield parts.popleft()
     finally:
         chunks.close()
-    parser.close()
+    record_input.close()
     while parts:
         yield parts.popleft()
