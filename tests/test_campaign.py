@@ -224,9 +224,11 @@ def test_python_agent_and_records_sources(tmp_path):
     run_episode(small, "greedy", 3, str(sub / "3.record"))
     (sub / "3.record.gz").write_bytes(gzip.compress((sub / "3.record").read_bytes()))  # two files for seed 3
     (sub / "notes.txt").write_text("ignored")
+    run_episode(small, "greedy", 4, str(sub / "4.record.gz"))
+    run_episode(small, "greedy", 5, str(sub / "5.record.zst"))
     path = write_campaign(folder, """
 campaign = "sources"
-seeds = [0, 1, 2, 3]
+seeds = [0, 1, 2, 3, 4, 5]
 scenarios = ["builtin:small-room"]
 
 [[policies]]
@@ -262,9 +264,9 @@ python = "campaign_hooks:illegal"
     assert campaign["policies"][1] == {"name": "agent", "agent": "python3 agent.py", "step_timeout": 30.0}
     assert campaign["policies"][3] == {"name": "crash", "agent": "python3 crash.py", "step_timeout": 10.0}
     rows = by_key(read_rows(results))
-    assert len(rows) == 24
+    assert len(rows) == 36
     h = ember.scenario_hash(small)
-    for seed in range(4):
+    for seed in range(6):
         metrics, _ = builtin_metrics(SMALL, "greedy", seed, tmp_path)
         for policy in ("py", "agent"):
             row = rows[(policy, h, seed)]
@@ -286,6 +288,12 @@ python = "campaign_hooks:illegal"
     assert rows[("subs", h, 1)]["error"] == "no submitted record subs/small-room/1.record (nor .record.gz, .record.zst)."
     assert "header names seed 1, its place seed 2" in rows[("subs", h, 2)]["error"]
     assert "two files for one episode" in rows[("subs", h, 3)]["error"]
+    for seed, name in ((4, "4.record.gz"), (5, "5.record.zst")):  # compressed: the hash is of the record itself
+        row = rows[("subs", h, seed)]
+        metrics, plain = builtin_metrics(SMALL, "greedy", seed, tmp_path)
+        assert row["status"] == "ok" and row["record"] == f"subs/small-room/{name}"
+        assert row["record_sha256"] == hashlib.sha256(plain).hexdigest()
+        assert_same(row["metrics"], metrics)
     for row in rows.values():
         assert (row["error"] is None) == (row["status"] == "ok")
         assert "\n" not in (row["error"] or "")

@@ -8,7 +8,7 @@ renamed into place, so an attempt that runs twice (a Dask task rerun after
 its worker was lost) leaves one complete file.
 
 The two ways an episode is measured live here and nowhere else:
-``measure_run`` (a policy run in EMBER's simulator) and ``measure_file``
+``measure`` (a policy run in EMBER's simulator) and ``measure_file``
 (a submitted record), both through the engine's entry points.
 """
 
@@ -16,6 +16,7 @@ import copy
 import gzip
 import hashlib
 import importlib
+import json
 import os
 import signal
 import sys
@@ -24,9 +25,9 @@ import time
 import uuid
 
 from ..agent import AgentError, AgentPolicy
-from ..engine import MetricsStream, episode_metrics
+from ..canonical import AFTER_STEPS, RECORD_TAIL
+from ..engine import episode_metrics, measure_run
 from ..errors import ActionError, EmberError
-from ..record.writer import run_episode
 from ..scenario import compile_scenario
 from ..sim.policies import make_policy
 from .spec import module_path, split_python_source
@@ -51,34 +52,47 @@ def one_line(text):
 # -- measuring ----------------------------------------------------------------
 
 
-class _MeasuringSink:
-    """A binary 'file' for ``run_episode``: bytes go to the metrics stream, and to a gzip file and a hash when kept."""
+class _RecordTee:
+    """A binary 'file' for ``measure_run``'s record: kept gzip'ed and hashed, and its final state caught.
 
-    def __init__(self, stream, keep=None):
-        self.stream = stream
+    ``keep`` (a binary file or None) receives the record's bytes.  The
+    writer emits the final state in the episode's last write, after the
+    steps' closing bracket: it is read back from there for the agent's end
+    message.
+    """
+
+    def __init__(self, keep):
         self.keep = keep
-        self.sha = hashlib.sha256() if keep is not None else None
+        self.sha = hashlib.sha256()
+        self.last = b""
 
     def write(self, data):
-        self.stream.feed(data)
         if self.keep is not None:
             self.keep.write(data)
-            self.sha.update(data)
+        self.sha.update(data)
+        self.last = data
         return len(data)
 
     def flush(self):
-        pass
+        pass  # nobody follows this record live: let gzip compress whole blocks
+
+    def final_state(self):
+        _, _, tail = bytes(self.last).partition(AFTER_STEPS)
+        return json.loads(tail[: -len(RECORD_TAIL)])
 
 
-def measure_run(scenario, policy, seed, keep=None):
-    """Run ``policy`` on a compiled scenario; return (metrics dict, record SHA-256 hex or None).
+def measure(scenario, policy, seed, keep=None, need_final_state=False):
+    """Run ``policy`` through the engine's simulator-driven entry point.
 
-    ``keep``: a binary file that receives the record's bytes, or None.
+    Returns (metrics dict, record SHA-256 hex or None, final state or None).
+    Without ``keep`` and ``need_final_state`` no record byte is encoded:
+    steps go from the simulator straight to the accumulators.
     """
-    stream = MetricsStream(scenario)
-    sink = _MeasuringSink(stream, keep)
-    final_state = run_episode(scenario, policy, seed, sink)
-    return stream.close().to_dict(), final_state, (sink.sha.hexdigest() if sink.sha is not None else None)
+    if keep is None and not need_final_state:
+        return measure_run(scenario, policy, seed).to_dict(), None, None
+    tee = _RecordTee(keep)
+    metrics = measure_run(scenario, policy, seed, out=tee).to_dict()
+    return metrics, (tee.sha.hexdigest() if keep is not None else None), tee.final_state()
 
 
 def _hashed_chunks(path, sha):
@@ -91,10 +105,39 @@ def _hashed_chunks(path, sha):
             yield chunk
 
 
+def _decompressed_sha256(path, head):
+    """SHA-256 of what a (valid, already authenticated) compressed record decompresses to."""
+    sha = hashlib.sha256()
+    if head.startswith(b"\x1f\x8b"):
+        stream = gzip.open(path, "rb")  # multi-member: one stream, as the engine reads it
+    else:
+        try:
+            from compression import zstd  # Python 3.14+
+
+            stream = zstd.open(path, "rb")
+        except ImportError:
+            import zstandard  # the 'zstd' extra: the engine has just read this record with it
+
+            stream = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), read_across_frames=True, closefd=True)
+    with stream:
+        while True:
+            chunk = stream.read(1 << 16)
+            if not chunk:
+                return sha.hexdigest()
+            sha.update(chunk)
+
+
 def measure_file(scenario, path):
-    """Authenticate and measure a submitted record file; return (metrics dict, SHA-256 hex of its bytes)."""
+    """Authenticate and measure a submitted record file (plain, gzip or zstd).
+
+    Returns (metrics dict, SHA-256 hex of its decompressed bytes).
+    """
     sha = hashlib.sha256()
     metrics = episode_metrics(scenario, _hashed_chunks(path, sha)).to_dict()
+    with open(path, "rb") as handle:
+        head = handle.read(4)
+    if head.startswith((b"\x1f\x8b", b"\x28\xb5\x2f\xfd")):
+        return metrics, _decompressed_sha256(path, head)
     return metrics, sha.hexdigest()
 
 
@@ -157,7 +200,7 @@ def _run_python(entry, scenario, seed, folder, keep):
         signal.signal(signal.SIGALRM, _raise_timeout)
     wrapped = _PythonPolicy(policy, entry["step_timeout"])
     try:
-        return measure_run(scenario, wrapped, seed, keep)
+        return measure(scenario, wrapped, seed, keep)
     except ActionError as exc:
         raise EpisodeFailure(f"step {wrapped.step}: the python policy returned illegal actions: {exc}") from None
 
@@ -170,10 +213,10 @@ def _run_agent(entry, scenario, seed, folder, keep, log_path):
             try:
                 with AgentPolicy(entry["agent"], scenario.data, entry["step_timeout"], cwd=folder, stderr=log) as agent:
                     try:
-                        result = measure_run(scenario, agent, seed, keep)
+                        result = measure(scenario, agent, seed, keep, need_final_state=True)
                     except ActionError as exc:
                         raise agent.refused(exc) from exc
-                    agent.finish(result[1])
+                    agent.finish(result[2])
             except AgentError as exc:
                 raise EpisodeFailure(str(exc)) from None
     finally:
@@ -230,7 +273,7 @@ def _attempt(task):
             keep = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if raw else None
             try:
                 if "builtin" in entry:
-                    result = measure_run(scenario, make_policy(entry["builtin"], scenario, seed), seed, keep)
+                    result = measure(scenario, make_policy(entry["builtin"], scenario, seed), seed, keep)
                 elif "python" in entry:
                     result = _run_python(entry, scenario, seed, folder, keep)
                 else:
@@ -242,7 +285,7 @@ def _attempt(task):
         finally:
             if raw is not None:
                 raw.close()
-        metrics, _, sha = result
+        metrics, sha, _ = result
         if kept:
             os.replace(tmp, target)
     finally:
