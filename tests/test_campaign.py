@@ -559,7 +559,8 @@ def test_the_command_killed_mid_run_loses_nothing_and_resumes(tmp_path):
         assert len(read_rows(results)) == 16
 
 
-def test_sigterm_stops_with_143_and_keeps_finished_rows(tmp_path):
+@pytest.mark.parametrize("signum, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "Ctrl-C"])
+def test_an_interrupted_run_keeps_finished_rows(tmp_path, signum, status):
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     path = write_campaign(tmp_path / "c", BLOCKING.format(count=6, hook="blocking"), hooks=True)
@@ -569,11 +570,11 @@ def test_sigterm_stops_with_143_and_keeps_finished_rows(tmp_path):
     try:
         wait_for(lambda: (hooks / "pid").exists(), what="the blocked worker")
         wait_for(lambda: (results / "episodes.jsonl").read_bytes().count(b"\n") >= 5, what="the other episodes")
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         out, err = process.communicate(timeout=60)
     finally:
         process.kill()
-    assert process.returncode == 143, err
+    assert process.returncode == status, err
     assert out == b""
     assert len(read_rows(results)) == 5
     pid = int((hooks / "pid").read_text())
@@ -602,6 +603,39 @@ def test_a_dask_worker_killed_mid_run(tmp_path, monkeypatch):
     assert len(rows) == 4 and all(r["status"] == "ok" for r in rows.values())
     for (_, _, seed), row in rows.items():
         assert_same(row["metrics"], builtin_metrics(SMALL, "greedy", seed, tmp_path)[0])
+
+
+def test_progress_bar_on_a_terminal_only(basic_run, tmp_path):
+    import pty
+
+    pytest.importorskip("tqdm")
+    path = basic_run[0] / "campaign.toml"
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # a terminal 120 columns wide
+    try:
+        process = subprocess.Popen([sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(tmp_path / "tty"), "--workers", "1"],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        shown = b""
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the command has gone
+                break
+            if not data:
+                break
+            shown += data
+    finally:
+        os.close(master)
+    assert process.wait(60) == 0
+    text = shown.decode(errors="replace")
+    assert "ember evaluate" in text and "6/6" in text and "failed=0" in text and "episode/s" in text
+    piped = ember_cli("evaluate", path, "-o", tmp_path / "pipe", "--workers", "1")
+    assert piped.stderr.decode().splitlines() == ["ember: 6 episodes: 6 ok, 0 failed (this run: 6 ok, 0 failed of 6)."]
 
 
 # -- bad input ----------------------------------------------------------------------------
