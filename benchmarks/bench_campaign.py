@@ -57,7 +57,7 @@ def evaluate_once(path, folder, **options):
 
     results = os.path.join(folder, f"res-{time.monotonic_ns()}")
     started = time.perf_counter()
-    summary = evaluate(path, results, stream=open(os.devnull, "w"), **options)
+    summary = evaluate(path, results, stream=open(os.devnull, "w"), **options)  # noqa: SIM115
     elapsed = time.perf_counter() - started
     if summary.ok != summary.episodes:
         raise SystemExit(f"bench: {summary.line()}")
@@ -85,9 +85,17 @@ def main():
             from distributed import LocalCluster
 
             with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-                rows.append(("evaluate --scheduler (LocalCluster, 2 workers)", evaluate_once(path, folder, scheduler=cluster.scheduler_address)))
+                rows.append(
+                    (
+                        "evaluate --scheduler (LocalCluster, 2 workers)",
+                        evaluate_once(path, folder, scheduler=cluster.scheduler_address),
+                    )
+                )
     one = rows[1][1]
-    print(f"{args.scenario}: {episodes} episodes ({args.seeds} seeds x greedy, random), {steps:,} steps; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
+    print(
+        f"{args.scenario}: {episodes} episodes ({args.seeds} seeds x greedy, random), {steps:,} steps; "
+        f"{os.cpu_count()} CPUs; Python {sys.version.split()[0]}"
+    )
     print()
     print("| how | seconds | episodes/s | x bare time | throughput x workers=1 |")
     print("|---|---:|---:|---:|---:|")

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from conftest import make_scenario
@@ -27,19 +28,47 @@ from ember.record.writer import run_episode
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE_AGENT = os.path.join(os.path.dirname(HERE), "examples", "greedy_agent.py")
-ROW_KEYS = {"scenario_id", "scenario_hash", "seed", "policy", "status", "error", "metrics", "steps", "record", "record_sha256", "elapsed_s"}
+ROW_KEYS = {
+    "scenario_id",
+    "scenario_hash",
+    "seed",
+    "policy",
+    "status",
+    "error",
+    "metrics",
+    "steps",
+    "record",
+    "record_sha256",
+    "elapsed_s",
+}
 SMALL = "builtin:small-room"
 
 
 def ember_cli(*args, cwd=None, env=None, timeout=120):
-    return subprocess.run([sys.executable, "-m", "ember.cli", *map(str, args)], capture_output=True, cwd=cwd, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "ember.cli", *map(str, args)],
+        capture_output=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def hook_env(hook_dir):
     return dict(os.environ, EMBER_TEST_HOOK_DIR=str(hook_dir))
 
 
-TINY = make_scenario(3, 5, people={"a": (1, 1), "b": (1, 3)}, exits={"out": (0, 2)}, ignitions=[(2, 0)], p="1/2", max_steps=20, scenario_id="tiny")
+TINY = make_scenario(
+    3,
+    5,
+    people={"a": (1, 1), "b": (1, 3)},
+    exits={"out": (0, 2)},
+    ignitions=[(2, 0)],
+    p="1/2",
+    max_steps=20,
+    scenario_id="tiny",
+)
 
 
 def write_campaign(folder, text, hooks=False):
@@ -73,7 +102,9 @@ def by_key(rows):
 
 
 def without_timing(rows):
-    return sorted((dict(row, elapsed_s=None) for row in rows), key=lambda r: (r["policy"], r["scenario_hash"], r["seed"]))
+    return sorted(
+        (dict(row, elapsed_s=None) for row in rows), key=lambda r: (r["policy"], r["scenario_hash"], r["seed"])
+    )
 
 
 def builtin_metrics(scenario, policy, seed, tmp_path):
@@ -155,9 +186,20 @@ def test_builtin_rows_layout_and_kept_records(tmp_path):
     small = ember.load_scenario(SMALL)
     assert campaign == {
         "campaign": "basic",
-        "versions": {"simulator": "1.0", "observation": "1.0", "metrics": "1.0", "ranking": "1.0", "package": campaign["versions"]["package"]},
+        "versions": {
+            "simulator": "1.0",
+            "observation": "1.0",
+            "metrics": "1.0",
+            "ranking": "1.0",
+            "package": campaign["versions"]["package"],
+        },
         "scenarios": [
-            {"scenario_id": "small-room", "scenario_hash": ember.scenario_hash(small), "source": SMALL, "seeds": [0, 1]},
+            {
+                "scenario_id": "small-room",
+                "scenario_hash": ember.scenario_hash(small),
+                "source": SMALL,
+                "seeds": [0, 1],
+            },
             {"scenario_id": "tiny", "scenario_hash": ember.scenario_hash(TINY), "source": "tiny.json", "seeds": [4]},
         ],
         "policies": [{"name": "greedy", "builtin": "greedy"}, {"name": "rnd", "builtin": "random"}],
@@ -226,7 +268,9 @@ def test_python_agent_and_records_sources(tmp_path):
     (sub / "notes.txt").write_text("ignored")
     run_episode(small, "greedy", 4, str(sub / "4.record.gz"))
     run_episode(small, "greedy", 5, str(sub / "5.record.zst"))
-    path = write_campaign(folder, """
+    path = write_campaign(
+        folder,
+        """
 campaign = "sources"
 seeds = [0, 1, 2, 3, 4, 5]
 scenarios = ["builtin:small-room"]
@@ -255,7 +299,9 @@ python = "campaign_hooks:raises"
 [[policies]]
 name = "illegal"
 python = "campaign_hooks:illegal"
-""", hooks=True)
+""",
+        hooks=True,
+    )
     results = tmp_path / "res"
     done = ember_cli("evaluate", path, "-o", results, "--workers", "2")
     assert done.returncode == 0, done.stderr
@@ -285,7 +331,9 @@ python = "campaign_hooks:illegal"
     assert sub0["status"] == "ok" and sub0["record"] == "subs/small-room/0.record"
     assert sub0["record_sha256"] == hashlib.sha256((sub / "0.record").read_bytes()).hexdigest()
     assert_same(sub0["metrics"], builtin_metrics(SMALL, "greedy", 0, tmp_path)[0])
-    assert rows[("subs", h, 1)]["error"] == "no submitted record subs/small-room/1.record (nor .record.gz, .record.zst)."
+    assert (
+        rows[("subs", h, 1)]["error"] == "no submitted record subs/small-room/1.record (nor .record.gz, .record.zst)."
+    )
     assert "header names seed 1, its place seed 2" in rows[("subs", h, 2)]["error"]
     assert "two files for one episode" in rows[("subs", h, 3)]["error"]
     for seed, name in ((4, "4.record.gz"), (5, "5.record.zst")):  # compressed: the hash is of the record itself
@@ -300,7 +348,9 @@ python = "campaign_hooks:illegal"
 
 
 def test_python_policy_step_timeout(tmp_path):
-    path = write_campaign(tmp_path / "c", """
+    path = write_campaign(
+        tmp_path / "c",
+        """
 campaign = "slow"
 seeds = [0]
 scenarios = ["builtin:small-room"]
@@ -308,7 +358,9 @@ scenarios = ["builtin:small-room"]
 name = "slow"
 python = "campaign_hooks:slow"
 step_timeout = 0.2
-""", hooks=True)
+""",
+        hooks=True,
+    )
     done = ember_cli("evaluate", path, "-o", tmp_path / "res", "--workers", "1")
     assert done.returncode == 0, done.stderr
     [row] = read_rows(tmp_path / "res")
@@ -327,7 +379,9 @@ def test_resume_adds_a_policy_and_seeds_and_reruns_nothing_else(basic_copy):
     assert again.returncode == 0
     assert (results / "episodes.jsonl").read_bytes() == before  # nothing reruns
     (folder / "tiny2.json").write_text(json.dumps(dict(TINY, scenario_id="tiny2", termination={"max_steps": 7})))
-    grown = BASIC.replace("seeds = [0, 1]", "seeds = [0, 1, 2]").replace('"builtin:small-room"', '"tiny2.json", "builtin:small-room"')
+    grown = BASIC.replace("seeds = [0, 1]", "seeds = [0, 1, 2]").replace(
+        '"builtin:small-room"', '"tiny2.json", "builtin:small-room"'
+    )
     grown += '\n[[policies]]\nname = "stay"\nbuiltin = "stay"\n'
     write_campaign(folder, grown)
     done = ember_cli("evaluate", path, "-o", results, "--workers", "2")
@@ -345,7 +399,9 @@ def test_resume_adds_a_policy_and_seeds_and_reruns_nothing_else(basic_copy):
 
 def test_retry_failed_reruns_failed_rows_only(tmp_path):
     folder = tmp_path / "c"
-    path = write_campaign(folder, """
+    path = write_campaign(
+        folder,
+        """
 campaign = "retry"
 seeds = [0, 1]
 scenarios = ["builtin:small-room"]
@@ -355,7 +411,8 @@ builtin = "greedy"
 [[policies]]
 name = "flaky"
 python = "flaky:make"
-""")
+""",
+    )
     (folder / "flaky.py").write_text("raise ImportError('not yet')\n")
     # The module must import when the campaign is checked: make it import, then fail in the workers.
     (folder / "flaky.py").write_text(
@@ -377,10 +434,18 @@ python = "flaky:make"
 
 
 CHANGES = [
-    ("policy source", ('builtin = "random"', 'builtin = "stay"'), "policies[1] (rnd) is builtin = \"random\" there, builtin = \"stay\" now"),
+    (
+        "policy source",
+        ('builtin = "random"', 'builtin = "stay"'),
+        'policies[1] (rnd) is builtin = "random" there, builtin = "stay" now',
+    ),
     ("campaign ID", ('campaign = "basic"', 'campaign = "other"'), "campaign is 'basic' there, 'other' now"),
     ("seed removed", ("seeds = [0, 1]", "seeds = [0]"), "scenarios[0] (small-room) lost seed 1"),
-    ("policy removed", ('[[policies]]\nname = "rnd"\nbuiltin = "random"', ""), "policies[1] (rnd) is missing from the campaign file"),
+    (
+        "policy removed",
+        ('[[policies]]\nname = "rnd"\nbuiltin = "random"', ""),
+        "policies[1] (rnd) is missing from the campaign file",
+    ),
 ]
 
 
@@ -403,7 +468,9 @@ def test_a_changed_scenario_content_is_refused_and_a_moved_one_is_not(tmp_path):
     scenario = ember.load_scenario(SMALL)
     (folder / "a").mkdir(parents=True)
     (folder / "a" / "room.json").write_text(json.dumps(scenario))
-    text = 'campaign = "files"\nseeds = [0]\nscenarios = ["a/room.json"]\n[[policies]]\nname = "g"\nbuiltin = "greedy"\n'
+    text = (
+        'campaign = "files"\nseeds = [0]\nscenarios = ["a/room.json"]\n[[policies]]\nname = "g"\nbuiltin = "greedy"\n'
+    )
     path = write_campaign(folder, text)
     results = tmp_path / "res"
     assert ember_cli("evaluate", path, "-o", results).returncode == 0
@@ -482,12 +549,16 @@ def test_a_worker_killed_by_pid_is_retried(tmp_path):
     hooks.mkdir()
     path = write_campaign(tmp_path / "c", BLOCKING.format(count=4, hook="blocking"), hooks=True)
     results = tmp_path / "res"
-    process = subprocess.Popen([sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2"],
-                               env=hook_env(hooks), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2"],
+        env=hook_env(hooks),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for(lambda: (hooks / "pid").exists(), what="the blocked worker")
         os.kill(int((hooks / "pid").read_text()), signal.SIGKILL)
-        out, err = process.communicate(timeout=120)
+        _, err = process.communicate(timeout=120)
     finally:
         process.kill()
     assert process.returncode == 0, err
@@ -502,8 +573,24 @@ def test_a_killed_worker_is_charged_and_its_neighbour_is_not(tmp_path):
     hooks.mkdir()
     path = write_campaign(tmp_path / "c", BLOCKING.format(count=4, hook="blocking"), hooks=True)
     results = tmp_path / "res"
-    process = subprocess.Popen([sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2", "--retries", "0"],
-                               env=hook_env(hooks), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ember.cli",
+            "evaluate",
+            str(path),
+            "-o",
+            str(results),
+            "--workers",
+            "2",
+            "--retries",
+            "0",
+        ],
+        env=hook_env(hooks),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for(lambda: (hooks / "pid").exists(), what="the blocked worker")
         os.kill(int((hooks / "pid").read_text()), signal.SIGKILL)
@@ -523,8 +610,24 @@ def test_a_worker_lost_every_time_gives_a_worker_lost_row(tmp_path):
     hooks.mkdir()
     path = write_campaign(tmp_path / "c", BLOCKING.format(count=1, hook="dies"), hooks=True)
     results = tmp_path / "res"
-    done = subprocess.run([sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "1", "--retries", "1"],
-                          env=hook_env(hooks), capture_output=True, timeout=120)
+    done = subprocess.run(  # noqa: PLW1510 (the status is asserted below)
+        [
+            sys.executable,
+            "-m",
+            "ember.cli",
+            "evaluate",
+            str(path),
+            "-o",
+            str(results),
+            "--workers",
+            "1",
+            "--retries",
+            "1",
+        ],
+        env=hook_env(hooks),
+        capture_output=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     [row] = read_rows(results)
     assert row["status"] == "failed" and row["error"] == "worker lost" and row["metrics"] is None
@@ -537,8 +640,13 @@ def test_the_command_killed_mid_run_loses_nothing_and_resumes(tmp_path):
     text = BLOCKING.format(count=8, hook="blocking") + '\n[[policies]]\nname = "greedy"\nbuiltin = "greedy"\n'
     path = write_campaign(tmp_path / "c", text, hooks=True)
     results = tmp_path / "res"
-    process = subprocess.Popen([sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2"],
-                               env=hook_env(hooks), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2"],
+        env=hook_env(hooks),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         wait_for(lambda: (hooks / "pid").exists(), what="the blocked worker")
         episodes = results / "episodes.jsonl"
@@ -565,8 +673,12 @@ def test_an_interrupted_run_keeps_finished_rows(tmp_path, signum, status):
     hooks.mkdir()
     path = write_campaign(tmp_path / "c", BLOCKING.format(count=6, hook="blocking"), hooks=True)
     results = tmp_path / "res"
-    process = subprocess.Popen([sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2"],
-                               env=hook_env(hooks), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2"],
+        env=hook_env(hooks),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for(lambda: (hooks / "pid").exists(), what="the blocked worker")
         wait_for(lambda: (results / "episodes.jsonl").read_bytes().count(b"\n") >= 5, what="the other episodes")
@@ -578,8 +690,19 @@ def test_an_interrupted_run_keeps_finished_rows(tmp_path, signum, status):
     assert out == b""
     assert len(read_rows(results)) == 5
     pid = int((hooks / "pid").read_text())
-    wait_for(lambda: not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z",
-             timeout=30, what="the blocked worker to be ended")
+    wait_for(
+        lambda: _ended(pid),
+        timeout=30,
+        what="the blocked worker to be ended",
+    )
+
+
+def _ended(pid):
+    """True once ``pid`` has exited (gone, or a zombie waiting for its parent)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    except FileNotFoundError:
+        return True
 
 
 def test_a_dask_worker_killed_mid_run(tmp_path, monkeypatch):
@@ -590,12 +713,25 @@ def test_a_dask_worker_killed_mid_run(tmp_path, monkeypatch):
     path = write_campaign(tmp_path / "c", BLOCKING.format(count=4, hook="blocking"), hooks=True)
     results = tmp_path / "res"
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        process = subprocess.Popen([sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--scheduler", cluster.scheduler_address],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ember.cli",
+                "evaluate",
+                str(path),
+                "-o",
+                str(results),
+                "--scheduler",
+                cluster.scheduler_address,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         try:
             wait_for(lambda: (hooks / "pid").exists(), what="the blocked Dask worker")
             os.kill(int((hooks / "pid").read_text()), signal.SIGKILL)
-            out, err = process.communicate(timeout=120)
+            _, err = process.communicate(timeout=120)
         finally:
             process.kill()
     assert process.returncode == 0, err
@@ -617,8 +753,12 @@ def test_progress_bar_on_a_terminal_only(basic_run, tmp_path):
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # a terminal 120 columns wide
     try:
-        process = subprocess.Popen([sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(tmp_path / "tty"), "--workers", "1"],
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(tmp_path / "tty"), "--workers", "1"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=slave,
+        )
         os.close(slave)
         shown = b""
         while True:
@@ -644,7 +784,11 @@ GOOD_POLICY = '[[policies]]\nname = "g"\nbuiltin = "greedy"\n'
 HEAD = 'campaign = "bad"\nseeds = [0]\nscenarios = ["builtin:small-room"]\n'
 BAD = [
     ("not TOML", "campaign = \n", "not valid TOML"),
-    ("missing campaign", 'seeds = [0]\nscenarios = ["builtin:small-room"]\n' + GOOD_POLICY, "missing required key 'campaign'"),
+    (
+        "missing campaign",
+        'seeds = [0]\nscenarios = ["builtin:small-room"]\n' + GOOD_POLICY,
+        "missing required key 'campaign'",
+    ),
     ("unknown top key", HEAD + "colour = 1\n" + GOOD_POLICY, "colour: unknown key"),
     ("bad ID", HEAD.replace('"bad"', '"bad id"') + GOOD_POLICY, "campaign: expected an ID"),
     ("seed out of range", HEAD.replace("[0]", "[-1]") + GOOD_POLICY, "seeds[0]: expected an integer from 0"),
@@ -653,27 +797,83 @@ BAD = [
     ("seed table", HEAD.replace("[0]", "{ start = 0 }") + GOOD_POLICY, "seeds: missing required key 'count'"),
     ("seed is a float", HEAD.replace("[0]", "[1.5]") + GOOD_POLICY, "seeds[0]: expected an integer"),
     ("no seeds", 'campaign = "bad"\nscenarios = ["builtin:small-room"]\n' + GOOD_POLICY, "scenarios[0]: no seeds"),
-    ("empty scenarios", HEAD.replace('["builtin:small-room"]', "[]") + GOOD_POLICY, "scenarios: expected a non-empty array"),
-    ("bad scenario", HEAD.replace("builtin:small-room", "nowhere.json") + GOOD_POLICY, "scenarios[0]: scenario 'nowhere.json'"),
+    (
+        "empty scenarios",
+        HEAD.replace('["builtin:small-room"]', "[]") + GOOD_POLICY,
+        "scenarios: expected a non-empty array",
+    ),
+    (
+        "bad scenario",
+        HEAD.replace("builtin:small-room", "nowhere.json") + GOOD_POLICY,
+        "scenarios[0]: scenario 'nowhere.json'",
+    ),
     ("unknown builtin scenario", HEAD.replace("small-room", "moon") + GOOD_POLICY, "scenarios[0]"),
-    ("repeated scenario", HEAD.replace('["builtin:small-room"]', '["builtin:small-room", { source = "builtin:small-room" }]') + GOOD_POLICY,
-     "scenarios[1]: the scenario's content hash repeats scenarios[0]"),
-    ("scenario table key", HEAD.replace('["builtin:small-room"]', '[{ source = "builtin:small-room", seed = 1 }]') + GOOD_POLICY, "scenarios[0].seed: unknown key"),
+    (
+        "repeated scenario",
+        HEAD.replace('["builtin:small-room"]', '["builtin:small-room", { source = "builtin:small-room" }]')
+        + GOOD_POLICY,
+        "scenarios[1]: the scenario's content hash repeats scenarios[0]",
+    ),
+    (
+        "scenario table key",
+        HEAD.replace('["builtin:small-room"]', '[{ source = "builtin:small-room", seed = 1 }]') + GOOD_POLICY,
+        "scenarios[0].seed: unknown key",
+    ),
     ("no policies", HEAD, "missing required key 'policies'"),
     ("duplicate policy", HEAD + GOOD_POLICY + GOOD_POLICY, "policies[1].name: policy name 'g' is also policies[0]'s"),
-    ("two sources", HEAD + '[[policies]]\nname = "g"\nbuiltin = "greedy"\nagent = "x"\n', "policies[0]: expected exactly one source"),
+    (
+        "two sources",
+        HEAD + '[[policies]]\nname = "g"\nbuiltin = "greedy"\nagent = "x"\n',
+        "policies[0]: expected exactly one source",
+    ),
     ("no source", HEAD + '[[policies]]\nname = "g"\n', "policies[0]: expected exactly one source"),
-    ("unknown builtin", HEAD + '[[policies]]\nname = "g"\nbuiltin = "smart"\n', "policies[0].builtin: unknown built-in policy 'smart'"),
+    (
+        "unknown builtin",
+        HEAD + '[[policies]]\nname = "g"\nbuiltin = "smart"\n',
+        "policies[0].builtin: unknown built-in policy 'smart'",
+    ),
     ("bad policy name", HEAD + '[[policies]]\nname = "-g"\nbuiltin = "greedy"\n', "policies[0].name: expected an ID"),
-    ("missing records", HEAD + '[[policies]]\nname = "r"\nrecords = "nowhere"\n', "policies[0].records: folder 'nowhere' does not exist"),
-    ("python import", HEAD + '[[policies]]\nname = "p"\npython = "no_such_module_x:make"\n', "policies[0].python: module 'no_such_module_x' does not import"),
-    ("python name", HEAD + '[[policies]]\nname = "p"\npython = "campaign_hooks:nothing"\n', "policies[0].python: module 'campaign_hooks' has no attribute 'nothing'"),
-    ("python syntax", HEAD + '[[policies]]\nname = "p"\npython = "broken:make"\n', "policies[0].python: module 'broken' does not import: SyntaxError"),
+    (
+        "missing records",
+        HEAD + '[[policies]]\nname = "r"\nrecords = "nowhere"\n',
+        "policies[0].records: folder 'nowhere' does not exist",
+    ),
+    (
+        "python import",
+        HEAD + '[[policies]]\nname = "p"\npython = "no_such_module_x:make"\n',
+        "policies[0].python: module 'no_such_module_x' does not import",
+    ),
+    (
+        "python name",
+        HEAD + '[[policies]]\nname = "p"\npython = "campaign_hooks:nothing"\n',
+        "policies[0].python: module 'campaign_hooks' has no attribute 'nothing'",
+    ),
+    (
+        "python syntax",
+        HEAD + '[[policies]]\nname = "p"\npython = "broken:make"\n',
+        "policies[0].python: module 'broken' does not import: SyntaxError",
+    ),
     ("empty agent", HEAD + '[[policies]]\nname = "a"\nagent = "  "\n', "policies[0].agent: the agent command is empty"),
-    ("unsplittable agent", HEAD + '[[policies]]\nname = "a"\nagent = "python3 \\"x"\n', "policies[0].agent: cannot split"),
-    ("timeout with builtin", HEAD + GOOD_POLICY + "step_timeout = 2\n", "policies[0].step_timeout: step_timeout applies only"),
-    ("zero timeout", HEAD + '[[policies]]\nname = "a"\nagent = "x"\nstep_timeout = 0\n', "policies[0].step_timeout: expected a finite number"),
-    ("infinite timeout", HEAD + '[[policies]]\nname = "a"\nagent = "x"\nstep_timeout = inf\n', "policies[0].step_timeout: expected a finite number"),
+    (
+        "unsplittable agent",
+        HEAD + '[[policies]]\nname = "a"\nagent = "python3 \\"x"\n',
+        "policies[0].agent: cannot split",
+    ),
+    (
+        "timeout with builtin",
+        HEAD + GOOD_POLICY + "step_timeout = 2\n",
+        "policies[0].step_timeout: step_timeout applies only",
+    ),
+    (
+        "zero timeout",
+        HEAD + '[[policies]]\nname = "a"\nagent = "x"\nstep_timeout = 0\n',
+        "policies[0].step_timeout: expected a finite number",
+    ),
+    (
+        "infinite timeout",
+        HEAD + '[[policies]]\nname = "a"\nagent = "x"\nstep_timeout = inf\n',
+        "policies[0].step_timeout: expected a finite number",
+    ),
 ]
 
 
@@ -743,7 +943,9 @@ def _expected_leaves(metrics, prefix=""):
 
 
 def test_export_csv(tmp_path):
-    path = write_campaign(tmp_path / "c", BASIC + '\n[[policies]]\nname = "bad"\npython = "campaign_hooks:raises"\n', hooks=True)
+    path = write_campaign(
+        tmp_path / "c", BASIC + '\n[[policies]]\nname = "bad"\npython = "campaign_hooks:raises"\n', hooks=True
+    )
     results = tmp_path / "res"
     assert ember_cli("evaluate", path, "-o", results, "--workers", "2").returncode == 0
     out = tmp_path / "rows.csv"
@@ -760,7 +962,9 @@ def test_export_csv(tmp_path):
     order = {"greedy": 0, "rnd": 1, "bad": 2}
     scen = {"small-room": 0, "tiny": 1}
     expected_rows = sorted(rows, key=lambda r: (order[r["policy"]], scen[r["scenario_id"]], r["seed"]))
-    assert [(r[3], r[0], int(r[2])) for r in body] == [(r["policy"], r["scenario_id"], r["seed"]) for r in expected_rows]
+    assert [(r[3], r[0], int(r[2])) for r in body] == [
+        (r["policy"], r["scenario_id"], r["seed"]) for r in expected_rows
+    ]
     names = set()
     for row in rows:
         if row["metrics"]:

@@ -41,7 +41,10 @@ class EpisodeFailure(Exception):
 
 
 class _PolicyTimeout(BaseException):
-    """Raised by the alarm inside a python policy (BaseException: the policy's own ``except Exception`` must not eat it)."""
+    """Raised by the alarm inside a python policy.
+
+    A BaseException: the policy's own ``except Exception`` must not eat it.
+    """
 
 
 def one_line(text):
@@ -109,7 +112,8 @@ def _decompressed_sha256(path, head):
     """SHA-256 of what a (valid, already authenticated) compressed record decompresses to."""
     sha = hashlib.sha256()
     if head.startswith(b"\x1f\x8b"):
-        stream = gzip.open(path, "rb")  # multi-member: one stream, as the engine reads it
+        # Multi-member gzip is one stream, as the engine reads it.
+        stream = gzip.open(path, "rb")  # noqa: SIM115 (closed by the with below)
     else:
         try:
             from compression import zstd  # Python 3.14+
@@ -118,7 +122,8 @@ def _decompressed_sha256(path, head):
         except ImportError:
             import zstandard  # the 'zstd' extra: the engine has just read this record with it
 
-            stream = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), read_across_frames=True, closefd=True)
+            raw = open(path, "rb")  # noqa: SIM115 (closed with the reader: closefd)
+            stream = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=True)
     with stream:
         while True:
             chunk = stream.read(1 << 16)
@@ -166,7 +171,7 @@ class _PythonPolicy:
                     signal.setitimer(signal.ITIMER_REAL, 0)
         except _PolicyTimeout:
             raise EpisodeFailure(self._too_slow()) from None
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 (a policy is foreign code)
             raise EpisodeFailure(f"step {self.step}: the python policy raised {type(exc).__name__}: {exc}") from None
         if not alarm and time.perf_counter() - started > self.timeout:
             # Off the main thread (a Dask worker) no alarm can interrupt the call: it is judged when it returns.
@@ -194,8 +199,10 @@ def _run_python(entry, scenario, seed, folder, keep):
     try:
         factory = _python_factory(entry["python"], folder)
         policy = factory(copy.deepcopy(scenario.data))
-    except Exception as exc:
-        raise EpisodeFailure(f"the python policy {entry['python']} could not be made: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 (a factory is foreign code)
+        raise EpisodeFailure(
+            f"the python policy {entry['python']} could not be made: {type(exc).__name__}: {exc}"
+        ) from None
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGALRM, _raise_timeout)
     wrapped = _PythonPolicy(policy, entry["step_timeout"])
@@ -258,7 +265,10 @@ def _attempt(task):
         except OSError as exc:
             raise EpisodeFailure(f"{os.path.relpath(path, folder)}: cannot read: {exc.strerror or exc}") from None
         if metrics["seed"] != seed:
-            raise EpisodeFailure(f"{os.path.relpath(path, folder)}: the record's header names seed {metrics['seed']}, its place seed {seed}.")
+            raise EpisodeFailure(
+                f"{os.path.relpath(path, folder)}: the record's header names seed {metrics['seed']}, "
+                f"its place seed {seed}."
+            )
         return metrics, os.path.relpath(path, folder), sha
     kept = None
     if task["keep_records"]:
@@ -267,7 +277,7 @@ def _attempt(task):
         os.makedirs(os.path.dirname(target), exist_ok=True)
         tmp = f"{target}.tmp{uuid.uuid4().hex}"
     try:
-        raw = open(tmp, "wb") if kept else None
+        raw = open(tmp, "wb") if kept else None  # noqa: SIM115 (closed in the finally)
         try:
             # mtime 0 and no file name in the gzip header: the bytes are reproducible.
             keep = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if raw else None

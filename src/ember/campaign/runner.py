@@ -191,7 +191,7 @@ class DaskRunner:
                 results.append((key, ("lost", True)))
             except concurrent.futures.CancelledError:
                 results.append((key, ("lost", True)))
-            except Exception as exc:  # run_task returns failures as rows: this is Dask's own error
+            except Exception as exc:  # noqa: BLE001 (run_task returns failures as rows: this is Dask's own error)
                 results.append((key, ("error", f"dask: {type(exc).__name__}: {exc}")))
             future.release()
         return results
