@@ -926,6 +926,15 @@ def test_bad_results_directories_and_flags(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+def test_an_unreachable_scheduler_is_bad_input(tmp_path):
+    pytest.importorskip("distributed")
+    path = write_campaign(tmp_path / "c", HEAD + GOOD_POLICY)
+    env = dict(os.environ, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="1s")  # Dask's own setting, shortened
+    done = ember_cli("evaluate", path, "-o", tmp_path / "res", "--scheduler", "tcp://127.0.0.1:9", env=env)
+    assert "--scheduler tcp://127.0.0.1:9: cannot connect to the Dask scheduler" in assert_one_line_error(done)
+    assert not (tmp_path / "res").exists()
+
+
 # -- export -------------------------------------------------------------------------------
 
 

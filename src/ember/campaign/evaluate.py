@@ -186,7 +186,11 @@ def evaluate(
         runner = None
         if tasks:
             # Connect before writing: an unreachable scheduler is bad input, and nothing is written.
-            runner = _runner(workers, scheduler)
+            try:
+                runner = _runner(workers, scheduler)
+            except CampaignError:
+                store.discard_if_created()
+                raise
         try:
             if torn:
                 warn(

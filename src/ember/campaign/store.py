@@ -229,6 +229,7 @@ class ResultsDir:
         self.path = os.path.abspath(path)
         self._lock_fd = None
         self._episodes = None
+        self.created = False
 
     def file(self, name):
         return os.path.join(self.path, name)
@@ -237,6 +238,7 @@ class ResultsDir:
         """Create the folder if needed and take its lock; a second writer gets a CampaignError."""
         if os.path.exists(self.path) and not os.path.isdir(self.path):
             raise CampaignError(f"{self.path}: the results directory is a file.")
+        self.created = not os.path.exists(self.path)
         try:
             os.makedirs(self.path, exist_ok=True)
             fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
@@ -254,6 +256,14 @@ class ResultsDir:
                 ) from None
             raise CampaignError(f"{self.path}: cannot lock the results directory: {exc.strerror or exc}.") from None
         self._lock_fd = fd
+
+    def discard_if_created(self):
+        """Remove the folder again if ``lock`` created it (a run refused before its first write leaves nothing)."""
+        if self.created:
+            try:
+                os.rmdir(self.path)
+            except OSError:
+                pass  # someone put something there meanwhile: leave it
 
     def close(self):
         if self._episodes is not None:
