@@ -284,7 +284,11 @@ class ResultsDir:
         """(campaign.json dict, Rows, torn bytes), or None for a new results directory. Reads only."""
         campaign_path = self.file(CAMPAIGN_FILE)
         if not os.path.exists(campaign_path):
-            if os.listdir(self.path):
+            # An empty episodes.jsonl (and a temporary campaign.json) is what a run killed
+            # during its first writes leaves: that is still a new results directory.
+            names = [n for n in os.listdir(self.path) if not n.startswith(CAMPAIGN_FILE + ".tmp")]
+            leftover = names == [EPISODES_FILE] and os.path.getsize(self.file(EPISODES_FILE)) == 0
+            if names and not leftover:
                 raise CampaignError(
                     f"{self.path}: not empty and holds no {CAMPAIGN_FILE}; "
                     "give a new or empty folder, or a results directory."
@@ -319,8 +323,9 @@ class ResultsDir:
                 handle.flush()
                 os.fsync(handle.fileno())
 
-        write_atomically(self.file(CAMPAIGN_FILE), save)
+        # episodes.jsonl first: campaign.json never exists without it.
         self._episodes = open(episodes, "ab")  # noqa: SIM115 (open for the whole run)
+        write_atomically(self.file(CAMPAIGN_FILE), save)
         _fsync_dir(self.path)
 
     def append(self, row):
