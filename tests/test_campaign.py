@@ -206,7 +206,7 @@ def test_builtin_rows_layout_and_kept_records(tmp_path):
     }
     rows = by_key(read_rows(results))
     assert len(rows) == 6
-    assert (results / "ranking.json").is_file()
+    assert ember_cli("rank", results).stdout == (results / "ranking.json").read_bytes()  # ranking.md, via ember rank
     for source, seeds in ((SMALL, (0, 1)), (TINY, (4,))):
         for policy, builtin in (("greedy", "greedy"), ("rnd", "random")):
             for seed in seeds:
