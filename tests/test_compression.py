@@ -12,12 +12,13 @@ import tracemalloc
 import zlib
 
 import pytest
-from conftest import picture_scenario
 
 import ember
 from ember import engine
 from ember.record.reader import iter_parts
 from ember.render import render_ascii
+
+from conftest import picture_scenario
 
 if sys.version_info < (3, 14):
     import zstandard  # the test extra installs it
@@ -92,7 +93,9 @@ def test_several_members_or_frames_are_one_stream(kind, record, expected):
 @pytest.mark.parametrize("tail", [b"\n", b" ", b"\x00", b"x", b"\x1f", b"\x28\xb5"])
 def test_bytes_after_the_compressed_stream_are_a_malformed_record(kind, tail, record):
     data = COMPRESSORS[kind](record) + tail
-    with pytest.raises(ember.MetricsInputError, match=rf"^\$: Malformed record: data follows the end of the {kind} stream"):
+    with pytest.raises(
+        ember.MetricsInputError, match=rf"^\$: Malformed record: data follows the end of the {kind} stream"
+    ):
         ember.episode_metrics(SCENARIO, data)
     with pytest.raises(ember.MetricsInputError, match="Malformed record"):
         byte_by_byte(ember.MetricsStream(SCENARIO), data)
@@ -114,7 +117,7 @@ def test_truncated_and_corrupt_streams(kind, record):
     with pytest.raises(ember.MetricsInputError, match=rf"the {kind} stream is truncated"):
         ember.episode_metrics(SCENARIO, data[:-4])
     corrupt = data[:12] + bytes(b ^ 0x5A for b in data[12:40]) + data[40:]
-    with pytest.raises(ember.MetricsInputError, match=rf"^\$: "):
+    with pytest.raises(ember.MetricsInputError, match=r"^\$: "):
         ember.episode_metrics(SCENARIO, corrupt)
 
 
@@ -142,7 +145,7 @@ def endless_gzip(head, filler, counter, total=1 << 30):
     [
         (b'{"header":', b" ", r"^\$\.header: Limit exceeded: more than max_part_bytes"),
         (b'{"header":{"a":"', b"a", r"^\$\.header\.a: Limit exceeded"),
-        (b"{\"header\":", b"[", r"Limit exceeded: arrays and objects are nested more than max_depth"),
+        (b'{"header":', b"[", r"Limit exceeded: arrays and objects are nested more than max_depth"),
         (None, b" ", r"^\$: Limit exceeded: more than max_part_bytes=\d+ bytes of decompressed input were read after"),
     ],
 )

@@ -278,7 +278,7 @@ def step_checks(scenario, initial):
     )
 
 
-def check_final_state(final, last, scenario):
+def check_final_matches_last(final, last, scenario):
     """final_state equals the matching fields of s_T."""
     for key in ("step", "people", "trapped", "termination_reason"):
         if final[key] != last.raw[key]:

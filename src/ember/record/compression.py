@@ -25,7 +25,7 @@ imported only when a zstd record is met.
 import os
 import zlib
 
-from ..errors import MetricsInputError
+from ..errors import MetricsInputError, MissingExtraError
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -43,7 +43,7 @@ ZSTD_INSTALL = "pip install 'ember-eval[zstd]' (or pip install zstandard)"
 
 
 def sniff(head):
-    """"gzip", "zstd", None (``head`` may still become a magic number) or "plain"."""
+    """ "gzip", "zstd", None (``head`` may still become a magic number) or "plain"."""
     for magic, kind in _MAGICS:
         if head.startswith(magic):
             return kind
@@ -55,39 +55,12 @@ def sniff(head):
 # --- decompressors: one gzip member or one zstd frame ---------------------------------
 
 
-class _GzipMember:
-    errors = (zlib.error,)
+class _BoundedMember:
+    """zlib's and ``compression.zstd``'s decompressors, which take an output limit."""
 
-    def __init__(self):
-        self._inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-
-    @property
-    def eof(self):
-        return self._inflate.eof
-
-    @property
-    def unused_data(self):
-        return self._inflate.unused_data
-
-    def pieces(self, data):
-        """The decompressed bytes of ``data``, in pieces of at most ``OUTPUT_PIECE`` bytes."""
-        inflate = self._inflate
-        while True:
-            out = inflate.decompress(data, OUTPUT_PIECE)
-            data = inflate.unconsumed_tail
-            if out:
-                yield out
-            # A full piece may leave output pending even with no input left.
-            if inflate.eof or (not data and len(out) < OUTPUT_PIECE):
-                return
-
-
-class _StdlibZstdFrame:
-    """``compression.zstd`` (Python 3.14+), which limits its output like zlib."""
-
-    def __init__(self, module):
-        self._decompressor = module.ZstdDecompressor()
-        self.errors = (module.ZstdError,)
+    def __init__(self, decompressor, errors):
+        self._decompressor = decompressor
+        self.errors = errors  # what it raises on corrupt input
 
     @property
     def eof(self):
@@ -98,13 +71,16 @@ class _StdlibZstdFrame:
         return self._decompressor.unused_data
 
     def pieces(self, data):
+        """The decompressed bytes of ``data``, in pieces of at most ``OUTPUT_PIECE`` bytes."""
         decompressor = self._decompressor
         while True:
             out = decompressor.decompress(data, OUTPUT_PIECE)
-            data = b""
+            # zlib hands back the input it has not read; zstd keeps it inside.
+            data = getattr(decompressor, "unconsumed_tail", b"")
             if out:
                 yield out
-            if decompressor.eof or decompressor.needs_input:
+            # A full piece may leave output pending even with no input left.
+            if decompressor.eof or (not data and len(out) < OUTPUT_PIECE):
                 return
 
 
@@ -129,22 +105,31 @@ class _ZstandardFrame:
                 return
 
 
-def _zstd_frame():
+def _zstd_module():
+    """("stdlib", compression.zstd) on Python 3.14+, else ("zstandard", zstandard), else None."""
     try:
-        from compression import zstd  # Python 3.14+
+        from compression import zstd
     except ImportError:
         pass
     else:
-        return _StdlibZstdFrame(zstd)
+        return "stdlib", zstd
     try:
         import zstandard
     except ImportError:
-        raise MetricsInputError(f"$: the record is zstd-compressed; reading it needs zstd support: {ZSTD_INSTALL}.") from None
-    return _ZstandardFrame(zstandard)
+        return None
+    return "zstandard", zstandard
 
 
 def _member(kind):
-    return _GzipMember() if kind == "gzip" else _zstd_frame()
+    if kind == "gzip":
+        return _BoundedMember(zlib.decompressobj(wbits=16 + zlib.MAX_WBITS), (zlib.error,))
+    found = _zstd_module()
+    if found is None:
+        raise MetricsInputError(f"$: the record is zstd-compressed; reading it needs zstd support: {ZSTD_INSTALL}.")
+    name, module = found
+    if name == "stdlib":
+        return _BoundedMember(module.ZstdDecompressor(), (module.ZstdError,))
+    return _ZstandardFrame(module)
 
 
 # --- the reading stage -------------------------------------------------------------------
@@ -261,7 +246,7 @@ GZIP_LEVEL = 6
 
 
 def output_kind(path):
-    """"gzip" for a name ending ``.gz``, "zstd" for ``.zst``, else "plain"."""
+    """ "gzip" for a name ending ``.gz``, "zstd" for ``.zst``, else "plain"."""
     name = os.fspath(path)
     name = name.lower() if isinstance(name, str) else name.decode(errors="replace").lower()
     if name.endswith(".gz"):
@@ -312,25 +297,18 @@ class CompressedOutput:
 
 
 def _zstd_writer(raw):
-    try:
-        from compression import zstd  # Python 3.14+
-    except ImportError:
-        pass
-    else:
-        return zstd.ZstdFile(raw, "wb")
-    try:
-        import zstandard
-    except ImportError:
-        raise MetricsInputError(f"writing a .zst record needs zstd support: {ZSTD_INSTALL}.") from None
-    return zstandard.ZstdCompressor().stream_writer(raw, closefd=False)
+    name, module = _zstd_module()
+    if name == "stdlib":
+        return module.ZstdFile(raw, "wb")
+    return module.ZstdCompressor().stream_writer(raw, closefd=False)
 
 
 def open_output(path):
     """Open the record file ``path`` for writing: compressed by its name (``.gz``, ``.zst``), else plain."""
     kind = output_kind(path)
-    if kind == "zstd":
-        _zstd_writer_available()
-    raw = open(path, "wb")
+    if kind == "zstd" and _zstd_module() is None:  # refused before the file is created
+        raise MissingExtraError(f"writing a .zst record needs zstd support: {ZSTD_INSTALL}.")
+    raw = open(path, "wb")  # noqa: SIM115 (the caller's to close)
     if kind == "plain":
         return raw
     try:
@@ -338,14 +316,3 @@ def open_output(path):
     except BaseException:
         raw.close()
         raise
-
-
-def _zstd_writer_available():
-    """Refuse a .zst output before the file is created when zstd support is missing."""
-    try:
-        from compression import zstd  # noqa: F401
-    except ImportError:
-        try:
-            import zstandard  # noqa: F401
-        except ImportError:
-            raise MetricsInputError(f"writing a .zst record needs zstd support: {ZSTD_INSTALL}.") from None

@@ -14,9 +14,10 @@ from .source import iter_chunks
 class RecordInput:
     """Push form: ``feed(chunk)`` the record's bytes in any chunking, then ``close()``.
 
-    The bytes may be gzip or zstd (see ``compression``); ``sink`` gets the parts (see ``RecordParser``); ``limits`` bound the
-    reader.  With ``take_line`` (see ``CanonicalLines``) the canonical-line
-    fast path runs in front of the strict reader.
+    The bytes may be gzip or zstd (see ``compression``); ``sink`` gets the
+    parts (see ``RecordParser``); ``limits`` bound the reader.  With
+    ``take_line`` (see ``CanonicalLines``) the canonical-line fast path runs
+    in front of the strict reader.
     """
 
     def __init__(self, sink, limits=DEFAULT_LIMITS, take_line=None):

@@ -8,7 +8,15 @@ it, which the simulator knows because it knows whether it terminated.
 
 import os
 
-from ..canonical import AFTER_HEADER, AFTER_INITIAL, AFTER_STEPS, BETWEEN_STEPS, RECORD_HEAD, RECORD_TAIL, canonical_json
+from ..canonical import (
+    AFTER_HEADER,
+    AFTER_INITIAL,
+    AFTER_STEPS,
+    BETWEEN_STEPS,
+    RECORD_HEAD,
+    RECORD_TAIL,
+    canonical_json,
+)
 from ..sim.policies import make_policy
 from ..sim.simulator import Simulator
 from .compression import open_output
