@@ -652,8 +652,10 @@ def test_the_command_killed_mid_run_loses_nothing_and_resumes(tmp_path):
         episodes = results / "episodes.jsonl"
         wait_for(lambda: episodes.read_bytes().count(b"\n") >= 4, what="finished episodes")
     finally:
-        os.killpg(process.pid, signal.SIGKILL)  # the command and its workers, as a crash would
+        process.kill()  # SIGKILL, as a crash would
         process.communicate(timeout=30)
+    # The workers end themselves once their command has gone, the blocked one included.
+    wait_for(lambda: _ended(int((hooks / "pid").read_text())), timeout=30, what="the orphaned worker to exit")
     assert process.returncode == -signal.SIGKILL
     data = episodes.read_bytes()
     finished = data[: data.rfind(b"\n") + 1]

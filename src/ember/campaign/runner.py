@@ -22,11 +22,14 @@ import multiprocessing
 import os
 import queue
 import signal
+import threading
+import time
 
 from ..canonical import canonical_json
 from .episode import run_task
 
 WORKER_LOST = "worker lost"
+PARENT_POLL_S = 0.5
 
 
 def _lost_row(task):
@@ -53,8 +56,20 @@ _started = None  # in a worker: the queue on which each attempt announces (key, 
 def _init_worker(started):
     global _started
     _started = started
-    # Ctrl-C reaches the whole process group: the parent alone decides, and ends the workers.
+    # Ctrl-C reaches the terminal's whole process group: the parent alone decides, and ends
+    # the workers. A worker and its agent processes leave that group, so an agent is never
+    # killed by the operator's Ctrl-C and reported as a failed episode.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.setpgrp()
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), name="ember-parent-watch", daemon=True).start()
+
+
+def _exit_with_parent(parent):
+    """A worker whose command died (SIGKILL) must not live on: its queue's other end is gone."""
+    while True:
+        time.sleep(PARENT_POLL_S)
+        if os.getppid() != parent:
+            os._exit(1)
 
 
 def _local_entry(task, key):

@@ -5,6 +5,7 @@ is not a row) is decided before the first byte is written: a refused run
 leaves the directory as it was.
 """
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -260,10 +261,8 @@ class ResultsDir:
     def discard_if_created(self):
         """Remove the folder again if ``lock`` created it (a run refused before its first write leaves nothing)."""
         if self.created:
-            try:
+            with contextlib.suppress(OSError):  # someone put something there meanwhile: leave it
                 os.rmdir(self.path)
-            except OSError:
-                pass  # someone put something there meanwhile: leave it
 
     def close(self):
         if self._episodes is not None:
