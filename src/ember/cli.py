@@ -268,6 +268,82 @@ def cmd_report(args):
     return 0
 
 
+EXIT_TERMINATED = 143
+
+
+def _rank_results(results_dir):
+    """ranking.json (ranking.md) of a finished results directory, written atomically; the leaderboard text."""
+    from .errors import MissingExtraError
+    from .ranking import compute_ranking, format_leaderboard, ranking_bytes
+
+    campaign, episodes = _read_results(results_dir)
+    ranking, warnings = compute_ranking(campaign, episodes)
+    for warning in warnings:
+        print(f"ember: warning: {os.path.join(results_dir, warning)}", file=sys.stderr)
+    _write_output(os.path.join(results_dir, "ranking.json"), ranking_bytes(ranking))
+    try:
+        return format_leaderboard(ranking, "table")
+    except MissingExtraError:
+        return None
+
+
+def cmd_evaluate(args):
+    from .campaign import Terminated, evaluate
+    from .errors import RankingInputError
+
+    try:
+        summary = evaluate(
+            args.campaign, args.output, workers=args.workers, scheduler=args.scheduler, retries=args.retries,
+            retry_failed=args.retry_failed, keep_records=args.keep_records,
+        )
+    except Terminated:
+        print("ember: terminated; every finished episode is in episodes.jsonl, run again to resume.", file=sys.stderr)
+        return EXIT_TERMINATED
+    except KeyboardInterrupt:
+        print("ember: interrupted; every finished episode is in episodes.jsonl, run again to resume.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    try:
+        leaderboard = _rank_results(args.output)
+    except RankingInputError as exc:
+        return _results_error(args.output, exc)
+    print(f"ember: {summary.line()}", file=sys.stderr)
+    if leaderboard is None:
+        print("ember: ranking.json is written; the leaderboard table needs tabulate: pip install 'ember-eval[cli]'.", file=sys.stderr)
+    else:
+        sys.stdout.write(leaderboard.rstrip("\n") + "\n")
+    return 0 if summary.missing == 0 else 1
+
+
+def cmd_export(args):
+    from .campaign import export_csv
+
+    text = export_csv(args.results, warn=lambda text: print(f"ember: warning: {text}", file=sys.stderr))
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+        return 0
+    from .files import write_atomically
+
+    def save(tmp):
+        with open(tmp, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+
+    write_atomically(args.output, save)
+    return 0
+
+
+def _count(low):
+    def parse(text):
+        try:
+            value = int(text, 10)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
+        return value
+
+    return parse
+
+
 def _seed(text):
     try:
         value = int(text, 10)
@@ -434,6 +510,30 @@ def build_parser():
     report.add_argument("results", metavar="RESULTS_DIR", help="a results directory written by 'ember evaluate -o'")
     report.add_argument("-o", "--output", metavar="FILE.html", default=REPORT_FILE, help=f"where to write the page (default: {REPORT_FILE} in the current directory; - for standard output)")
     report.set_defaults(handler=cmd_report)
+
+    evaluate = sub.add_parser(
+        "evaluate",
+        help="run a campaign: many policies on many episodes, then rank them",
+        description="Evaluate every policy of a campaign file (TOML, docs/campaigns.md) on every scenario x seed, "
+        "in local worker processes or on a Dask cluster; rows go to RESULTS_DIR/episodes.jsonl as episodes finish, "
+        "then ranking.json is written and the leaderboard printed. Running it again resumes: only episodes without "
+        "a row run, and the campaign may add policies, scenarios and seeds.",
+        epilog="Exit status: 0 when every episode has a row, 2 for bad input (nothing run, nothing written), "
+        "130 after Ctrl-C, 143 after SIGTERM. A progress bar shows on a terminal (needs the 'cli' extra).",
+    )
+    evaluate.add_argument("campaign", metavar="CAMPAIGN", help="the campaign file (TOML)")
+    evaluate.add_argument("-o", "--output", metavar="RESULTS_DIR", required=True, help="the results directory (created if missing; an existing one is resumed)")
+    evaluate.add_argument("--workers", type=_count(1), metavar="N", help="local worker processes (default: the number of CPUs)")
+    evaluate.add_argument("--scheduler", metavar="ADDRESS", help="run the episodes on this Dask distributed scheduler instead (e.g. tcp://host:8786; needs the 'dask' extra)")
+    evaluate.add_argument("--retries", type=_count(0), default=2, metavar="N", help="times an episode whose worker was lost is tried again (default: 2)")
+    evaluate.add_argument("--retry-failed", action="store_true", help="run again the episodes whose last row is failed")
+    evaluate.add_argument("--keep-records", action="store_true", help="store each run episode's record as RESULTS_DIR/records/POLICY/SCENARIO/SEED.record.gz")
+    evaluate.set_defaults(handler=cmd_evaluate)
+
+    export = sub.add_parser("export", help="write a results directory's rows as CSV", description="One CSV row per counting row (the last row of each policy and episode), ordered by policy, scenario and seed, with every numeric metric as a dotted column.")
+    export.add_argument("results", metavar="RESULTS_DIR", help="a results directory of 'ember evaluate'")
+    export.add_argument("-o", "--output", metavar="FILE", help="write the CSV here instead of standard output")
+    export.set_defaults(handler=cmd_export)
     return parser
 
 

@@ -62,3 +62,7 @@ class RenderError(EmberError, ValueError):
 
 class MissingExtraError(EmberError, ImportError):
     """An optional feature needs a package of an extra that is not installed (the message names it)."""
+
+
+class CampaignError(EmberError, ValueError):
+    """A campaign file, its results directory or a resume breaks campaign.md (the message names the place)."""
