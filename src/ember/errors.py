@@ -33,3 +33,7 @@ class ReplayMismatchError(EmberError, ValueError):
         super().__init__(message)
         self.step = step
         self.path = path
+
+
+class EnvConfigError(EmberError, ValueError):
+    """A Gymnasium/PettingZoo environment (``ember.envs``) was given a bad argument."""
