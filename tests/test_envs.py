@@ -186,6 +186,7 @@ def test_record_streams_while_the_episode_runs(tmp_path):
     assert path.read_bytes().endswith(b'"steps":[\n')
     env.step(np.zeros(env.action_space.shape, dtype=np.int64))
     first = path.read_bytes()
+    env.close()
     assert first.count(b"\n") == 4 and first.endswith(b",\n")  # header, initial state, "steps":[, one step line
 
 
