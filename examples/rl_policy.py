@@ -38,8 +38,16 @@ DELTAS = ((0, 0), (-1, 0), (1, 0), (0, -1), (0, 1))
 FEATURES = ("closer", "farther", "blocked", "occupied", "contested", "fire_near", "stay")
 PARAMETERS = FEATURES + ("noise",)
 # Hand-set starting point (greedy-like); rl_weights.json, when present, holds tuned ones.
-DEFAULT_WEIGHTS = {"closer": 1.0, "farther": -1.0, "blocked": -2.0, "occupied": -0.5, "contested": 0.0,
-                   "fire_near": 0.0, "stay": 0.0, "noise": 0.1}
+DEFAULT_WEIGHTS = {
+    "closer": 1.0,
+    "farther": -1.0,
+    "blocked": -2.0,
+    "occupied": -0.5,
+    "contested": 0.0,
+    "fire_near": 0.0,
+    "stay": 0.0,
+    "noise": 0.1,
+}
 WEIGHTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rl_weights.json")
 UNREACHABLE = -1
 
@@ -115,8 +123,12 @@ class LinearPolicy:
                 else:
                     there = dist[x]
                     closer = own != UNREACHABLE and there == own - 1
-                    farther = there != UNREACHABLE and own != UNREACHABLE and there > own or (
-                        there == UNREACHABLE and own != UNREACHABLE)
+                    farther = (
+                        there != UNREACHABLE
+                        and own != UNREACHABLE
+                        and there > own
+                        or (there == UNREACHABLE and own != UNREACHABLE)
+                    )
                     neighbours = list(self._neighbours(x))
                     features = (
                         closer,

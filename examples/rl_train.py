@@ -23,10 +23,10 @@ import gymnasium
 import numpy as np
 
 import ember
-import ember.envs  # noqa: F401  (registers ember/Evacuation-v0)
+import ember.envs  # registers ember/Evacuation-v0
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rl_policy import ACTIONS, DEFAULT_WEIGHTS, PARAMETERS, LinearPolicy  # noqa: E402
+from rl_policy import ACTIONS, DEFAULT_WEIGHTS, PARAMETERS, LinearPolicy
 
 CODES = {action: code for code, action in enumerate(ACTIONS)}
 
@@ -59,11 +59,13 @@ def as_weights(vector):
     return weights
 
 
-def train(scenarios, iterations=10, population=12, elite=3, episodes=2, seed=0, step_reward=-0.01, log=None):
+def train(scenarios, iterations=8, population=10, elite=3, episodes=2, seed=0, step_reward=0.0, log=None):
     """Cross-entropy method over the policy's parameters; returns (weights, history)."""
     rng = np.random.default_rng(seed)
-    envs = [(gymnasium.make("ember/Evacuation-v0", scenario=s, step_reward=step_reward), ember.load_scenario(s))
-            for s in scenarios]
+    envs = [
+        (gymnasium.make("ember/Evacuation-v0", scenario=s, step_reward=step_reward), ember.load_scenario(s))
+        for s in scenarios
+    ]
     mean = np.array([DEFAULT_WEIGHTS[name] for name in PARAMETERS])
     spread = np.ones(len(PARAMETERS))
     history = []
@@ -71,15 +73,24 @@ def train(scenarios, iterations=10, population=12, elite=3, episodes=2, seed=0, 
         seeds = rng.integers(1000, 2**63, size=episodes).tolist()
         candidates = mean + spread * rng.standard_normal((population, len(PARAMETERS)))
         candidates[0] = mean  # the current mean competes too
-        scores = np.array([
-            np.mean([play(env, scenario, as_weights(c), s) for env, scenario in envs for s in seeds])
-            for c in candidates
-        ])
+        scores = np.array(
+            [
+                np.mean([play(env, scenario, as_weights(c), s) for env, scenario in envs for s in seeds])
+                for c in candidates
+            ]
+        )
         best = candidates[np.argsort(scores)[::-1][:elite]]
         mean = best.mean(axis=0)
         spread = best.std(axis=0) + 0.1 * 0.7**iteration  # extra spread, decaying: no early collapse
-        history.append({"iteration": iteration, "best": float(scores.max()), "mean": float(scores.mean()),
-                        "incumbent": float(scores[0]), "scores": scores.tolist()})
+        history.append(
+            {
+                "iteration": iteration,
+                "best": float(scores.max()),
+                "mean": float(scores.mean()),
+                "incumbent": float(scores[0]),
+                "scores": scores.tolist(),
+            }
+        )
         if log:
             log(f"iteration {iteration}: best {scores.max():.3f}  mean {scores.mean():.3f}  incumbent {scores[0]:.3f}")
     for env, _ in envs:
@@ -89,20 +100,35 @@ def train(scenarios, iterations=10, population=12, elite=3, episodes=2, seed=0, 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--scenario", action="append", help="training scenario (repeatable; default builtin:bottleneck)")
-    parser.add_argument("--iterations", type=int, default=10)
-    parser.add_argument("--population", type=int, default=12)
+    parser.add_argument(
+        "--scenario", action="append", help="training scenario (repeatable; default builtin:bottleneck)"
+    )
+    parser.add_argument("--iterations", type=int, default=8)
+    parser.add_argument("--population", type=int, default=10)
     parser.add_argument("--elite", type=int, default=3)
-    parser.add_argument("--episodes", type=int, default=3, help="training episodes per candidate and scenario")
+    parser.add_argument("--episodes", type=int, default=2, help="training episodes per candidate and scenario")
     parser.add_argument("--seed", type=int, default=0, help="the training's own seed")
-    parser.add_argument("--step-reward", type=float, default=-0.01)
+    parser.add_argument("--step-reward", type=float, default=0.0)
     parser.add_argument("-o", "--output", default="rl_weights.json", help="weights file (JSON) to write")
     args = parser.parse_args(argv)
     scenarios = args.scenario or ["builtin:bottleneck"]
-    weights, history = train(scenarios, args.iterations, args.population, args.elite, args.episodes, args.seed,
-                             args.step_reward, log=lambda line: print(line, file=sys.stderr, flush=True))
-    result = {"weights": weights, "scenarios": scenarios, "seed": args.seed, "step_reward": args.step_reward,
-              "history": history}
+    weights, history = train(
+        scenarios,
+        args.iterations,
+        args.population,
+        args.elite,
+        args.episodes,
+        args.seed,
+        args.step_reward,
+        log=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    result = {
+        "weights": weights,
+        "scenarios": scenarios,
+        "seed": args.seed,
+        "step_reward": args.step_reward,
+        "history": history,
+    }
     with open(args.output, "w", encoding="utf-8") as f:
         json.dump(result, f, indent=2)
         f.write("\n")

@@ -13,6 +13,7 @@ import warnings
 import gymnasium
 import numpy as np
 import pytest
+from conftest import picture_scenario
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import parallel_api_test, parallel_seed_test
 
@@ -21,8 +22,6 @@ import ember.envs
 from ember.errors import ActionError, EmberError, EnvConfigError
 from ember.sim.policies import GreedyPolicy, RandomPolicy
 from ember.sim.simulator import SeedError
-
-from conftest import picture_scenario
 
 ACTIONS = ("stay", "north", "south", "west", "east")
 CODE = {a: k for k, a in enumerate(ACTIONS)}
@@ -193,8 +192,12 @@ def test_record_streams_while_the_episode_runs(tmp_path):
 def test_actions_of_resolved_people_are_ignored(tmp_path):
     for code in (0, 4):
         run_gym(gym_env(record=tmp_path / f"gym-{code}.record"), 1, RandomPolicy(2), resolved_code=code)
-        run_parallel(ember.envs.parallel_env(scenario=BURNING_ROOM, record=tmp_path / f"pz-{code}.record"), 1,
-                     RandomPolicy(2), resolved_code=code)
+        run_parallel(
+            ember.envs.parallel_env(scenario=BURNING_ROOM, record=tmp_path / f"pz-{code}.record"),
+            1,
+            RandomPolicy(2),
+            resolved_code=code,
+        )
     reference = reference_record(BURNING_ROOM, RandomPolicy(2), 1)
     assert b'"status":"evacuated"' in reference or b'"status":"casualty"' in reference
     for name in ("gym-0", "gym-4", "pz-0", "pz-4"):
@@ -256,7 +259,6 @@ def test_unseeded_resets_draw_seeds_from_the_seeded_generator():
     assert all(type(s) is int and 0 <= s < 2**64 for s in drawn) and len(set(drawn)) == 3
 
 
-
 def test_unseeded_parallel_resets_draw_seeds_from_the_seeded_generator(tmp_path):
     names = []
     for run in ("a", "b"):
@@ -299,14 +301,16 @@ def test_gym_rewards_and_termination_follow_the_record():
     assert (terminated, truncated) == ((True, False) if info["termination_reason"] == "all_resolved" else (False, True))
     assert len(steps) == metrics["time"]["episode_steps"]
     for reward, _, _, info in steps:
-        assert reward == pytest.approx(2.0 * len(info["evacuations"]) - 3.0 * len(info["casualties"]) - 0.25 * (
-            reward_people(info, steps)))
+        assert reward == pytest.approx(
+            2.0 * len(info["evacuations"]) - 3.0 * len(info["casualties"]) - 0.25 * (reward_people(info, steps))
+        )
 
 
 def reward_people(info, steps):
     """The number of people who acted at ``info``'s step: the active ones before it."""
     population = len(BURNING_ROOM["people"])
-    resolved_before = sum(len(i["evacuations"]) + len(i["casualties"]) for _, _, _, i in steps if i["step"] < info["step"])
+    earlier = [i for _, _, _, i in steps if i["step"] < info["step"]]
+    resolved_before = sum(len(i["evacuations"]) + len(i["casualties"]) for i in earlier)
     return population - resolved_before
 
 
@@ -321,7 +325,10 @@ def test_horizon_truncates_and_all_resolved_terminates():
     short = dict(BURNING_ROOM, termination={"max_steps": 3}, fire=dict(BURNING_ROOM["fire"], spread_probability="0/1"))
     steps = run_gym(gym_env(short), 0, lambda obs: {p["person_id"]: "stay" for p in obs["people"]})
     assert [(s[1], s[2], s[3]["termination_reason"]) for s in steps] == [
-        (False, False, None), (False, False, None), (False, True, "max_steps")]
+        (False, False, None),
+        (False, False, None),
+        (False, True, "max_steps"),
+    ]
     with pytest.raises(ActionError, match="before reset"):
         gym_env(short).unwrapped.step(np.zeros(len(short["people"]), dtype=np.int64))
     env = gym_env(short)
@@ -406,13 +413,14 @@ def test_gym_observation_matches_the_official_observation():
     record = reference_record(BURNING_ROOM, RandomPolicy(9), 4)
     final = ember.episode_metrics(BURNING_ROOM, record).to_dict()["people"]
     assert [obs["status"][i] for i in range(len(ids))] == [
-        {"active": 0, "evacuated": 1, "casualty": 2}[final[pid]["status"]] for pid in ids]
+        {"active": 0, "evacuated": 1, "casualty": 2}[final[pid]["status"]] for pid in ids
+    ]
     assert obs["position"].tolist() == [final[pid]["final_position"] for pid in ids]
 
 
 def window_by_hand(state, position, window):
     """The window of one agent from the global state, cell by cell (outside = blocked)."""
-    channels, rows, cols = state.shape
+    _, rows, cols = state.shape
     radius = window // 2
     view = np.zeros((4, window, window), dtype=np.int8)
     for dr in range(window):
@@ -449,8 +457,12 @@ def test_bad_actions_change_nothing():
     env = gym_env()
     env.reset(seed=0)
     n = len(BURNING_ROOM["people"])
-    for bad, message in ((np.zeros(n + 1, dtype=np.int64), "shape"), (np.full(n, 5), "person 'a' has action 5"),
-                         (np.full(n, -1), "expected an integer 0..4"), (np.full(n, 1.5), "expected an integer")):
+    for bad, message in (
+        (np.zeros(n + 1, dtype=np.int64), "shape"),
+        (np.full(n, 5), "person 'a' has action 5"),
+        (np.full(n, -1), "expected an integer 0..4"),
+        (np.full(n, 1.5), "expected an integer"),
+    ):
         with pytest.raises(ActionError, match=message):
             env.step(bad)
     _, _, _, _, info = env.step(np.zeros(n, dtype=np.int64))
@@ -465,10 +477,16 @@ def test_bad_actions_change_nothing():
     assert pz.step({a: 0 for a in pz.agents})[4]["a"]["position"] == [1, 1]
 
 
-@pytest.mark.parametrize("kwargs, place", [
-    ({"window": 4}, "window"), ({"window": 0}, "window"), ({"window": True}, "window"),
-    ({"evacuation_reward": float("nan")}, "evacuation_reward"), ({"step_reward": "1"}, "step_reward"),
-])
+@pytest.mark.parametrize(
+    "kwargs, place",
+    [
+        ({"window": 4}, "window"),
+        ({"window": 0}, "window"),
+        ({"window": True}, "window"),
+        ({"evacuation_reward": float("nan")}, "evacuation_reward"),
+        ({"step_reward": "1"}, "step_reward"),
+    ],
+)
 def test_bad_parallel_arguments(kwargs, place):
     with pytest.raises(EnvConfigError, match=place) as caught:
         ember.envs.parallel_env(scenario=BURNING_ROOM, **kwargs)

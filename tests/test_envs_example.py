@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ember
-import ember.envs  # noqa: F401  (registers ember/Evacuation-v0)
+import ember.envs  # registers ember/Evacuation-v0
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -34,8 +34,24 @@ def examples(monkeypatch):
 
 
 def train_tiny(rl_train, out, seed=0):
-    rl_train.main(["--scenario", "builtin:small-room", "--iterations", "2", "--population", "3", "--elite", "2",
-                   "--episodes", "1", "--seed", str(seed), "-o", str(out)])
+    rl_train.main(
+        [
+            "--scenario",
+            "builtin:small-room",
+            "--iterations",
+            "2",
+            "--population",
+            "3",
+            "--elite",
+            "2",
+            "--episodes",
+            "1",
+            "--seed",
+            str(seed),
+            "-o",
+            str(out),
+        ]
+    )
     return json.loads(out.read_text())
 
 
@@ -92,7 +108,8 @@ def test_python_entry_called_as_a_campaign_calls_it(examples, tmp_path, monkeypa
         result = ember.episode_metrics(scenario, path).to_dict()
         assert result["safety"]["population"] == len(scenario["people"])
         assert result["safety"]["evacuated"] + result["safety"]["casualties"] + result["safety"]["stranded"] == len(
-            scenario["people"])
+            scenario["people"]
+        )
 
 
 def test_campaign_file_follows_campaign_md(examples):

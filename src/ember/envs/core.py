@@ -38,10 +38,14 @@ class RecordPath:
         try:
             fields = [name for _, name, spec, conv in string.Formatter().parse(self.template) if name is not None]
         except ValueError as exc:
-            raise EnvConfigError(f"{where}: bad template {self.template!r} ({exc}); literal braces are written {{{{ and }}}}.") from None
+            raise EnvConfigError(
+                f"{where}: bad template {self.template!r} ({exc}); literal braces are written {{{{ and }}}}."
+            ) from None
         for name in fields:
             if name not in RECORD_FIELDS:
-                raise EnvConfigError(f"{where}: unknown field {{{name}}} in {self.template!r}; expected {{episode}} or {{seed}}.")
+                raise EnvConfigError(
+                    f"{where}: unknown field {{{name}}} in {self.template!r}; expected {{episode}} or {{seed}}."
+                )
 
     def for_episode(self, episode, seed):
         return self.template.format(episode=episode, seed=seed)
@@ -55,7 +59,7 @@ class Episode:
         self.path = path
         self.stream = None
         if path is not None:
-            self.stream = open(path, "wb")
+            self.stream = open(path, "wb")  # noqa: SIM115 - open as long as the episode runs
             self.writer = RecordWriter(self.stream)
             self.writer.start(self.sim.header, self.sim.initial_state)
 
@@ -182,8 +186,11 @@ def action_names(codes, active, ids, t):
     chosen = {}
     for i in active:
         code = codes[i]
-        if isinstance(code, (bool, np.bool_)) or not isinstance(code, (int, np.integer)) or not 0 <= code < len(ACTIONS):
-            raise ActionError(f"step {t}: person {ids[i]!r} has action {code!r}; expected an integer 0..4 "
-                              f"({', '.join(f'{k}={a}' for k, a in enumerate(ACTIONS))}).")
+        integer = isinstance(code, (int, np.integer)) and not isinstance(code, (bool, np.bool_))
+        if not integer or not 0 <= code < len(ACTIONS):
+            raise ActionError(
+                f"step {t}: person {ids[i]!r} has action {code!r}; expected an integer 0..4 "
+                f"({', '.join(f'{k}={a}' for k, a in enumerate(ACTIONS))})."
+            )
         chosen[ids[i]] = ACTIONS[int(code)]
     return chosen

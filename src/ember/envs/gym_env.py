@@ -1,5 +1,7 @@
 """``ember/Evacuation-v0``: one Gymnasium controller for every person (docs/envs.md)."""
 
+from typing import ClassVar
+
 import gymnasium
 import numpy as np
 from gymnasium import spaces
@@ -22,10 +24,17 @@ class EvacuationEnv(gymnasium.Env):
     trapped) plus the number of the step about to be taken.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: ClassVar[dict] = {"render_modes": ["ansi"], "render_fps": 4}
 
-    def __init__(self, scenario="builtin:office", record=None, evacuation_reward=1.0, casualty_reward=-1.0,
-                 step_reward=0.0, render_mode=None):
+    def __init__(
+        self,
+        scenario="builtin:office",
+        record=None,
+        evacuation_reward=1.0,
+        casualty_reward=-1.0,
+        step_reward=0.0,
+        render_mode=None,
+    ):
         self.compiled = compile_scenario(scenario)
         self.record = None if record is None else RecordPath(record)
         self.rewards = Rewards(evacuation_reward, casualty_reward, step_reward)
@@ -37,16 +46,18 @@ class EvacuationEnv(gymnasium.Env):
         rows, cols, n = self.state.rows, self.state.cols, len(self.person_ids)
         layer = spaces.Box(0, 1, (rows, cols), np.int8)
         self.action_space = spaces.MultiDiscrete([len(ACTIONS)] * n)
-        self.observation_space = spaces.Dict({
-            "walls": layer,
-            "exits": layer,
-            "burning": layer,
-            "people": layer,
-            "status": spaces.MultiDiscrete([3] * n),
-            "position": spaces.Box(0, np.array([[rows - 1, cols - 1]] * n), (n, 2), np.int64),
-            "trapped": spaces.MultiBinary(n),
-            "step": spaces.Box(1, self.compiled.max_steps, (1,), np.int64),
-        })
+        self.observation_space = spaces.Dict(
+            {
+                "walls": layer,
+                "exits": layer,
+                "burning": layer,
+                "people": layer,
+                "status": spaces.MultiDiscrete([3] * n),
+                "position": spaces.Box(0, np.array([[rows - 1, cols - 1]] * n), (n, 2), np.int64),
+                "trapped": spaces.MultiBinary(n),
+                "step": spaces.Box(1, self.compiled.max_steps, (1,), np.int64),
+            }
+        )
         self.episode = None
         self.episodes_started = 0
 
@@ -69,8 +80,10 @@ class EvacuationEnv(gymnasium.Env):
         codes = np.asarray(action)
         t = self.state.step_number + 1
         if codes.shape != (len(self.person_ids),):
-            raise ActionError(f"step {t}: expected {len(self.person_ids)} action codes (one per person in ID order), "
-                              f"got shape {codes.shape}.")
+            raise ActionError(
+                f"step {t}: expected {len(self.person_ids)} action codes (one per person in ID order), "
+                f"got shape {codes.shape}."
+            )
         if self.episode.terminated:
             raise ActionError(f"step {t}: the episode terminated at step {t - 1}; call reset().")
         step = self.episode.step(action_names(codes.tolist(), self.state.active(), self.person_ids, t))
@@ -99,8 +112,17 @@ class EvacuationEnv(gymnasium.Env):
         for r in range(state.rows):
             line = []
             for c in range(state.cols):
-                kind = ("wall" if state.walls[r, c] else "person" if people[r, c] else "burning" if state.burning[r, c]
-                        else "exit" if state.exits[r, c] else "free")
+                kind = (
+                    "wall"
+                    if state.walls[r, c]
+                    else "person"
+                    if people[r, c]
+                    else "burning"
+                    if state.burning[r, c]
+                    else "exit"
+                    if state.exits[r, c]
+                    else "free"
+                )
                 line.append(_ANSI_CELLS[kind])
             lines.append("".join(line))
         return f"step {state.step_number}\n" + "\n".join(lines) + "\n"

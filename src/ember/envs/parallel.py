@@ -1,5 +1,7 @@
 """A PettingZoo ``ParallelEnv``: one agent per person, each seeing a window around itself (docs/envs.md)."""
 
+from typing import ClassVar
+
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
@@ -22,13 +24,21 @@ class EvacuationParallelEnv(ParallelEnv):
     cols)``: walls, exits, burning, active people.
     """
 
-    metadata = {"name": "ember_evacuation_v0", "render_modes": [], "is_parallelizable": True}
+    metadata: ClassVar[dict] = {"name": "ember_evacuation_v0", "render_modes": [], "is_parallelizable": True}
 
-    def __init__(self, scenario="builtin:office", record=None, window=5, evacuation_reward=1.0, casualty_reward=-1.0,
-                 step_reward=0.0):
+    def __init__(
+        self,
+        scenario="builtin:office",
+        record=None,
+        window=5,
+        evacuation_reward=1.0,
+        casualty_reward=-1.0,
+        step_reward=0.0,
+    ):
         if type(window) is not int or window < 1 or window % 2 == 0:
-            raise EnvConfigError(f"window: expected an odd integer >= 1 (the side of the square around each agent), "
-                                 f"got {window!r}.")
+            raise EnvConfigError(
+                f"window: expected an odd integer >= 1 (the side of the square around each agent), got {window!r}."
+            )
         self.compiled = compile_scenario(scenario)
         self.record = None if record is None else RecordPath(record)
         self.rewards = Rewards(evacuation_reward, casualty_reward, step_reward)
@@ -45,8 +55,8 @@ class EvacuationParallelEnv(ParallelEnv):
         radius = window // 2
         self._padded = np.zeros((len(WINDOW_CHANNELS), rows + 2 * radius, cols + 2 * radius), dtype=np.int8)
         self._padded[0] = 1
-        self._padded[0, radius:radius + rows, radius:radius + cols] = self.grid.walls
-        self._padded[1, radius:radius + rows, radius:radius + cols] = self.grid.exits
+        self._padded[0, radius : radius + rows, radius : radius + cols] = self.grid.walls
+        self._padded[1, radius : radius + rows, radius : radius + cols] = self.grid.exits
         self._np_random = None
         self.episode = None
         self.episodes_started = 0
@@ -124,12 +134,12 @@ class EvacuationParallelEnv(ParallelEnv):
     def _refresh(self):
         radius = self.window // 2
         rows, cols = self.grid.rows, self.grid.cols
-        self._padded[2, radius:radius + rows, radius:radius + cols] = self.grid.burning
-        self._padded[3, radius:radius + rows, radius:radius + cols] = self.grid.people_layer()
+        self._padded[2, radius : radius + rows, radius : radius + cols] = self.grid.burning
+        self._padded[3, radius : radius + rows, radius : radius + cols] = self.grid.people_layer()
 
     def _window(self, agent):
         row, col = self.grid.position[self.compiled.person_index[agent]]
-        view = self._padded[:, row:row + self.window, col:col + self.window].copy()
+        view = self._padded[:, row : row + self.window, col : col + self.window].copy()
         view[3, self.window // 2, self.window // 2] = 0  # the agent itself is not "another person"
         return view
 
