@@ -13,7 +13,7 @@ import warnings
 import gymnasium
 import numpy as np
 import pytest
-from conftest import picture_scenario
+from conftest import picture_scenario, stay_all
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import parallel_api_test, parallel_seed_test
 
@@ -77,7 +77,7 @@ def run_gym(env, seed, policy, resolved_code=4):
     ids = env.unwrapped.person_ids
     steps = []
     while True:
-        chosen = policy(env.unwrapped.observe())
+        chosen = policy(env.unwrapped.official_observation())
         codes = np.array([CODE[chosen[pid]] if pid in chosen else resolved_code for pid in ids])
         _, reward, terminated, truncated, info = env.step(codes)
         steps.append((reward, terminated, truncated, info))
@@ -90,7 +90,7 @@ def run_parallel(env, seed, policy, resolved_code=2):
     env.reset(seed=seed)
     steps = []
     while env.agents:
-        chosen = policy(env.observe())
+        chosen = policy(env.official_observation())
         actions = {pid: CODE[chosen.get(pid, "stay")] for pid in env.agents}
         actions.update({pid: resolved_code for pid in env.possible_agents if pid not in env.agents})
         steps.append(env.step(actions))
@@ -256,7 +256,7 @@ def test_unseeded_resets_draw_seeds_from_the_seeded_generator():
     drawn = [env.reset()[1]["seed"] for _ in range(3)]
     env.reset(seed=8)
     assert [env.reset()[1]["seed"] for _ in range(3)] == drawn
-    assert all(type(s) is int and 0 <= s < 2**64 for s in drawn) and len(set(drawn)) == 3
+    assert all(type(s) is int and 0 <= s < 2**63 for s in drawn) and len(set(drawn)) == 3
 
 
 def test_unseeded_parallel_resets_draw_seeds_from_the_seeded_generator(tmp_path):
@@ -271,7 +271,7 @@ def test_unseeded_parallel_resets_draw_seeds_from_the_seeded_generator(tmp_path)
         names.append(sorted(p.name for p in (tmp_path / run).iterdir()))
     assert names[0] == names[1] and len(names[0]) == 3 and names[0][0] == "0-8.record"
     seeds = [int(name.split("-")[1].split(".")[0]) for name in names[0]]
-    assert all(0 <= s < 2**64 for s in seeds) and len(set(seeds)) == 3
+    assert all(0 <= s < 2**63 for s in seeds) and len(set(seeds)) == 3
     assert ember.envs.parallel_env(scenario=BURNING_ROOM).reset()[0].keys() == set(BURNING_ROOM_IDS)
 
 
@@ -323,7 +323,7 @@ def test_default_rewards_count_evacuations_and_casualties():
 
 def test_horizon_truncates_and_all_resolved_terminates():
     short = dict(BURNING_ROOM, termination={"max_steps": 3}, fire=dict(BURNING_ROOM["fire"], spread_probability="0/1"))
-    steps = run_gym(gym_env(short), 0, lambda obs: {p["person_id"]: "stay" for p in obs["people"]})
+    steps = run_gym(gym_env(short), 0, stay_all)
     assert [(s[1], s[2], s[3]["termination_reason"]) for s in steps] == [
         (False, False, None),
         (False, False, None),
@@ -332,7 +332,7 @@ def test_horizon_truncates_and_all_resolved_terminates():
     with pytest.raises(ActionError, match="before reset"):
         gym_env(short).unwrapped.step(np.zeros(len(short["people"]), dtype=np.int64))
     env = gym_env(short)
-    run_gym(env, 0, lambda obs: {p["person_id"]: "stay" for p in obs["people"]})
+    run_gym(env, 0, stay_all)
     with pytest.raises(ActionError, match="terminated"):
         env.step(np.zeros(len(short["people"]), dtype=np.int64))
 
@@ -345,7 +345,7 @@ def test_horizon_truncates_and_all_resolved_terminates():
 
     # PettingZoo: everyone still active at the horizon is truncated, nobody terminated.
     pz = ember.envs.parallel_env(scenario=short)
-    steps = run_parallel(pz, 0, lambda obs: {p["person_id"]: "stay" for p in obs["people"]})
+    steps = run_parallel(pz, 0, stay_all)
     assert len(steps) == 3 and pz.agents == []
     for _, rewards, terminations, truncations, _ in steps:
         assert set(rewards.values()) == {0.0} and not any(terminations.values())
@@ -394,7 +394,7 @@ def test_gym_observation_matches_the_official_observation():
     walls = {tuple(c) for c in BURNING_ROOM["walls"]}
     exits = {tuple(e["position"]) for e in BURNING_ROOM["exits"]}
     while True:
-        official = env.unwrapped.observe()
+        official = env.unwrapped.official_observation()
         assert obs in env.observation_space
         assert {tuple(c) for c in np.argwhere(obs["walls"]).tolist()} == walls
         assert {tuple(c) for c in np.argwhere(obs["exits"]).tolist()} == exits
@@ -441,7 +441,7 @@ def test_parallel_windows_match_the_global_state(window):
     policy = RandomPolicy(3)
     while env.agents:
         state = env.state()
-        official = env.observe()
+        official = env.official_observation()
         assert np.argwhere(state[2]).tolist() == official["burning"]
         for agent in env.agents:
             assert observations[agent] in env.observation_space(agent)
@@ -498,3 +498,27 @@ def test_bad_scenario_and_render_mode():
         gym_env(scenario="builtin:no-such-floor")
     with pytest.raises(EnvConfigError, match="render_mode"):
         ember.envs.gym_env.EvacuationEnv(BURNING_ROOM, render_mode="human")
+
+
+def test_a_failed_reset_leaves_no_episode_to_step(tmp_path):
+    env = gym_env(record=tmp_path / "{seed}" / "missing-folder.record")
+    with pytest.raises(OSError, match="missing-folder.record"):
+        env.reset(seed=1)
+    with pytest.raises(ActionError, match="before reset"):
+        env.unwrapped.step(np.zeros(len(BURNING_ROOM["people"]), dtype=np.int64))
+
+
+def test_vector_env_with_seed_field_writes_one_record_per_episode(tmp_path):
+    envs = gymnasium.make_vec(
+        "ember/Evacuation-v0",
+        num_envs=2,
+        vectorization_mode="sync",
+        scenario=BURNING_ROOM,
+        record=str(tmp_path / "{seed}.record"),
+    )
+    envs.reset(seed=10)  # Gymnasium seeds the sub-environments 10 and 11
+    for _ in range(BURNING_ROOM["termination"]["max_steps"]):
+        envs.step(np.zeros((2, len(BURNING_ROOM["people"])), dtype=np.int64))
+    envs.close()
+    for seed in (10, 11):
+        assert (tmp_path / f"{seed}.record").read_bytes() == reference_record(BURNING_ROOM, stay_all, seed)

@@ -16,10 +16,11 @@ import numpy as np
 
 from ..errors import ActionError, EnvConfigError
 from ..record.writer import RecordWriter
-from ..sim.simulator import ACTIONS, MAX_SEED, Simulator, check_seed
+from ..sim.simulator import ACTIONS, Simulator, check_seed
 
 STATUS_CODES = {"active": 0, "evacuated": 1, "casualty": 2}
 RECORD_FIELDS = ("episode", "seed")
+DRAWN_SEED_BOUND = 2**63
 
 
 class RecordPath:
@@ -171,9 +172,14 @@ class GridState:
 
 
 def episode_seed(seed, rng):
-    """The episode's seed: ``seed`` when given (checked), else drawn from the environment's ``rng``."""
+    """The episode's seed: ``seed`` when given (checked), else drawn from the environment's ``rng``.
+
+    Drawn seeds are uniform in [0, 2^63): valid simulator seeds that are
+    also valid campaign seeds (TOML integers) and fit numpy's int64, which
+    Gymnasium's vector environments use to stack infos.
+    """
     if seed is None:
-        return int(rng.integers(0, MAX_SEED, dtype=np.uint64, endpoint=True))
+        return int(rng.integers(0, DRAWN_SEED_BOUND, dtype=np.int64))
     return check_seed(seed)
 
 

@@ -68,6 +68,7 @@ class EvacuationEnv(gymnasium.Env):
         super().reset(seed=seed)
         seed = episode_seed(seed, self.np_random)
         self.close()
+        self.episode = None  # a failed start (say, an unwritable record path) leaves no episode to step
         path = None if self.record is None else self.record.for_episode(self.episodes_started, seed)
         self.episode = Episode(self.compiled, seed, path)
         self.episodes_started += 1
@@ -97,10 +98,10 @@ class EvacuationEnv(gymnasium.Env):
         }
         return self._observation(), self.rewards.total(step), reason == "all_resolved", reason == "max_steps", info
 
-    def observe(self):
+    def official_observation(self):
         """The official observation (simulator.md §4) of the current state, as policies in campaigns get it."""
         if self.episode is None:
-            raise ActionError("observe before reset: call reset() first.")
+            raise ActionError("official_observation before reset: call reset() first.")
         return self.episode.sim.observe()
 
     def render(self):

@@ -77,6 +77,7 @@ class EvacuationParallelEnv(ParallelEnv):
             self._np_random, _ = seeding.np_random()
         seed = episode_seed(seed, self._np_random)
         self.close()
+        self.episode = None  # a failed start (say, an unwritable record path) leaves no episode to step
         path = None if self.record is None else self.record.for_episode(self.episodes_started, seed)
         self.episode = Episode(self.compiled, seed, path)
         self.episodes_started += 1
@@ -118,10 +119,10 @@ class EvacuationParallelEnv(ParallelEnv):
     def state(self):
         return np.stack([self.grid.walls, self.grid.exits, self.grid.burning, self.grid.people_layer()])
 
-    def observe(self):
+    def official_observation(self):
         """The official observation (simulator.md §4) of the current state, as policies in campaigns get it."""
         if self.episode is None:
-            raise ActionError("observe before reset: call reset() first.")
+            raise ActionError("official_observation before reset: call reset() first.")
         return self.episode.sim.observe()
 
     def render(self):
