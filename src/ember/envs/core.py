@@ -68,6 +68,14 @@ class Episode:
     def terminated(self):
         return self.sim.terminated
 
+    @property
+    def initial_state(self):
+        return self.sim.initial_state
+
+    def observe(self):
+        """The official observation (simulator.md §4) of the current state."""
+        return self.sim.observe()
+
     def step(self, actions):
         """Run one step with ``actions`` ({person_id: action} for the active people)."""
         step = self.sim.step(actions)

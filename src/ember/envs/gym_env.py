@@ -41,9 +41,9 @@ class EvacuationEnv(gymnasium.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise EnvConfigError(f"render_mode: expected None or 'ansi', got {render_mode!r}.")
         self.render_mode = render_mode
-        self.state = GridState(self.compiled)
+        self.grid = GridState(self.compiled)
         self.person_ids = list(self.compiled.person_ids)
-        rows, cols, n = self.state.rows, self.state.cols, len(self.person_ids)
+        rows, cols, n = self.grid.rows, self.grid.cols, len(self.person_ids)
         layer = spaces.Box(0, 1, (rows, cols), np.int8)
         self.action_space = spaces.MultiDiscrete([len(ACTIONS)] * n)
         self.observation_space = spaces.Dict(
@@ -72,14 +72,14 @@ class EvacuationEnv(gymnasium.Env):
         path = None if self.record is None else self.record.for_episode(self.episodes_started, seed)
         self.episode = Episode(self.compiled, seed, path)
         self.episodes_started += 1
-        self.state.start(self.compiled, self.episode.sim.initial_state)
+        self.grid.start(self.compiled, self.episode.initial_state)
         return self._observation(), {"seed": seed, "record": path}
 
     def step(self, action):
         if self.episode is None:
             raise ActionError("step before reset: call reset() first.")
         codes = np.asarray(action)
-        t = self.state.step_number + 1
+        t = self.grid.step_number + 1
         if codes.shape != (len(self.person_ids),):
             raise ActionError(
                 f"step {t}: expected {len(self.person_ids)} action codes (one per person in ID order), "
@@ -87,8 +87,8 @@ class EvacuationEnv(gymnasium.Env):
             )
         if self.episode.terminated:
             raise ActionError(f"step {t}: the episode terminated at step {t - 1}; call reset().")
-        step = self.episode.step(action_names(codes.tolist(), self.state.active(), self.person_ids, t))
-        self.state.update(step)
+        step = self.episode.step(action_names(codes.tolist(), self.grid.active(), self.person_ids, t))
+        self.grid.update(step)
         reason = step["snapshot"]["termination_reason"]
         info = {
             "step": step["step"],
@@ -102,45 +102,45 @@ class EvacuationEnv(gymnasium.Env):
         """The official observation (simulator.md §4) of the current state, as policies in campaigns get it."""
         if self.episode is None:
             raise ActionError("official_observation before reset: call reset() first.")
-        return self.episode.sim.observe()
+        return self.episode.observe()
 
     def render(self):
         if self.render_mode != "ansi" or self.episode is None:
             return None
-        state = self.state
-        people = state.people_layer()
+        grid = self.grid
+        people = grid.people_layer()
         lines = []
-        for r in range(state.rows):
+        for r in range(grid.rows):
             line = []
-            for c in range(state.cols):
+            for c in range(grid.cols):
                 kind = (
                     "wall"
-                    if state.walls[r, c]
+                    if grid.walls[r, c]
                     else "person"
                     if people[r, c]
                     else "burning"
-                    if state.burning[r, c]
+                    if grid.burning[r, c]
                     else "exit"
-                    if state.exits[r, c]
+                    if grid.exits[r, c]
                     else "free"
                 )
                 line.append(_ANSI_CELLS[kind])
             lines.append("".join(line))
-        return f"step {state.step_number}\n" + "\n".join(lines) + "\n"
+        return f"step {grid.step_number}\n" + "\n".join(lines) + "\n"
 
     def close(self):
         if self.episode is not None:
             self.episode.close()
 
     def _observation(self):
-        state = self.state
+        grid = self.grid
         return {
-            "walls": state.walls.copy(),
-            "exits": state.exits.copy(),
-            "burning": state.burning.copy(),
-            "people": state.people_layer(),
-            "status": state.status.copy(),
-            "position": state.position.copy(),
-            "trapped": state.trapped.copy(),
-            "step": np.array([min(state.step_number + 1, self.compiled.max_steps)], dtype=np.int64),
+            "walls": grid.walls.copy(),
+            "exits": grid.exits.copy(),
+            "burning": grid.burning.copy(),
+            "people": grid.people_layer(),
+            "status": grid.status.copy(),
+            "position": grid.position.copy(),
+            "trapped": grid.trapped.copy(),
+            "step": np.array([min(grid.step_number + 1, self.compiled.max_steps)], dtype=np.int64),
         }

@@ -81,7 +81,7 @@ class EvacuationParallelEnv(ParallelEnv):
         path = None if self.record is None else self.record.for_episode(self.episodes_started, seed)
         self.episode = Episode(self.compiled, seed, path)
         self.episodes_started += 1
-        self.grid.start(self.compiled, self.episode.sim.initial_state)
+        self.grid.start(self.compiled, self.episode.initial_state)
         self.agents = list(self.possible_agents)
         self._refresh()
         observations = {agent: self._window(agent) for agent in self.agents}
@@ -123,7 +123,7 @@ class EvacuationParallelEnv(ParallelEnv):
         """The official observation (simulator.md §4) of the current state, as policies in campaigns get it."""
         if self.episode is None:
             raise ActionError("official_observation before reset: call reset() first.")
-        return self.episode.sim.observe()
+        return self.episode.observe()
 
     def render(self):
         return None
