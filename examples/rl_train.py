@@ -8,10 +8,11 @@ Needs the ``rl`` extra (gymnasium, numpy).  A few minutes on one CPU core:
 
 Each candidate weight vector plays the same training episodes (common random
 numbers: the seeds of an iteration are shared, drawn apart from the campaign's
-small evaluation seeds); its score is the mean return under the environment's
-reward (+1 per evacuation, -1 per casualty, ``--step-reward`` per person and
-step).  The elite's mean and spread make the next generation.  The reward is
-only the training signal: the campaign ranks by the official metrics.
+small evaluation seeds); its score is the mean return per person under the
+environment's reward (+1 per evacuation, -1 per casualty, ``--step-reward``
+per person and step), so small and large scenarios weigh alike.  The
+elite's mean and spread make the next generation.  The reward is only the
+training signal: the campaign ranks by the official metrics.
 """
 
 import argparse
@@ -29,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rl_policy import ACTIONS, DEFAULT_WEIGHTS, PARAMETERS, LinearPolicy
 
 CODES = {action: code for code, action in enumerate(ACTIONS)}
+DEFAULT_SCENARIOS = ["builtin:bottleneck", "builtin:office", "builtin:small-room"]
 
 
 def play(env, scenario, weights, seed):
@@ -75,7 +77,13 @@ def train(scenarios, iterations=8, population=10, elite=3, episodes=2, seed=0, s
         candidates[0] = mean  # the current mean competes too
         scores = np.array(
             [
-                np.mean([play(env, scenario, as_weights(c), s) for env, scenario in envs for s in seeds])
+                np.mean(
+                    [
+                        play(env, scenario, as_weights(c), s) / len(scenario["people"])
+                        for env, scenario in envs
+                        for s in seeds
+                    ]
+                )
                 for c in candidates
             ]
         )
@@ -101,7 +109,7 @@ def train(scenarios, iterations=8, population=10, elite=3, episodes=2, seed=0, s
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--scenario", action="append", help="training scenario (repeatable; default builtin:bottleneck)"
+        "--scenario", action="append", help=f"training scenario (repeatable; default {', '.join(DEFAULT_SCENARIOS)})"
     )
     parser.add_argument("--iterations", type=int, default=8)
     parser.add_argument("--population", type=int, default=10)
@@ -111,7 +119,7 @@ def main(argv=None):
     parser.add_argument("--step-reward", type=float, default=0.0)
     parser.add_argument("-o", "--output", default="rl_weights.json", help="weights file (JSON) to write")
     args = parser.parse_args(argv)
-    scenarios = args.scenario or ["builtin:bottleneck"]
+    scenarios = args.scenario or DEFAULT_SCENARIOS
     weights, history = train(
         scenarios,
         args.iterations,
