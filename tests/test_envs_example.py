@@ -129,3 +129,17 @@ def test_committed_weights_load(examples, monkeypatch):
     committed = json.loads((EXAMPLES / "rl_weights.json").read_text())
     assert rl_policy.load_weights() == committed["weights"]
     assert committed["scenarios"] and committed["history"]
+
+
+def test_committed_weights_beat_greedy_on_the_bottleneck(examples):
+    """The tuned artifact does what the example claims, measured by the official metrics."""
+    rl_policy, _ = examples
+    scenario = ember.load_scenario("builtin:bottleneck")
+    tuned = rl_policy.load_weights(rl_policy.WEIGHTS_FILE)
+    evacuated = {"tuned": 0, "greedy": 0}
+    for seed in (0, 1):
+        for name, policy in (("tuned", rl_policy.LinearPolicy(scenario, tuned)), ("greedy", "greedy")):
+            out = io.BytesIO()
+            ember.run_episode(scenario, policy, seed, out)
+            evacuated[name] += ember.episode_metrics(scenario, out.getvalue()).to_dict()["safety"]["evacuated"]
+    assert evacuated["tuned"] > 2 * evacuated["greedy"], evacuated
