@@ -6,8 +6,10 @@ these tests hold them to the ecosystem's own checkers, to byte-identity with
 """
 
 import io
+import os
 import subprocess
 import sys
+import tempfile
 import warnings
 
 import gymnasium
@@ -15,6 +17,8 @@ import numpy as np
 import pytest
 from conftest import picture_scenario, stay_all
 from gymnasium.utils.env_checker import check_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pettingzoo.test import parallel_api_test, parallel_seed_test
 
 import ember
@@ -359,20 +363,22 @@ def test_parallel_rewards_terminations_and_agents():
     people = ember.episode_metrics(BURNING_ROOM, record).to_dict()["people"]
     live = set(env.possible_agents)
     totals = dict.fromkeys(env.possible_agents, 0.0)
-    for observations, rewards, terminations, truncations, infos in steps:
+    terminated_at = {}
+    for t, (observations, rewards, terminations, truncations, infos) in enumerate(steps, start=1):
         for part in (observations, rewards, terminations, truncations, infos):
             assert set(part) == live
         for agent in live:
             totals[agent] += rewards[agent]
-            assert infos[agent]["status"] == "active" or terminations[agent]
+            assert terminations[agent] == (infos[agent]["status"] != "active")
+            if terminations[agent]:
+                terminated_at[agent] = t
         live -= {a for a in live if terminations[a] or truncations[a]}
     assert not live and env.agents == []
+    assert {p["status"] for p in people.values()} == {"evacuated", "casualty"}
     for pid, person in people.items():
-        bonus = {"evacuated": 1.0, "casualty": -1.0, "active": 0.0}[person["status"]]
+        assert terminated_at[pid] == person["resolution_step"]
+        bonus = {"evacuated": 1.0, "casualty": -1.0}[person["status"]]
         assert totals[pid] == pytest.approx(bonus - 0.5 * person["decisions"], abs=1e-9)
-        final = steps[-1]
-        if person["status"] == "active":  # still active at the horizon: truncated, never terminated
-            assert final[3][pid] is True and final[2][pid] is False
 
 
 def test_gym_reward_is_the_sum_of_the_agents_rewards():
@@ -522,3 +528,44 @@ def test_vector_env_with_seed_field_writes_one_record_per_episode(tmp_path):
     envs.close()
     for seed in (10, 11):
         assert (tmp_path / f"{seed}.record").read_bytes() == reference_record(BURNING_ROOM, stay_all, seed)
+
+
+class CodePlan:
+    """Per step, a code for each person (ID order), cycling; as env codes or as a campaign-style policy."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.t = 0
+
+    def codes(self):
+        row = self.plan[self.t % len(self.plan)]
+        self.t += 1
+        return np.array(row, dtype=np.int64)
+
+    def __call__(self, observation):
+        row = self.codes()
+        return {p["person_id"]: ACTIONS[row[BURNING_ROOM_IDS.index(p["person_id"])]] for p in observation["people"]}
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    seed=st.integers(0, 2**64 - 1),
+    plan=st.lists(st.lists(st.integers(0, 4), min_size=6, max_size=6), min_size=1, max_size=8),
+)
+def test_any_codes_give_the_run_episode_record(seed, plan):
+    reference = reference_record(BURNING_ROOM, CodePlan(plan), seed)
+    with tempfile.TemporaryDirectory() as folder:
+        env = gym_env(record=os.path.join(folder, "gym.record"))
+        env.reset(seed=seed)
+        codes = CodePlan(plan)
+        while not any(env.step(codes.codes())[2:4]):
+            pass
+        pz = ember.envs.parallel_env(scenario=BURNING_ROOM, record=os.path.join(folder, "pz.record"))
+        pz.reset(seed=seed)
+        codes = CodePlan(plan)
+        while pz.agents:
+            row = codes.codes()
+            pz.step({pid: row[k] for k, pid in enumerate(BURNING_ROOM_IDS)})  # resolved agents' codes too
+        for name in ("gym.record", "pz.record"):
+            with open(os.path.join(folder, name), "rb") as f:
+                assert f.read() == reference
