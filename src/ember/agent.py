@@ -45,10 +45,11 @@ class AgentPolicy:
             agent.finish(final)
     """
 
-    def __init__(self, command, scenario, step_timeout=DEFAULT_STEP_TIMEOUT):
+    def __init__(self, command, scenario, step_timeout=DEFAULT_STEP_TIMEOUT, *, cwd=None, stderr=None):
         self.step_timeout = step_timeout
         self.step = 0  # the step of the last observation sent
-        self._process = _spawn(command)
+        # cwd and stderr (a file) serve campaigns: agents run in the campaign's folder, stderr to a log.
+        self._process = _spawn(command, cwd, stderr)
         self._answers = queue.Queue()
         self._outbox = queue.Queue()
         self._threads = [
@@ -193,7 +194,7 @@ class AgentPolicy:
         return value
 
 
-def _spawn(command):
+def _spawn(command, cwd=None, stderr=None):
     try:
         argv = shlex.split(command)
     except ValueError as exc:
@@ -201,8 +202,8 @@ def _spawn(command):
     if not argv:
         raise AgentError("the agent command is empty.")
     try:
-        # stderr is inherited: the agent's diagnostics reach EMBER's stderr as they are.
-        return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        # stderr is inherited unless given: the agent's diagnostics reach EMBER's stderr as they are.
+        return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=cwd)
     except OSError as exc:
         raise AgentError(f"cannot start the agent {argv[0]!r}: {exc.strerror or exc}.") from None
 

@@ -1,4 +1,4 @@
-"""The ``ember`` command line (output.md): run, metrics, replay, demo, render, scenarios."""
+"""The ``ember`` command line (output.md): run, metrics, replay, demo, render, scenarios, rank, report."""
 
 import argparse
 import contextlib
@@ -176,6 +176,165 @@ def cmd_scenarios(args):
     return 0
 
 
+def _read_results(directory):
+    """A results directory's parsed campaign.json and episodes.jsonl bytes (campaign.md §4).
+
+    Raises ``RankingInputError`` (relative file names) for a directory that is
+    not a results directory or a campaign.json that is not JSON.
+    """
+    from .errors import RankingInputError
+    from .ranking import CAMPAIGN_FILE, EPISODES_FILE, read_campaign
+
+    if not os.path.isdir(directory):
+        raise RankingInputError(".", None, "no such directory, expected a results directory ('ember evaluate -o')")
+    contents = {}
+    for name in (CAMPAIGN_FILE, EPISODES_FILE):
+        path = os.path.join(directory, name)
+        if not os.path.isfile(path):
+            raise RankingInputError(name, None, "missing: not a results directory ('ember evaluate -o' writes it)")
+        with open(path, "rb") as handle:
+            contents[name] = handle.read()
+    return read_campaign(contents[CAMPAIGN_FILE]), contents[EPISODES_FILE]
+
+
+def _results_error(directory, exc):
+    """A ``RankingInputError`` message with the results directory in the file name."""
+    where = os.path.normpath(os.path.join(directory, exc.file))
+    if exc.line is not None:
+        where += f":{exc.line}"
+    return _fail(f"{where}: {exc.reason}")
+
+
+def _write_output(output, data):
+    """``data`` (bytes) to standard output, or atomically to ``output`` (never a partial file)."""
+    if output in (None, "-"):
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    from .files import write_atomically
+
+    def save(tmp):
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+
+    write_atomically(output, save)
+
+
+def cmd_rank(args):
+    from .errors import RankingInputError
+    from .ranking import compute_ranking, format_leaderboard, ranking_bytes
+
+    try:
+        campaign, episodes = _read_results(args.results)
+        ranking, warnings = compute_ranking(campaign, episodes)
+    except RankingInputError as exc:
+        return _results_error(args.results, exc)
+    if args.format == "json":
+        data = ranking_bytes(ranking)
+    else:
+        data = (format_leaderboard(ranking, args.format) + "\n").encode("utf-8")
+    for warning in warnings:
+        print(f"ember: warning: {os.path.join(args.results, warning)}", file=sys.stderr)
+    _write_output(args.output, data)
+    return 0
+
+
+REPORT_FILE = "report.html"
+
+
+def cmd_report(args):
+    from .errors import RankingInputError
+    from .report import build_report
+
+    try:
+        campaign, episodes = _read_results(args.results)
+        page, warnings = build_report(campaign, episodes)
+    except RankingInputError as exc:
+        return _results_error(args.results, exc)
+    for warning in warnings:
+        print(f"ember: warning: {os.path.join(args.results, warning)}", file=sys.stderr)
+    _write_output(args.output, page.encode("utf-8"))
+    if args.output != "-":
+        print(f"ember: wrote {args.output}.", file=sys.stderr)
+    return 0
+
+
+EXIT_TERMINATED = 143
+
+
+def _rank_results(results_dir):
+    """ranking.json (ranking.md) of a finished results directory, written atomically; the leaderboard text."""
+    from .errors import MissingExtraError
+    from .ranking import compute_ranking, format_leaderboard, ranking_bytes
+
+    campaign, episodes = _read_results(results_dir)
+    ranking, warnings = compute_ranking(campaign, episodes)
+    for warning in warnings:
+        print(f"ember: warning: {os.path.join(results_dir, warning)}", file=sys.stderr)
+    _write_output(os.path.join(results_dir, "ranking.json"), ranking_bytes(ranking))
+    try:
+        return format_leaderboard(ranking, "table")
+    except MissingExtraError:
+        return None
+
+
+def cmd_evaluate(args):
+    from .campaign import Terminated, evaluate
+    from .errors import RankingInputError
+
+    try:
+        summary = evaluate(
+            args.campaign, args.output, workers=args.workers, scheduler=args.scheduler, retries=args.retries,
+            retry_failed=args.retry_failed, keep_records=args.keep_records,
+        )
+    except Terminated:
+        print("ember: terminated; every finished episode is in episodes.jsonl, run again to resume.", file=sys.stderr)
+        return EXIT_TERMINATED
+    except KeyboardInterrupt:
+        print("ember: interrupted; every finished episode is in episodes.jsonl, run again to resume.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    try:
+        leaderboard = _rank_results(args.output)
+    except RankingInputError as exc:
+        return _results_error(args.output, exc)
+    print(f"ember: {summary.line()}", file=sys.stderr)
+    if leaderboard is None:
+        print("ember: ranking.json is written; the leaderboard table needs tabulate: pip install 'ember-eval[cli]'.", file=sys.stderr)
+    else:
+        sys.stdout.write(leaderboard.rstrip("\n") + "\n")
+    return 0 if summary.missing == 0 else 1
+
+
+def cmd_export(args):
+    from .campaign import export_csv
+
+    text = export_csv(args.results, warn=lambda text: print(f"ember: warning: {text}", file=sys.stderr))
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+        return 0
+    from .files import write_atomically
+
+    def save(tmp):
+        with open(tmp, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+
+    write_atomically(args.output, save)
+    return 0
+
+
+def _count(low):
+    def parse(text):
+        try:
+            value = int(text, 10)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
+        return value
+
+    return parse
+
+
 def _seed(text):
     try:
         value = int(text, 10)
@@ -304,6 +463,54 @@ def build_parser():
 
     scenarios = sub.add_parser("scenarios", help="list the built-in scenarios", description="List the scenarios shipped with EMBER, addressed as builtin:NAME.")
     scenarios.set_defaults(handler=cmd_scenarios)
+    rank = sub.add_parser(
+        "rank",
+        help="rank the policies of a campaign's results directory",
+        description="Recompute the leaderboard (ranking 1.0, docs/ranking.md) from RESULTS_DIR/campaign.json and "
+        "RESULTS_DIR/episodes.jsonl. Policies are sorted by (casualties, stranded, person-time to safety, exposure): "
+        "speed never buys safety. Bad input: one line on stderr naming the file and line, exit status 2.",
+        epilog="--format json is byte for byte the ranking.json that 'ember evaluate' writes from the same files. "
+        "table and markdown need tabulate: pip install 'ember-eval[cli]'.",
+    )
+    rank.add_argument("results", metavar="RESULTS_DIR", help="a results directory written by 'ember evaluate -o'")
+    rank.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    rank.add_argument("--format", choices=("json", "table", "markdown"), default="json", help="json (default: ranking.json's canonical bytes), table (plain text) or markdown")
+    rank.set_defaults(handler=cmd_rank)
+
+    report = sub.add_parser(
+        "report",
+        help="write a self-contained HTML report of a campaign's results",
+        description="Write one HTML page that opens offline: the leaderboard with its formula, the unranked policies "
+        "and why, per-scenario tables, pairwise evidence and plots (evacuation curves, casualties, exit shares, "
+        "fire distances), each showing the spread over seeds. Needs matplotlib: pip install 'ember-eval[report]'.",
+    )
+    report.add_argument("results", metavar="RESULTS_DIR", help="a results directory written by 'ember evaluate -o'")
+    report.add_argument("-o", "--output", metavar="FILE.html", default=REPORT_FILE, help=f"where to write the page (default: {REPORT_FILE} in the current directory; - for standard output)")
+    report.set_defaults(handler=cmd_report)
+
+    evaluate = sub.add_parser(
+        "evaluate",
+        help="run a campaign: many policies on many episodes, then rank them",
+        description="Evaluate every policy of a campaign file (TOML, docs/campaigns.md) on every scenario x seed, "
+        "in local worker processes or on a Dask cluster; rows go to RESULTS_DIR/episodes.jsonl as episodes finish, "
+        "then ranking.json is written and the leaderboard printed. Running it again resumes: only episodes without "
+        "a row run, and the campaign may add policies, scenarios and seeds.",
+        epilog="Exit status: 0 when every episode has a row, 2 for bad input (nothing run, nothing written), "
+        "130 after Ctrl-C, 143 after SIGTERM. A progress bar shows on a terminal (needs the 'cli' extra).",
+    )
+    evaluate.add_argument("campaign", metavar="CAMPAIGN", help="the campaign file (TOML)")
+    evaluate.add_argument("-o", "--output", metavar="RESULTS_DIR", required=True, help="the results directory (created if missing; an existing one is resumed)")
+    evaluate.add_argument("--workers", type=_count(1), metavar="N", help="local worker processes (default: the number of CPUs)")
+    evaluate.add_argument("--scheduler", metavar="ADDRESS", help="run the episodes on this Dask distributed scheduler instead (e.g. tcp://host:8786; needs the 'dask' extra)")
+    evaluate.add_argument("--retries", type=_count(0), default=2, metavar="N", help="times an episode whose worker was lost is tried again (default: 2)")
+    evaluate.add_argument("--retry-failed", action="store_true", help="run again the episodes whose last row is failed")
+    evaluate.add_argument("--keep-records", action="store_true", help="store each run episode's record as RESULTS_DIR/records/POLICY/SCENARIO/SEED.record.gz")
+    evaluate.set_defaults(handler=cmd_evaluate)
+
+    export = sub.add_parser("export", help="write a results directory's rows as CSV", description="One CSV row per counting row (the last row of each policy and episode), ordered by policy, scenario and seed, with every numeric metric as a dotted column.")
+    export.add_argument("results", metavar="RESULTS_DIR", help="a results directory of 'ember evaluate'")
+    export.add_argument("-o", "--output", metavar="FILE", help="write the CSV here instead of standard output")
+    export.set_defaults(handler=cmd_export)
     return parser
 
 

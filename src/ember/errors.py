@@ -35,5 +35,30 @@ class ReplayMismatchError(EmberError, ValueError):
         self.path = path
 
 
+class RankingInputError(EmberError, ValueError):
+    """A results directory cannot be ranked (ranking.md §1).
+
+    ``file`` is the offending file's name inside the results directory
+    (``campaign.json`` or ``episodes.jsonl``), ``line`` its 1-based line
+    number (None for ``campaign.json``, read as one JSON text) and
+    ``reason`` the rest of the message.
+    """
+
+    def __init__(self, file, line, reason):
+        where = file if line is None else f"{file}:{line}"
+        super().__init__(f"{where}: {reason}")
+        self.file = file
+        self.line = line
+        self.reason = reason
+
+
+class MissingExtraError(EmberError, ImportError):
+    """An optional feature needs a package from an extra that is not installed."""
+
+
+class CampaignError(EmberError, ValueError):
+    """A campaign file, its results directory or a resume breaks campaign.md (the message names the place)."""
+
+
 class EnvConfigError(EmberError, ValueError):
     """A Gymnasium/PettingZoo environment (``ember.envs``) was given a bad argument."""

@@ -1,0 +1,280 @@
+"""One attempt at one (policy, episode): the function every worker runs.
+
+``run_task(task) -> row`` never raises for a failing source (an agent that
+crashes, a python policy that raises, a bad submitted record): that is a
+``failed`` row with a one-line reason (campaign.md §3).  It is idempotent:
+a kept record or an agent log is written under a temporary name and
+renamed into place, so an attempt that runs twice (a Dask task rerun after
+its worker was lost) leaves one complete file.
+
+The two ways an episode is measured live here and nowhere else:
+``measure_run`` (a policy run in EMBER's simulator) and ``measure_file``
+(a submitted record), both through the engine's entry points.
+"""
+
+import copy
+import gzip
+import hashlib
+import importlib
+import os
+import signal
+import sys
+import threading
+import time
+import uuid
+
+from ..agent import AgentError, AgentPolicy
+from ..engine import MetricsStream, episode_metrics
+from ..errors import ActionError, EmberError
+from ..record.writer import run_episode
+from ..scenario import compile_scenario
+from ..sim.policies import make_policy
+from .spec import module_path, split_python_source
+
+RECORD_SUFFIXES = (".record", ".record.gz", ".record.zst")
+_SHOWN = 300
+
+
+class EpisodeFailure(Exception):
+    """The source of an episode failed: the message is the row's one-line reason."""
+
+
+class _PolicyTimeout(BaseException):
+    """Raised by the alarm inside a python policy (BaseException: the policy's own ``except Exception`` must not eat it)."""
+
+
+def one_line(text):
+    text = " ".join(str(text).split())
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+# -- measuring ----------------------------------------------------------------
+
+
+class _MeasuringSink:
+    """A binary 'file' for ``run_episode``: bytes go to the metrics stream, and to a gzip file and a hash when kept."""
+
+    def __init__(self, stream, keep=None):
+        self.stream = stream
+        self.keep = keep
+        self.sha = hashlib.sha256() if keep is not None else None
+
+    def write(self, data):
+        self.stream.feed(data)
+        if self.keep is not None:
+            self.keep.write(data)
+            self.sha.update(data)
+        return len(data)
+
+    def flush(self):
+        pass
+
+
+def measure_run(scenario, policy, seed, keep=None):
+    """Run ``policy`` on a compiled scenario; return (metrics dict, record SHA-256 hex or None).
+
+    ``keep``: a binary file that receives the record's bytes, or None.
+    """
+    stream = MetricsStream(scenario)
+    sink = _MeasuringSink(stream, keep)
+    final_state = run_episode(scenario, policy, seed, sink)
+    return stream.close().to_dict(), final_state, (sink.sha.hexdigest() if sink.sha is not None else None)
+
+
+def _hashed_chunks(path, sha):
+    with open(path, "rb") as handle:
+        while True:
+            chunk = handle.read(1 << 16)
+            if not chunk:
+                return
+            sha.update(chunk)
+            yield chunk
+
+
+def measure_file(scenario, path):
+    """Authenticate and measure a submitted record file; return (metrics dict, SHA-256 hex of its bytes)."""
+    sha = hashlib.sha256()
+    metrics = episode_metrics(scenario, _hashed_chunks(path, sha)).to_dict()
+    return metrics, sha.hexdigest()
+
+
+# -- policies -----------------------------------------------------------------
+
+
+class _PythonPolicy:
+    """A campaign python policy: exceptions and illegal answers become one-line failures, with a per-step time bound."""
+
+    def __init__(self, policy, timeout):
+        self.policy = policy
+        self.timeout = timeout
+        self.step = 0
+
+    def __call__(self, observation):
+        self.step = observation["step"]
+        started = time.perf_counter()
+        alarm = threading.current_thread() is threading.main_thread()
+        try:
+            if alarm:
+                signal.setitimer(signal.ITIMER_REAL, self.timeout)
+            try:
+                actions = self.policy(observation)
+            finally:
+                if alarm:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+        except _PolicyTimeout:
+            raise EpisodeFailure(self._too_slow()) from None
+        except Exception as exc:
+            raise EpisodeFailure(f"step {self.step}: the python policy raised {type(exc).__name__}: {exc}") from None
+        if not alarm and time.perf_counter() - started > self.timeout:
+            # Off the main thread (a Dask worker) no alarm can interrupt the call: it is judged when it returns.
+            raise EpisodeFailure(self._too_slow())
+        return actions
+
+    def _too_slow(self):
+        return f"step {self.step}: the python policy did not answer within {self.timeout:g} s (step_timeout)."
+
+
+def _raise_timeout(signum, frame):
+    raise _PolicyTimeout()
+
+
+def _python_factory(text, folder):
+    module_name, name = split_python_source(text)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # stays: the module is imported once per worker process
+    with module_path(folder):
+        module = importlib.import_module(module_name)
+    return getattr(module, name)
+
+
+def _run_python(entry, scenario, seed, folder, keep):
+    try:
+        factory = _python_factory(entry["python"], folder)
+        policy = factory(copy.deepcopy(scenario.data))
+    except Exception as exc:
+        raise EpisodeFailure(f"the python policy {entry['python']} could not be made: {type(exc).__name__}: {exc}") from None
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGALRM, _raise_timeout)
+    wrapped = _PythonPolicy(policy, entry["step_timeout"])
+    try:
+        return measure_run(scenario, wrapped, seed, keep)
+    except ActionError as exc:
+        raise EpisodeFailure(f"step {wrapped.step}: the python policy returned illegal actions: {exc}") from None
+
+
+def _run_agent(entry, scenario, seed, folder, keep, log_path):
+    os.makedirs(os.path.dirname(log_path), exist_ok=True)
+    tmp = f"{log_path}.tmp{uuid.uuid4().hex}"
+    try:
+        with open(tmp, "wb") as log:
+            try:
+                with AgentPolicy(entry["agent"], scenario.data, entry["step_timeout"], cwd=folder, stderr=log) as agent:
+                    try:
+                        result = measure_run(scenario, agent, seed, keep)
+                    except ActionError as exc:
+                        raise agent.refused(exc) from exc
+                    agent.finish(result[1])
+            except AgentError as exc:
+                raise EpisodeFailure(str(exc)) from None
+    finally:
+        # The log is kept whatever the outcome: a failed agent's stderr is what its author needs.
+        os.replace(tmp, log_path)
+    return result
+
+
+def _submitted_file(entry, scenario_id, seed, folder):
+    base = os.path.join(folder, entry["records"], scenario_id, str(seed))
+    found = [base + suffix for suffix in RECORD_SUFFIXES if os.path.isfile(base + suffix)]
+    shown = os.path.join(entry["records"], scenario_id, str(seed))
+    if not found:
+        raise EpisodeFailure(f"no submitted record {shown}.record (nor .record.gz, .record.zst).")
+    if len(found) > 1:
+        names = ", ".join(os.path.basename(p) for p in found)
+        raise EpisodeFailure(f"two files for one episode in {os.path.dirname(shown)}: {names}.")
+    return found[0]
+
+
+# -- the attempt ----------------------------------------------------------------
+
+
+def _kept_path(results, policy, scenario_id, seed):
+    return os.path.join("records", policy, scenario_id, f"{seed}.record.gz")
+
+
+def _attempt(task):
+    entry = task["policy"]
+    scenario = compile_scenario(task["scenario"])
+    seed, folder = task["seed"], task["folder"]
+    scenario_id, policy_name = scenario.scenario_id, entry["name"]
+    if "records" in entry:
+        path = _submitted_file(entry, scenario_id, seed, folder)
+        try:
+            metrics, sha = measure_file(scenario, path)
+        except EmberError as exc:
+            raise EpisodeFailure(f"{os.path.relpath(path, folder)}: {exc}") from None
+        except OSError as exc:
+            raise EpisodeFailure(f"{os.path.relpath(path, folder)}: cannot read: {exc.strerror or exc}") from None
+        if metrics["seed"] != seed:
+            raise EpisodeFailure(f"{os.path.relpath(path, folder)}: the record's header names seed {metrics['seed']}, its place seed {seed}.")
+        return metrics, os.path.relpath(path, folder), sha
+    kept = None
+    if task["keep_records"]:
+        kept = _kept_path(task["results"], policy_name, scenario_id, seed)
+        target = os.path.join(task["results"], kept)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        tmp = f"{target}.tmp{uuid.uuid4().hex}"
+    try:
+        raw = open(tmp, "wb") if kept else None
+        try:
+            # mtime 0 and no file name in the gzip header: the bytes are reproducible.
+            keep = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if raw else None
+            try:
+                if "builtin" in entry:
+                    result = measure_run(scenario, make_policy(entry["builtin"], scenario, seed), seed, keep)
+                elif "python" in entry:
+                    result = _run_python(entry, scenario, seed, folder, keep)
+                else:
+                    log = os.path.join(task["results"], "logs", policy_name, scenario_id, f"{seed}.stderr")
+                    result = _run_agent(entry, scenario, seed, folder, keep, log)
+            finally:
+                if keep is not None:
+                    keep.close()
+        finally:
+            if raw is not None:
+                raw.close()
+        metrics, _, sha = result
+        if kept:
+            os.replace(tmp, target)
+    finally:
+        if kept and os.path.lexists(tmp):
+            os.remove(tmp)
+    return metrics, kept, sha
+
+
+def run_task(task):
+    """One attempt at one episode -> its row (campaign.md §4)."""
+    started = time.perf_counter()
+    row = {
+        "scenario_id": task["scenario_id"],
+        "scenario_hash": task["scenario_hash"],
+        "seed": task["seed"],
+        "policy": task["policy"]["name"],
+        "status": "ok",
+        "error": None,
+        "metrics": None,
+        "steps": None,
+        "record": None,
+        "record_sha256": None,
+    }
+    try:
+        metrics, record, sha = _attempt(task)
+    except EpisodeFailure as exc:
+        row.update(status="failed", error=one_line(exc))
+    except EmberError as exc:  # the simulator or engine refused what EMBER itself produced: still one row
+        row.update(status="failed", error=one_line(f"{type(exc).__name__}: {exc}"))
+    except OSError as exc:
+        row.update(status="failed", error=one_line(f"{exc.filename or 'I/O'}: {exc.strerror or exc}"))
+    else:
+        row.update(metrics=metrics, steps=metrics["time"]["episode_steps"], record=record, record_sha256=sha)
+    row["elapsed_s"] = round(time.perf_counter() - started, 3)
+    return row

@@ -1,0 +1,287 @@
+"""Campaign file (campaign.md §2) -> resolved campaign, validated up front.
+
+Every scenario is loaded, validated and hashed here, every ``python``
+module imported once, every ``records`` folder looked at: a campaign that
+would fail on its own terms fails before any episode runs, with a message
+that names the place (``campaign.toml: policies[1].agent: ...``).
+"""
+
+import contextlib
+import importlib
+import math
+import os
+import shlex
+import sys
+
+from ..errors import CampaignError, ScenarioError
+from ..scenario import BUILTIN_PREFIX, ID_PATTERN, compile_scenario
+from ..sim import policies as builtin_policies
+
+DEFAULT_STEP_TIMEOUT = 10.0  # campaign.md §1; the same default as 'ember run --agent'
+MAX_SEED = 2**63 - 1  # TOML integers
+#: More seeds than this for one scenario is refused: the episode set is held in memory.
+MAX_SEEDS_PER_SCENARIO = 1_000_000
+SOURCES = ("builtin", "agent", "python", "records")
+_TOP_KEYS = ("campaign", "seeds", "scenarios", "policies")
+
+
+class ScenarioEntry:
+    """One scenario of a campaign: its validated data, hash, source string and seeds."""
+
+    def __init__(self, data, source, seeds):
+        compiled = compile_scenario(data)
+        self.data = compiled.data
+        self.scenario_id = compiled.scenario_id
+        self.scenario_hash = compiled.hash
+        self.source = source
+        self.seeds = seeds
+
+    def resolved(self):
+        return {"scenario_id": self.scenario_id, "scenario_hash": self.scenario_hash, "source": self.source, "seeds": list(self.seeds)}
+
+
+class Campaign:
+    """A validated campaign: its folder, scenarios (``ScenarioEntry``) and policies (campaign.json dicts)."""
+
+    def __init__(self, path, name, scenarios, policies):
+        self.path = os.path.abspath(path)
+        self.folder = os.path.dirname(self.path)
+        self.name = name
+        self.scenarios = scenarios
+        self.policies = policies
+
+
+def _fail(where, message):
+    raise CampaignError(f"{where}: {message}")
+
+
+def _type_name(value):
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array", dict: "a table"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _shown(value):
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _table(value, where, required, optional=()):
+    if not isinstance(value, dict):
+        _fail(where, f"expected a table, got {_type_name(value)}.")
+    allowed = tuple(required) + tuple(optional)
+    for key in value:
+        if key not in allowed:
+            _fail(f"{where}.{key}" if where else key, f"unknown key; expected {' or '.join(map(repr, allowed))}.")
+    for key in required:
+        if key not in value:
+            _fail(where or "campaign file", f"missing required key {key!r}.")
+
+
+def _identifier(value, where):
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
+        _fail(where, f"expected an ID matching [A-Za-z0-9][A-Za-z0-9._-]{{0,63}}, got {_shown(value)}.")
+    return value
+
+
+def _string(value, where):
+    if not isinstance(value, str):
+        _fail(where, f"expected a string, got {_type_name(value)} {_shown(value)}.")
+    return value
+
+
+def _int(value, where, low, high):
+    if type(value) is not int:
+        _fail(where, f"expected an integer, got {_type_name(value)} {_shown(value)}.")
+    if not low <= value <= high:
+        _fail(where, f"expected an integer from {low} to {high}, got {value}.")
+    return value
+
+
+def parse_seeds(value, where):
+    """A seeds value (campaign.md §2) -> the ascending list of distinct seeds."""
+    if isinstance(value, list):
+        if not value:
+            _fail(where, "expected a non-empty array of seeds, got an empty array.")
+        if len(value) > MAX_SEEDS_PER_SCENARIO:
+            _fail(where, f"at most {MAX_SEEDS_PER_SCENARIO:,} seeds per scenario, got {len(value):,}.")
+        seen = set()
+        for i, seed in enumerate(value):
+            _int(seed, f"{where}[{i}]", 0, MAX_SEED)
+            if seed in seen:
+                _fail(f"{where}[{i}]", f"seed {seed} is listed twice; seeds must be distinct.")
+            seen.add(seed)
+        return sorted(value)
+    if isinstance(value, dict):
+        _table(value, where, ("start", "count"))
+        start = _int(value["start"], f"{where}.start", 0, MAX_SEED)
+        count = _int(value["count"], f"{where}.count", 1, MAX_SEEDS_PER_SCENARIO)
+        if start + count - 1 > MAX_SEED:
+            _fail(where, f"seeds {start}..{start + count - 1} go past the largest seed 2^63 - 1.")
+        return list(range(start, start + count))
+    _fail(where, f"expected an array of seeds or a table {{start, count}}, got {_type_name(value)} {_shown(value)}.")
+
+
+def _load_scenario(source, folder, where):
+    _string(source, where)
+    if not source:
+        _fail(where, "expected builtin:NAME or a path, got an empty string.")
+    target = source if source.startswith(BUILTIN_PREFIX) else os.path.join(folder, source)
+    try:
+        return compile_scenario(target).data
+    except ScenarioError as exc:
+        _fail(where, f"scenario {source!r}: {exc}")
+
+
+def _scenarios(value, folder, default_seeds):
+    if not isinstance(value, list):
+        _fail("scenarios", f"expected a non-empty array, got {_type_name(value)}.")
+    if not value:
+        _fail("scenarios", "expected a non-empty array, got an empty array.")
+    entries, by_hash, by_id = [], {}, {}
+    for i, item in enumerate(value):
+        where = f"scenarios[{i}]"
+        if isinstance(item, dict):
+            _table(item, where, ("source",), ("seeds",))
+            data = _load_scenario(item["source"], folder, f"{where}.source")
+            source = item["source"]
+            if "seeds" in item:
+                seeds = parse_seeds(item["seeds"], f"{where}.seeds")
+            elif default_seeds is None:
+                _fail(where, "no seeds: give the scenario its own 'seeds' or the campaign top-level 'seeds'.")
+            else:
+                seeds = default_seeds
+        elif isinstance(item, str):
+            data = _load_scenario(item, folder, where)
+            source = item
+            if default_seeds is None:
+                _fail(where, "no seeds: give the scenario a table with its own 'seeds' or the campaign top-level 'seeds'.")
+            seeds = default_seeds
+        else:
+            _fail(where, f"expected a string (builtin:NAME or a path) or a table with 'source', got {_type_name(item)}.")
+        entry = ScenarioEntry(data, source, seeds)
+        if entry.scenario_hash in by_hash:
+            _fail(where, f"the scenario's content hash repeats scenarios[{by_hash[entry.scenario_hash]}] ({entry.scenario_hash}).")
+        if entry.scenario_id in by_id:
+            _fail(where, f"scenario ID {entry.scenario_id!r} is also scenarios[{by_id[entry.scenario_id]}]'s, with another content hash.")
+        by_hash[entry.scenario_hash] = by_id[entry.scenario_id] = i
+        entries.append(entry)
+    return entries
+
+
+@contextlib.contextmanager
+def module_path(folder):
+    """``folder`` first on the module path while importing (campaign.md §1)."""
+    sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(folder)
+
+
+def split_python_source(text):
+    module, _, name = text.rpartition(":")
+    return module, name
+
+
+def _check_python(text, folder, where):
+    module_name, name = split_python_source(text)
+    if not module_name or not name:
+        _fail(where, f"expected MODULE:NAME, got {_shown(text)}.")
+    with module_path(folder):
+        try:
+            module = importlib.import_module(module_name)
+        except BaseException as exc:  # any failure of foreign code, even SystemExit, is bad input
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            _fail(where, f"module {module_name!r} does not import: {type(exc).__name__}: {' '.join(str(exc).split())}")
+    factory = getattr(module, name, None)
+    if factory is None:
+        _fail(where, f"module {module_name!r} has no attribute {name!r}.")
+    if not callable(factory):
+        _fail(where, f"{module_name}.{name} is not callable (a {type(factory).__name__}).")
+
+
+def _step_timeout(value, where):
+    if type(value) not in (int, float):
+        _fail(where, f"expected a number of seconds, got {_type_name(value)} {_shown(value)}.")
+    if not (math.isfinite(value) and value > 0):
+        _fail(where, f"expected a finite number of seconds > 0, got {value!r}.")
+    return float(value)
+
+
+def _policies(value, folder):
+    if not isinstance(value, list):
+        _fail("policies", f"expected a non-empty array of tables ([[policies]]), got {_type_name(value)}.")
+    if not value:
+        _fail("policies", "expected a non-empty array of tables ([[policies]]), got an empty array.")
+    entries, names = [], {}
+    for i, item in enumerate(value):
+        where = f"policies[{i}]"
+        _table(item, where, ("name",), SOURCES + ("step_timeout",))
+        name = _identifier(item["name"], f"{where}.name")
+        if name in names:
+            _fail(f"{where}.name", f"policy name {name!r} is also policies[{names[name]}]'s; names must be unique.")
+        names[name] = i
+        sources = [key for key in SOURCES if key in item]
+        if len(sources) != 1:
+            found = "none" if not sources else " and ".join(sources)
+            _fail(where, f"expected exactly one source of {', '.join(SOURCES)}, got {found}.")
+        kind = sources[0]
+        text = _string(item[kind], f"{where}.{kind}")
+        if "step_timeout" in item and kind not in ("agent", "python"):
+            _fail(f"{where}.step_timeout", f"step_timeout applies only to agent and python policies, not {kind}.")
+        entry = {"name": name, kind: text}
+        if kind == "builtin":
+            known = builtin_policies.POLICY_NAMES
+            if text not in known:
+                _fail(f"{where}.builtin", f"unknown built-in policy {text!r}; expected one of {', '.join(known)}.")
+        elif kind == "records":
+            if not text or not os.path.isdir(os.path.join(folder, text)):
+                _fail(f"{where}.records", f"folder {text!r} does not exist (relative to {folder}).")
+        elif kind == "python":
+            _check_python(text, folder, f"{where}.python")
+        else:
+            try:
+                argv = shlex.split(text)
+            except ValueError as exc:
+                _fail(f"{where}.agent", f"cannot split {_shown(text)} into words: {exc}.")
+            if not argv:
+                _fail(f"{where}.agent", "the agent command is empty.")
+        if kind in ("agent", "python"):
+            entry["step_timeout"] = _step_timeout(item.get("step_timeout", DEFAULT_STEP_TIMEOUT), f"{where}.step_timeout")
+        entries.append(entry)
+    return entries
+
+
+def _read_toml(path):
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - the conditional runtime dependency
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise CampaignError(f"{path}: cannot read the campaign file: {exc.strerror or exc}.") from None
+    except UnicodeDecodeError as exc:
+        raise CampaignError(f"{path}: not UTF-8 text: {exc.reason}.") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CampaignError(f"{path}: not valid TOML: {exc}.") from None
+
+
+def load_campaign(path):
+    """Read and validate a campaign file; raises ``CampaignError`` naming the place."""
+    path = os.fspath(path)
+    document = _read_toml(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        _table(document, "", _TOP_KEYS[:1] + _TOP_KEYS[2:], ("seeds",))
+        name = _identifier(document["campaign"], "campaign")
+        seeds = parse_seeds(document["seeds"], "seeds") if "seeds" in document else None
+        scenarios = _scenarios(document["scenarios"], folder, seeds)
+        policies = _policies(document["policies"], folder)
+    except CampaignError as exc:
+        raise CampaignError(f"{path}: {exc}") from None
+    return Campaign(path, name, scenarios, policies)
