@@ -569,3 +569,21 @@ def test_any_codes_give_the_run_episode_record(seed, plan):
         for name in ("gym.record", "pz.record"):
             with open(os.path.join(folder, name), "rb") as f:
                 assert f.read() == reference
+
+
+@pytest.mark.parametrize(
+    "missing, code",
+    [
+        ("gymnasium", "import ember.envs"),
+        ("pettingzoo", "import ember.envs; ember.envs.parallel_env(scenario='builtin:small-room')"),
+    ],
+)
+def test_a_missing_extra_is_named(missing, code):
+    # sys.modules[name] = None makes that import fail as if the package were not installed.
+    program = (
+        f"import sys; sys.modules[{missing!r}] = None\n"
+        "from ember.errors import MissingExtraError\n"
+        f"try:\n    {code}\nexcept MissingExtraError as exc:\n    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
+    assert "needs the 'rl' extra" in out and missing in out and "pip install 'ember-eval[rl]'" in out

@@ -6,10 +6,14 @@
 run records with ``record=PATH``.
 """
 
+from ..errors import MissingExtraError
+
+INSTALL_HINT = "pip install 'ember-eval[rl]'"
+
 try:
     import gymnasium
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("ember.envs needs the 'rl' extra: pip install 'ember-eval[rl]'") from exc
+except ImportError as exc:
+    raise MissingExtraError(f"ember.envs needs the 'rl' extra ({exc}): {INSTALL_HINT}") from exc
 
 ENV_ID = "ember/Evacuation-v0"
 
@@ -19,7 +23,12 @@ if ENV_ID not in gymnasium.registry:
 
 def parallel_env(scenario="builtin:office", record=None, window=5, **rewards):
     """A PettingZoo ``ParallelEnv`` of ``scenario``: agents are person IDs (docs/envs.md)."""
-    from .parallel import EvacuationParallelEnv
+    try:
+        from .parallel import EvacuationParallelEnv
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != "pettingzoo":
+            raise
+        raise MissingExtraError(f"ember.envs.parallel_env needs the 'rl' extra ({exc}): {INSTALL_HINT}") from exc
 
     return EvacuationParallelEnv(scenario, record=record, window=window, **rewards)
 
