@@ -4,6 +4,9 @@ import copy
 import importlib
 import io
 import json
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -20,6 +23,17 @@ try:
     import tomllib
 except ImportError:  # Python 3.10
     import tomli as tomllib
+
+
+def same(a, b):
+    """Type-strict recursive equality: 1, 1.0 and True differ."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b
 
 
 @pytest.fixture
@@ -143,3 +157,56 @@ def test_committed_weights_beat_greedy_on_the_bottleneck(examples):
             ember.run_episode(scenario, policy, seed, out)
             evacuated[name] += ember.episode_metrics(scenario, out.getvalue()).to_dict()["safety"]["evacuated"]
     assert evacuated["tuned"] > 2 * evacuated["greedy"], evacuated
+
+
+def read_rows(results):
+    return [json.loads(line) for line in (results / "episodes.jsonl").read_text().splitlines()]
+
+
+def tiny_campaign(folder, rl_train):
+    """The example campaign with a tiny budget: its policy module, tiny-trained weights, two seeds, one scenario."""
+    folder.mkdir()
+    shutil.copy(EXAMPLES / "rl_policy.py", folder / "rl_policy.py")
+    train_tiny(rl_train, folder / "rl_weights.json")  # make_policy reads the weights next to the module
+    text = (EXAMPLES / "rl_campaign.toml").read_text()
+    small = text.replace("seeds = { start = 0, count = 20 }", "seeds = [0, 1]").replace(
+        'scenarios = ["builtin:small-room", "builtin:office", "builtin:bottleneck"]', 'scenarios = ["builtin:small-room"]'
+    )
+    assert small.count("[0, 1]") == 1 and small.count('["builtin:small-room"]') == 1
+    (folder / "rl_campaign.toml").write_text(small)
+    return folder / "rl_campaign.toml"
+
+
+def test_ember_evaluate_runs_the_example_campaign(examples, tmp_path, monkeypatch):
+    rl_policy, rl_train = examples
+    monkeypatch.delenv("EMBER_RL_WEIGHTS", raising=False)
+    campaign = tiny_campaign(tmp_path / "campaign", rl_train)
+    results = tmp_path / "results"
+    env = {k: v for k, v in os.environ.items() if k != "EMBER_RL_WEIGHTS"}
+    done = subprocess.run(
+        [sys.executable, "-m", "ember.cli", "evaluate", str(campaign), "-o", str(results), "--workers", "1"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = read_rows(results)
+    assert sorted((r["policy"], r["seed"]) for r in rows) == sorted(
+        (p, s) for p in ("rl-linear", "greedy", "random", "stay") for s in (0, 1)
+    )
+    assert all(r["status"] == "ok" for r in rows), [r["error"] for r in rows]
+    # The python entry's rows are exactly the metrics of the tuned policy's own episodes.
+    scenario = ember.load_scenario("builtin:small-room")
+    weights = rl_policy.load_weights(str(campaign.parent / "rl_weights.json"))
+    for row in rows:
+        if row["policy"] != "rl-linear":
+            continue
+        out = io.BytesIO()
+        ember.run_episode(scenario, rl_policy.LinearPolicy(copy.deepcopy(scenario), weights), row["seed"], out)
+        assert same(row["metrics"], ember.episode_metrics(scenario, out.getvalue()).to_dict())
+        assert row["steps"] == row["metrics"]["time"]["episode_steps"]
+    ranking = json.loads((results / "ranking.json").read_text())
+    assert sorted(entry["policy"] for entry in ranking["ranked"]) == ["greedy", "random", "rl-linear", "stay"]
