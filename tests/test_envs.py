@@ -491,6 +491,8 @@ def test_bad_actions_change_nothing():
         ({"window": True}, "window"),
         ({"evacuation_reward": float("nan")}, "evacuation_reward"),
         ({"step_reward": "1"}, "step_reward"),
+        ({"casualty_reward": True}, "casualty_reward"),
+        ({"casualty_reward": float("-inf")}, "casualty_reward"),
     ],
 )
 def test_bad_parallel_arguments(kwargs, place):
@@ -587,3 +589,12 @@ def test_a_missing_extra_is_named(missing, code):
     )
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
     assert "needs the 'rl' extra" in out and missing in out and "pip install 'ember-eval[rl]'" in out
+
+
+def test_reward_weights_accept_any_real_number():
+    env = ember.envs.parallel_env(
+        scenario=BURNING_ROOM, evacuation_reward=np.float32(2.5), casualty_reward=-2, step_reward=0
+    )
+    env.reset(seed=0)
+    rewards = env.step({a: 0 for a in env.agents})[1]
+    assert all(type(r) is float for r in rewards.values())

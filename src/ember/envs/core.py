@@ -9,6 +9,7 @@ Gymnasium or PettingZoo; numpy is the `rl` extra's.
 """
 
 import math
+import numbers
 import os
 import string
 
@@ -97,7 +98,7 @@ class Rewards:
 
     def __init__(self, evacuation=1.0, casualty=-1.0, step=0.0):
         for name, value in (("evacuation_reward", evacuation), ("casualty_reward", casualty), ("step_reward", step)):
-            if type(value) not in (int, float) or not math.isfinite(value):
+            if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)) or not math.isfinite(value):
                 raise EnvConfigError(f"{name}: expected a finite number, got {value!r}.")
         self.evacuation = float(evacuation)
         self.casualty = float(casualty)
