@@ -8,7 +8,6 @@ worker processes and by the Dask workers a test starts).
 
 import os
 import signal
-import sys
 import time
 
 from ember.sim.policies import GreedyPolicy
@@ -42,7 +41,10 @@ def greedy(scenario):
 
 
 def blocking(scenario):
-    """The first episode made anywhere writes its worker's PID to DIR/pid and waits to be killed; all others play greedy."""
+    """The first episode made anywhere writes its worker's PID to DIR/pid and waits to be killed.
+
+    All other episodes play greedy.
+    """
     if _claim("claimed"):
         _write_pid()
         deadline = time.monotonic() + BLOCK_LIMIT_S
@@ -80,4 +82,3 @@ def illegal(scenario):
         return {p["person_id"]: "fly" for p in observation["people"]}
 
     return policy
-

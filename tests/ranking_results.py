@@ -21,7 +21,10 @@ def canonical_line(value):
 
 
 def campaign_dict(name, scenarios, policies):
-    """campaign.json's content. ``scenarios``: [(scenario_id, hash, source, seeds)]; ``policies``: [(name, kind, value)]."""
+    """campaign.json's content.
+
+    ``scenarios``: [(scenario_id, hash, source, seeds)]; ``policies``: [(name, kind, value)].
+    """
     entries = []
     for policy, kind, value in policies:
         entry = {"name": policy, kind: value}
@@ -45,7 +48,7 @@ def campaign_dict(name, scenarios, policies):
     }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _builtin_metrics_json(source, policy, seed):
     scenario = compile_scenario(source)
     out = io.BytesIO()
@@ -90,8 +93,20 @@ def failed_row(policy, scenario_id, shash, seed, error="agent exited with status
     }
 
 
-def hand_metrics(scenario_id, shash, seed, *, casualties=0, stranded=0, evacuated=None, population=4,
-                 time_to_safety=0, histogram=None, evacuation_steps=None, exits=None):
+def hand_metrics(
+    scenario_id,
+    shash,
+    seed,
+    *,
+    casualties=0,
+    stranded=0,
+    evacuated=None,
+    population=4,
+    time_to_safety=0,
+    histogram=None,
+    evacuation_steps=None,
+    exits=None,
+):
     """A minimal metrics object with the fields ranking reads (plus a few the report draws)."""
     if evacuated is None:
         evacuated = population - casualties - stranded
@@ -104,6 +119,7 @@ def hand_metrics(scenario_id, shash, seed, *, casualties=0, stranded=0, evacuate
         "time": {
             "person_time_to_safety_total": time_to_safety,
             "max_steps": 100,
+            "episode_steps": 50,
             "evacuation_steps": evacuation_steps or {},
         },
         "fire_exposure": {"distance_histogram": {str(d): n for d, n in (histogram or {}).items()}},
@@ -118,10 +134,14 @@ class ResultsDir:
         self.path = os.fspath(path)
         self.campaign = campaign
         os.makedirs(self.path, exist_ok=True)
-        with open(os.path.join(self.path, "campaign.json"), "wb") as handle:
-            handle.write(canonical_line(campaign))
+        self.write_campaign()
         with open(self.episodes_path, "wb"):
             pass
+
+    def write_campaign(self):
+        """(Re)write campaign.json from ``self.campaign`` (after a test changed it)."""
+        with open(os.path.join(self.path, "campaign.json"), "wb") as handle:
+            handle.write(canonical_line(self.campaign))
 
     @property
     def episodes_path(self):
@@ -129,16 +149,16 @@ class ResultsDir:
 
     def append(self, *rows):
         with open(self.episodes_path, "ab") as handle:
-            for row in rows:
-                handle.write(canonical_line(row) if isinstance(row, dict) else row)
+            handle.writelines(canonical_line(row) if isinstance(row, dict) else row for row in rows)
 
     def episodes(self):
         with open(self.episodes_path, "rb") as handle:
             return handle.read()
 
 
-def builtin_results(path, *, name="small-study", scenarios=(("builtin:small-room", (0, 1, 2)),),
-                    policies=("greedy", "random", "stay")):
+def builtin_results(
+    path, *, name="small-study", scenarios=(("builtin:small-room", (0, 1, 2)),), policies=("greedy", "random", "stay")
+):
     """A finished campaign of built-in policies: one ok row per policy and episode, real metrics."""
     resolved = []
     for source, seeds in scenarios:

@@ -16,8 +16,10 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
+from conftest import make_scenario
 from ranking_results import assert_same
 
 import ember
@@ -26,20 +28,52 @@ from ember.record.writer import run_episode
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE_AGENT = os.path.join(os.path.dirname(HERE), "examples", "greedy_agent.py")
-ROW_KEYS = {"scenario_id", "scenario_hash", "seed", "policy", "status", "error", "metrics", "steps", "record", "record_sha256", "elapsed_s"}
+ROW_KEYS = {
+    "scenario_id",
+    "scenario_hash",
+    "seed",
+    "policy",
+    "status",
+    "error",
+    "metrics",
+    "steps",
+    "record",
+    "record_sha256",
+    "elapsed_s",
+}
 SMALL = "builtin:small-room"
 
 
 def ember_cli(*args, cwd=None, env=None, timeout=120):
-    return subprocess.run([sys.executable, "-m", "ember.cli", *map(str, args)], capture_output=True, cwd=cwd, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "ember.cli", *map(str, args)],
+        capture_output=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def hook_env(hook_dir):
     return dict(os.environ, EMBER_TEST_HOOK_DIR=str(hook_dir))
 
 
+TINY = make_scenario(
+    3,
+    5,
+    people={"a": (1, 1), "b": (1, 3)},
+    exits={"out": (0, 2)},
+    ignitions=[(2, 0)],
+    p="1/2",
+    max_steps=20,
+    scenario_id="tiny",
+)
+
+
 def write_campaign(folder, text, hooks=False):
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tiny.json").write_text(json.dumps(TINY))
     path = folder / "campaign.toml"
     path.write_text(text)
     if hooks:
@@ -68,7 +102,9 @@ def by_key(rows):
 
 
 def without_timing(rows):
-    return sorted((dict(row, elapsed_s=None) for row in rows), key=lambda r: (r["policy"], r["scenario_hash"], r["seed"]))
+    return sorted(
+        (dict(row, elapsed_s=None) for row in rows), key=lambda r: (r["policy"], r["scenario_hash"], r["seed"])
+    )
 
 
 def builtin_metrics(scenario, policy, seed, tmp_path):
@@ -104,7 +140,7 @@ def snapshot(folder):
 BASIC = """
 campaign = "basic"
 seeds = [0, 1]
-scenarios = ["builtin:small-room", { source = "builtin:office", seeds = [4] }]
+scenarios = ["builtin:small-room", { source = "tiny.json", seeds = [4] }]
 
 [[policies]]
 name = "greedy"
@@ -119,6 +155,25 @@ builtin = "random"
 # -- the results directory ------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def basic_run(tmp_path_factory):
+    """BASIC evaluated once with 2 workers: (campaign folder, results directory), never modified."""
+    base = tmp_path_factory.mktemp("basic")
+    path = write_campaign(base / "c", BASIC)
+    done = ember_cli("evaluate", path, "-o", base / "res", "--workers", "2")
+    assert done.returncode == 0, done.stderr
+    return base / "c", base / "res"
+
+
+@pytest.fixture
+def basic_copy(basic_run, tmp_path):
+    """A private copy of ``basic_run``: (campaign path, results directory)."""
+    folder, results = basic_run
+    shutil.copytree(folder, tmp_path / "c")
+    shutil.copytree(results, tmp_path / "res")
+    return tmp_path / "c" / "campaign.toml", tmp_path / "res"
+
+
 def test_builtin_rows_layout_and_kept_records(tmp_path):
     path = write_campaign(tmp_path / "c", BASIC)
     results = tmp_path / "res"
@@ -128,20 +183,31 @@ def test_builtin_rows_layout_and_kept_records(tmp_path):
     assert done.stderr.decode().splitlines() == ["ember: 6 episodes: 6 ok, 0 failed (this run: 6 ok, 0 failed of 6)."]
     campaign = json.loads((results / "campaign.json").read_bytes())
     assert (results / "campaign.json").read_bytes() == canonical_json(campaign) + b"\n"
-    small, office = ember.load_scenario(SMALL), ember.load_scenario("builtin:office")
+    small = ember.load_scenario(SMALL)
     assert campaign == {
         "campaign": "basic",
-        "versions": {"simulator": "1.0", "observation": "1.0", "metrics": "1.0", "ranking": "1.0", "package": campaign["versions"]["package"]},
+        "versions": {
+            "simulator": "1.0",
+            "observation": "1.0",
+            "metrics": "1.0",
+            "ranking": "1.0",
+            "package": campaign["versions"]["package"],
+        },
         "scenarios": [
-            {"scenario_id": "small-room", "scenario_hash": ember.scenario_hash(small), "source": SMALL, "seeds": [0, 1]},
-            {"scenario_id": "office-floor", "scenario_hash": ember.scenario_hash(office), "source": "builtin:office", "seeds": [4]},
+            {
+                "scenario_id": "small-room",
+                "scenario_hash": ember.scenario_hash(small),
+                "source": SMALL,
+                "seeds": [0, 1],
+            },
+            {"scenario_id": "tiny", "scenario_hash": ember.scenario_hash(TINY), "source": "tiny.json", "seeds": [4]},
         ],
         "policies": [{"name": "greedy", "builtin": "greedy"}, {"name": "rnd", "builtin": "random"}],
     }
     rows = by_key(read_rows(results))
     assert len(rows) == 6
-    assert (results / "ranking.json").is_file()
-    for source, seeds in ((SMALL, (0, 1)), ("builtin:office", (4,))):
+    assert ember_cli("rank", results).stdout == (results / "ranking.json").read_bytes()  # ranking.md, via ember rank
+    for source, seeds in ((SMALL, (0, 1)), (TINY, (4,))):
         for policy, builtin in (("greedy", "greedy"), ("rnd", "random")):
             for seed in seeds:
                 metrics, record = builtin_metrics(source, builtin, seed, tmp_path)
@@ -160,12 +226,11 @@ def test_builtin_rows_layout_and_kept_records(tmp_path):
     assert not list(results.rglob("*.tmp*"))
 
 
-def test_rows_are_the_same_for_one_and_two_workers_and_dask(tmp_path):
+def test_rows_are_the_same_for_one_and_two_workers_and_dask(basic_run, tmp_path):
     distributed = pytest.importorskip("distributed")
-    path = write_campaign(tmp_path / "c", BASIC)
-    one, two, dask = tmp_path / "one", tmp_path / "two", tmp_path / "dask"
+    path = basic_run[0] / "campaign.toml"
+    one, two, dask = tmp_path / "one", basic_run[1], tmp_path / "dask"
     assert ember_cli("evaluate", path, "-o", one, "--workers", "1").returncode == 0
-    assert ember_cli("evaluate", path, "-o", two, "--workers", "2").returncode == 0
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         done = ember_cli("evaluate", path, "-o", dask, "--scheduler", cluster.scheduler_address)
     assert done.returncode == 0, done.stderr
@@ -201,9 +266,13 @@ def test_python_agent_and_records_sources(tmp_path):
     run_episode(small, "greedy", 3, str(sub / "3.record"))
     (sub / "3.record.gz").write_bytes(gzip.compress((sub / "3.record").read_bytes()))  # two files for seed 3
     (sub / "notes.txt").write_text("ignored")
-    path = write_campaign(folder, """
+    run_episode(small, "greedy", 4, str(sub / "4.record.gz"))
+    run_episode(small, "greedy", 5, str(sub / "5.record.zst"))
+    path = write_campaign(
+        folder,
+        """
 campaign = "sources"
-seeds = [0, 1, 2, 3]
+seeds = [0, 1, 2, 3, 4, 5]
 scenarios = ["builtin:small-room"]
 
 [[policies]]
@@ -230,7 +299,9 @@ python = "campaign_hooks:raises"
 [[policies]]
 name = "illegal"
 python = "campaign_hooks:illegal"
-""", hooks=True)
+""",
+        hooks=True,
+    )
     results = tmp_path / "res"
     done = ember_cli("evaluate", path, "-o", results, "--workers", "2")
     assert done.returncode == 0, done.stderr
@@ -239,9 +310,9 @@ python = "campaign_hooks:illegal"
     assert campaign["policies"][1] == {"name": "agent", "agent": "python3 agent.py", "step_timeout": 30.0}
     assert campaign["policies"][3] == {"name": "crash", "agent": "python3 crash.py", "step_timeout": 10.0}
     rows = by_key(read_rows(results))
-    assert len(rows) == 24
+    assert len(rows) == 36
     h = ember.scenario_hash(small)
-    for seed in range(4):
+    for seed in range(6):
         metrics, _ = builtin_metrics(SMALL, "greedy", seed, tmp_path)
         for policy in ("py", "agent"):
             row = rows[(policy, h, seed)]
@@ -260,16 +331,26 @@ python = "campaign_hooks:illegal"
     assert sub0["status"] == "ok" and sub0["record"] == "subs/small-room/0.record"
     assert sub0["record_sha256"] == hashlib.sha256((sub / "0.record").read_bytes()).hexdigest()
     assert_same(sub0["metrics"], builtin_metrics(SMALL, "greedy", 0, tmp_path)[0])
-    assert rows[("subs", h, 1)]["error"] == "no submitted record subs/small-room/1.record (nor .record.gz, .record.zst)."
+    assert (
+        rows[("subs", h, 1)]["error"] == "no submitted record subs/small-room/1.record (nor .record.gz, .record.zst)."
+    )
     assert "header names seed 1, its place seed 2" in rows[("subs", h, 2)]["error"]
     assert "two files for one episode" in rows[("subs", h, 3)]["error"]
+    for seed, name in ((4, "4.record.gz"), (5, "5.record.zst")):  # compressed: the hash is of the record itself
+        row = rows[("subs", h, seed)]
+        metrics, plain = builtin_metrics(SMALL, "greedy", seed, tmp_path)
+        assert row["status"] == "ok" and row["record"] == f"subs/small-room/{name}"
+        assert row["record_sha256"] == hashlib.sha256(plain).hexdigest()
+        assert_same(row["metrics"], metrics)
     for row in rows.values():
         assert (row["error"] is None) == (row["status"] == "ok")
         assert "\n" not in (row["error"] or "")
 
 
 def test_python_policy_step_timeout(tmp_path):
-    path = write_campaign(tmp_path / "c", """
+    path = write_campaign(
+        tmp_path / "c",
+        """
 campaign = "slow"
 seeds = [0]
 scenarios = ["builtin:small-room"]
@@ -277,7 +358,9 @@ scenarios = ["builtin:small-room"]
 name = "slow"
 python = "campaign_hooks:slow"
 step_timeout = 0.2
-""", hooks=True)
+""",
+        hooks=True,
+    )
     done = ember_cli("evaluate", path, "-o", tmp_path / "res", "--workers", "1")
     assert done.returncode == 0, done.stderr
     [row] = read_rows(tmp_path / "res")
@@ -288,16 +371,17 @@ step_timeout = 0.2
 # -- resume ---------------------------------------------------------------------------
 
 
-def test_resume_adds_a_policy_and_seeds_and_reruns_nothing_else(tmp_path):
-    folder = tmp_path / "c"
-    path = write_campaign(folder, BASIC)
-    results = tmp_path / "res"
-    assert ember_cli("evaluate", path, "-o", results, "--workers", "2").returncode == 0
+def test_resume_adds_a_policy_and_seeds_and_reruns_nothing_else(basic_copy):
+    path, results = basic_copy
+    folder = path.parent
     before = (results / "episodes.jsonl").read_bytes()
     again = ember_cli("evaluate", path, "-o", results, "--workers", "2")
     assert again.returncode == 0
     assert (results / "episodes.jsonl").read_bytes() == before  # nothing reruns
-    grown = BASIC.replace("seeds = [0, 1]", "seeds = [0, 1, 2]").replace('"builtin:small-room"', '"builtin:bottleneck", "builtin:small-room"')
+    (folder / "tiny2.json").write_text(json.dumps(dict(TINY, scenario_id="tiny2", termination={"max_steps": 7})))
+    grown = BASIC.replace("seeds = [0, 1]", "seeds = [0, 1, 2]").replace(
+        '"builtin:small-room"', '"tiny2.json", "builtin:small-room"'
+    )
     grown += '\n[[policies]]\nname = "stay"\nbuiltin = "stay"\n'
     write_campaign(folder, grown)
     done = ember_cli("evaluate", path, "-o", results, "--workers", "2")
@@ -305,17 +389,19 @@ def test_resume_adds_a_policy_and_seeds_and_reruns_nothing_else(tmp_path):
     after = (results / "episodes.jsonl").read_bytes()
     assert after.startswith(before)
     rows = by_key(read_rows(results))
-    # K: bottleneck x {0,1,2}, small-room x {0,1,2}, office x {4}; three policies.
+    # K: tiny2 x {0,1,2}, small-room x {0,1,2}, tiny x {4}; three policies.
     assert len(rows) == 7 * 3
     campaign = json.loads((results / "campaign.json").read_bytes())
-    assert [s["scenario_id"] for s in campaign["scenarios"]] == ["small-room", "office-floor", "bottleneck"]  # old ones first
+    assert [s["scenario_id"] for s in campaign["scenarios"]] == ["small-room", "tiny", "tiny2"]  # old ones first
     assert campaign["scenarios"][0]["seeds"] == [0, 1, 2]
     assert [p["name"] for p in campaign["policies"]] == ["greedy", "rnd", "stay"]
 
 
 def test_retry_failed_reruns_failed_rows_only(tmp_path):
     folder = tmp_path / "c"
-    path = write_campaign(folder, """
+    path = write_campaign(
+        folder,
+        """
 campaign = "retry"
 seeds = [0, 1]
 scenarios = ["builtin:small-room"]
@@ -325,7 +411,8 @@ builtin = "greedy"
 [[policies]]
 name = "flaky"
 python = "flaky:make"
-""")
+""",
+    )
     (folder / "flaky.py").write_text("raise ImportError('not yet')\n")
     # The module must import when the campaign is checked: make it import, then fail in the workers.
     (folder / "flaky.py").write_text(
@@ -347,20 +434,26 @@ python = "flaky:make"
 
 
 CHANGES = [
-    ("policy source", ('builtin = "random"', 'builtin = "stay"'), "policies[1] (rnd) is builtin = \"random\" there, builtin = \"stay\" now"),
+    (
+        "policy source",
+        ('builtin = "random"', 'builtin = "stay"'),
+        'policies[1] (rnd) is builtin = "random" there, builtin = "stay" now',
+    ),
     ("campaign ID", ('campaign = "basic"', 'campaign = "other"'), "campaign is 'basic' there, 'other' now"),
     ("seed removed", ("seeds = [0, 1]", "seeds = [0]"), "scenarios[0] (small-room) lost seed 1"),
-    ("policy removed", ('[[policies]]\nname = "rnd"\nbuiltin = "random"', ""), "policies[1] (rnd) is missing from the campaign file"),
+    (
+        "policy removed",
+        ('[[policies]]\nname = "rnd"\nbuiltin = "random"', ""),
+        "policies[1] (rnd) is missing from the campaign file",
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", CHANGES, ids=[c[0] for c in CHANGES])
-def test_a_changed_campaign_is_refused_with_the_first_difference(tmp_path, case):
+def test_a_changed_campaign_is_refused_with_the_first_difference(basic_copy, case):
     _, (old, new), difference = case
-    folder = tmp_path / "c"
-    path = write_campaign(folder, BASIC)
-    results = tmp_path / "res"
-    assert ember_cli("evaluate", path, "-o", results, "--workers", "2").returncode == 0
+    path, results = basic_copy
+    folder = path.parent
     before = snapshot(results)
     assert old in BASIC
     write_campaign(folder, BASIC.replace(old, new))
@@ -375,7 +468,9 @@ def test_a_changed_scenario_content_is_refused_and_a_moved_one_is_not(tmp_path):
     scenario = ember.load_scenario(SMALL)
     (folder / "a").mkdir(parents=True)
     (folder / "a" / "room.json").write_text(json.dumps(scenario))
-    text = 'campaign = "files"\nseeds = [0]\nscenarios = ["a/room.json"]\n[[policies]]\nname = "g"\nbuiltin = "greedy"\n'
+    text = (
+        'campaign = "files"\nseeds = [0]\nscenarios = ["a/room.json"]\n[[policies]]\nname = "g"\nbuiltin = "greedy"\n'
+    )
     path = write_campaign(folder, text)
     results = tmp_path / "res"
     assert ember_cli("evaluate", path, "-o", results).returncode == 0
@@ -392,10 +487,8 @@ def test_a_changed_scenario_content_is_refused_and_a_moved_one_is_not(tmp_path):
     assert snapshot(results) == before
 
 
-def test_a_torn_last_line_is_set_aside_with_a_warning(tmp_path):
-    path = write_campaign(tmp_path / "c", BASIC)
-    results = tmp_path / "res"
-    assert ember_cli("evaluate", path, "-o", results, "--workers", "2").returncode == 0
+def test_a_torn_last_line_is_set_aside_with_a_warning(basic_copy):
+    path, results = basic_copy
     rows = read_rows(results)
     # Simulate a crash mid-write: the last row lost, half of it on disk.
     full = (results / "episodes.jsonl").read_bytes()
@@ -411,10 +504,8 @@ def test_a_torn_last_line_is_set_aside_with_a_warning(tmp_path):
     assert without_timing(after) == without_timing(rows)  # the lost row was run again, once
 
 
-def test_a_line_that_is_not_a_row_is_refused(tmp_path):
-    path = write_campaign(tmp_path / "c", BASIC)
-    results = tmp_path / "res"
-    assert ember_cli("evaluate", path, "-o", results, "--workers", "1").returncode == 0
+def test_a_line_that_is_not_a_row_is_refused(basic_copy):
+    path, results = basic_copy
     with open(results / "episodes.jsonl", "ab") as handle:
         handle.write(b'{"not": "a row"}\n')
     before = snapshot(results)
@@ -458,12 +549,16 @@ def test_a_worker_killed_by_pid_is_retried(tmp_path):
     hooks.mkdir()
     path = write_campaign(tmp_path / "c", BLOCKING.format(count=4, hook="blocking"), hooks=True)
     results = tmp_path / "res"
-    process = subprocess.Popen([sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2"],
-                               env=hook_env(hooks), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2"],
+        env=hook_env(hooks),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for(lambda: (hooks / "pid").exists(), what="the blocked worker")
         os.kill(int((hooks / "pid").read_text()), signal.SIGKILL)
-        out, err = process.communicate(timeout=120)
+        _, err = process.communicate(timeout=120)
     finally:
         process.kill()
     assert process.returncode == 0, err
@@ -478,8 +573,24 @@ def test_a_killed_worker_is_charged_and_its_neighbour_is_not(tmp_path):
     hooks.mkdir()
     path = write_campaign(tmp_path / "c", BLOCKING.format(count=4, hook="blocking"), hooks=True)
     results = tmp_path / "res"
-    process = subprocess.Popen([sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2", "--retries", "0"],
-                               env=hook_env(hooks), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ember.cli",
+            "evaluate",
+            str(path),
+            "-o",
+            str(results),
+            "--workers",
+            "2",
+            "--retries",
+            "0",
+        ],
+        env=hook_env(hooks),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for(lambda: (hooks / "pid").exists(), what="the blocked worker")
         os.kill(int((hooks / "pid").read_text()), signal.SIGKILL)
@@ -499,8 +610,24 @@ def test_a_worker_lost_every_time_gives_a_worker_lost_row(tmp_path):
     hooks.mkdir()
     path = write_campaign(tmp_path / "c", BLOCKING.format(count=1, hook="dies"), hooks=True)
     results = tmp_path / "res"
-    done = subprocess.run([sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "1", "--retries", "1"],
-                          env=hook_env(hooks), capture_output=True, timeout=120)
+    done = subprocess.run(  # noqa: PLW1510 (the status is asserted below)
+        [
+            sys.executable,
+            "-m",
+            "ember.cli",
+            "evaluate",
+            str(path),
+            "-o",
+            str(results),
+            "--workers",
+            "1",
+            "--retries",
+            "1",
+        ],
+        env=hook_env(hooks),
+        capture_output=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     [row] = read_rows(results)
     assert row["status"] == "failed" and row["error"] == "worker lost" and row["metrics"] is None
@@ -513,8 +640,13 @@ def test_the_command_killed_mid_run_loses_nothing_and_resumes(tmp_path):
     text = BLOCKING.format(count=8, hook="blocking") + '\n[[policies]]\nname = "greedy"\nbuiltin = "greedy"\n'
     path = write_campaign(tmp_path / "c", text, hooks=True)
     results = tmp_path / "res"
-    process = subprocess.Popen([sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2"],
-                               env=hook_env(hooks), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2"],
+        env=hook_env(hooks),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         wait_for(lambda: (hooks / "pid").exists(), what="the blocked worker")
         episodes = results / "episodes.jsonl"
@@ -535,26 +667,42 @@ def test_the_command_killed_mid_run_loses_nothing_and_resumes(tmp_path):
         assert len(read_rows(results)) == 16
 
 
-def test_sigterm_stops_with_143_and_keeps_finished_rows(tmp_path):
+@pytest.mark.parametrize("signum, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "Ctrl-C"])
+def test_an_interrupted_run_keeps_finished_rows(tmp_path, signum, status):
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     path = write_campaign(tmp_path / "c", BLOCKING.format(count=6, hook="blocking"), hooks=True)
     results = tmp_path / "res"
-    process = subprocess.Popen([sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2"],
-                               env=hook_env(hooks), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2"],
+        env=hook_env(hooks),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for(lambda: (hooks / "pid").exists(), what="the blocked worker")
         wait_for(lambda: (results / "episodes.jsonl").read_bytes().count(b"\n") >= 5, what="the other episodes")
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         out, err = process.communicate(timeout=60)
     finally:
         process.kill()
-    assert process.returncode == 143, err
+    assert process.returncode == status, err
     assert out == b""
     assert len(read_rows(results)) == 5
     pid = int((hooks / "pid").read_text())
-    wait_for(lambda: not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z",
-             timeout=30, what="the blocked worker to be ended")
+    wait_for(
+        lambda: _ended(pid),
+        timeout=30,
+        what="the blocked worker to be ended",
+    )
+
+
+def _ended(pid):
+    """True once ``pid`` has exited (gone, or a zombie waiting for its parent)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    except FileNotFoundError:
+        return True
 
 
 def test_a_dask_worker_killed_mid_run(tmp_path, monkeypatch):
@@ -565,12 +713,25 @@ def test_a_dask_worker_killed_mid_run(tmp_path, monkeypatch):
     path = write_campaign(tmp_path / "c", BLOCKING.format(count=4, hook="blocking"), hooks=True)
     results = tmp_path / "res"
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        process = subprocess.Popen([sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--scheduler", cluster.scheduler_address],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ember.cli",
+                "evaluate",
+                str(path),
+                "-o",
+                str(results),
+                "--scheduler",
+                cluster.scheduler_address,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         try:
             wait_for(lambda: (hooks / "pid").exists(), what="the blocked Dask worker")
             os.kill(int((hooks / "pid").read_text()), signal.SIGKILL)
-            out, err = process.communicate(timeout=120)
+            _, err = process.communicate(timeout=120)
         finally:
             process.kill()
     assert process.returncode == 0, err
@@ -580,13 +741,54 @@ def test_a_dask_worker_killed_mid_run(tmp_path, monkeypatch):
         assert_same(row["metrics"], builtin_metrics(SMALL, "greedy", seed, tmp_path)[0])
 
 
+def test_progress_bar_on_a_terminal_only(basic_run, tmp_path):
+    import pty
+
+    pytest.importorskip("tqdm")
+    path = basic_run[0] / "campaign.toml"
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # a terminal 120 columns wide
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(tmp_path / "tty"), "--workers", "1"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=slave,
+        )
+        os.close(slave)
+        shown = b""
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the command has gone
+                break
+            if not data:
+                break
+            shown += data
+    finally:
+        os.close(master)
+    assert process.wait(60) == 0
+    text = shown.decode(errors="replace")
+    assert "ember evaluate" in text and "6/6" in text and "failed=0" in text and "episode/s" in text
+    piped = ember_cli("evaluate", path, "-o", tmp_path / "pipe", "--workers", "1")
+    assert piped.stderr.decode().splitlines() == ["ember: 6 episodes: 6 ok, 0 failed (this run: 6 ok, 0 failed of 6)."]
+
+
 # -- bad input ----------------------------------------------------------------------------
 
 GOOD_POLICY = '[[policies]]\nname = "g"\nbuiltin = "greedy"\n'
 HEAD = 'campaign = "bad"\nseeds = [0]\nscenarios = ["builtin:small-room"]\n'
 BAD = [
     ("not TOML", "campaign = \n", "not valid TOML"),
-    ("missing campaign", 'seeds = [0]\nscenarios = ["builtin:small-room"]\n' + GOOD_POLICY, "missing required key 'campaign'"),
+    (
+        "missing campaign",
+        'seeds = [0]\nscenarios = ["builtin:small-room"]\n' + GOOD_POLICY,
+        "missing required key 'campaign'",
+    ),
     ("unknown top key", HEAD + "colour = 1\n" + GOOD_POLICY, "colour: unknown key"),
     ("bad ID", HEAD.replace('"bad"', '"bad id"') + GOOD_POLICY, "campaign: expected an ID"),
     ("seed out of range", HEAD.replace("[0]", "[-1]") + GOOD_POLICY, "seeds[0]: expected an integer from 0"),
@@ -595,27 +797,83 @@ BAD = [
     ("seed table", HEAD.replace("[0]", "{ start = 0 }") + GOOD_POLICY, "seeds: missing required key 'count'"),
     ("seed is a float", HEAD.replace("[0]", "[1.5]") + GOOD_POLICY, "seeds[0]: expected an integer"),
     ("no seeds", 'campaign = "bad"\nscenarios = ["builtin:small-room"]\n' + GOOD_POLICY, "scenarios[0]: no seeds"),
-    ("empty scenarios", HEAD.replace('["builtin:small-room"]', "[]") + GOOD_POLICY, "scenarios: expected a non-empty array"),
-    ("bad scenario", HEAD.replace("builtin:small-room", "nowhere.json") + GOOD_POLICY, "scenarios[0]: scenario 'nowhere.json'"),
+    (
+        "empty scenarios",
+        HEAD.replace('["builtin:small-room"]', "[]") + GOOD_POLICY,
+        "scenarios: expected a non-empty array",
+    ),
+    (
+        "bad scenario",
+        HEAD.replace("builtin:small-room", "nowhere.json") + GOOD_POLICY,
+        "scenarios[0]: scenario 'nowhere.json'",
+    ),
     ("unknown builtin scenario", HEAD.replace("small-room", "moon") + GOOD_POLICY, "scenarios[0]"),
-    ("repeated scenario", HEAD.replace('["builtin:small-room"]', '["builtin:small-room", { source = "builtin:small-room" }]') + GOOD_POLICY,
-     "scenarios[1]: the scenario's content hash repeats scenarios[0]"),
-    ("scenario table key", HEAD.replace('["builtin:small-room"]', '[{ source = "builtin:small-room", seed = 1 }]') + GOOD_POLICY, "scenarios[0].seed: unknown key"),
+    (
+        "repeated scenario",
+        HEAD.replace('["builtin:small-room"]', '["builtin:small-room", { source = "builtin:small-room" }]')
+        + GOOD_POLICY,
+        "scenarios[1]: the scenario's content hash repeats scenarios[0]",
+    ),
+    (
+        "scenario table key",
+        HEAD.replace('["builtin:small-room"]', '[{ source = "builtin:small-room", seed = 1 }]') + GOOD_POLICY,
+        "scenarios[0].seed: unknown key",
+    ),
     ("no policies", HEAD, "missing required key 'policies'"),
     ("duplicate policy", HEAD + GOOD_POLICY + GOOD_POLICY, "policies[1].name: policy name 'g' is also policies[0]'s"),
-    ("two sources", HEAD + '[[policies]]\nname = "g"\nbuiltin = "greedy"\nagent = "x"\n', "policies[0]: expected exactly one source"),
+    (
+        "two sources",
+        HEAD + '[[policies]]\nname = "g"\nbuiltin = "greedy"\nagent = "x"\n',
+        "policies[0]: expected exactly one source",
+    ),
     ("no source", HEAD + '[[policies]]\nname = "g"\n', "policies[0]: expected exactly one source"),
-    ("unknown builtin", HEAD + '[[policies]]\nname = "g"\nbuiltin = "smart"\n', "policies[0].builtin: unknown built-in policy 'smart'"),
+    (
+        "unknown builtin",
+        HEAD + '[[policies]]\nname = "g"\nbuiltin = "smart"\n',
+        "policies[0].builtin: unknown built-in policy 'smart'",
+    ),
     ("bad policy name", HEAD + '[[policies]]\nname = "-g"\nbuiltin = "greedy"\n', "policies[0].name: expected an ID"),
-    ("missing records", HEAD + '[[policies]]\nname = "r"\nrecords = "nowhere"\n', "policies[0].records: folder 'nowhere' does not exist"),
-    ("python import", HEAD + '[[policies]]\nname = "p"\npython = "no_such_module_x:make"\n', "policies[0].python: module 'no_such_module_x' does not import"),
-    ("python name", HEAD + '[[policies]]\nname = "p"\npython = "campaign_hooks:nothing"\n', "policies[0].python: module 'campaign_hooks' has no attribute 'nothing'"),
-    ("python syntax", HEAD + '[[policies]]\nname = "p"\npython = "broken:make"\n', "policies[0].python: module 'broken' does not import: SyntaxError"),
+    (
+        "missing records",
+        HEAD + '[[policies]]\nname = "r"\nrecords = "nowhere"\n',
+        "policies[0].records: folder 'nowhere' does not exist",
+    ),
+    (
+        "python import",
+        HEAD + '[[policies]]\nname = "p"\npython = "no_such_module_x:make"\n',
+        "policies[0].python: module 'no_such_module_x' does not import",
+    ),
+    (
+        "python name",
+        HEAD + '[[policies]]\nname = "p"\npython = "campaign_hooks:nothing"\n',
+        "policies[0].python: module 'campaign_hooks' has no attribute 'nothing'",
+    ),
+    (
+        "python syntax",
+        HEAD + '[[policies]]\nname = "p"\npython = "broken:make"\n',
+        "policies[0].python: module 'broken' does not import: SyntaxError",
+    ),
     ("empty agent", HEAD + '[[policies]]\nname = "a"\nagent = "  "\n', "policies[0].agent: the agent command is empty"),
-    ("unsplittable agent", HEAD + '[[policies]]\nname = "a"\nagent = "python3 \\"x"\n', "policies[0].agent: cannot split"),
-    ("timeout with builtin", HEAD + GOOD_POLICY + "step_timeout = 2\n", "policies[0].step_timeout: step_timeout applies only"),
-    ("zero timeout", HEAD + '[[policies]]\nname = "a"\nagent = "x"\nstep_timeout = 0\n', "policies[0].step_timeout: expected a finite number"),
-    ("infinite timeout", HEAD + '[[policies]]\nname = "a"\nagent = "x"\nstep_timeout = inf\n', "policies[0].step_timeout: expected a finite number"),
+    (
+        "unsplittable agent",
+        HEAD + '[[policies]]\nname = "a"\nagent = "python3 \\"x"\n',
+        "policies[0].agent: cannot split",
+    ),
+    (
+        "timeout with builtin",
+        HEAD + GOOD_POLICY + "step_timeout = 2\n",
+        "policies[0].step_timeout: step_timeout applies only",
+    ),
+    (
+        "zero timeout",
+        HEAD + '[[policies]]\nname = "a"\nagent = "x"\nstep_timeout = 0\n',
+        "policies[0].step_timeout: expected a finite number",
+    ),
+    (
+        "infinite timeout",
+        HEAD + '[[policies]]\nname = "a"\nagent = "x"\nstep_timeout = inf\n',
+        "policies[0].step_timeout: expected a finite number",
+    ),
 ]
 
 
@@ -668,6 +926,15 @@ def test_bad_results_directories_and_flags(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+def test_an_unreachable_scheduler_is_bad_input(tmp_path):
+    pytest.importorskip("distributed")
+    path = write_campaign(tmp_path / "c", HEAD + GOOD_POLICY)
+    env = dict(os.environ, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="1s")  # Dask's own setting, shortened
+    done = ember_cli("evaluate", path, "-o", tmp_path / "res", "--scheduler", "tcp://127.0.0.1:9", env=env)
+    assert "--scheduler tcp://127.0.0.1:9: cannot connect to the Dask scheduler" in assert_one_line_error(done)
+    assert not (tmp_path / "res").exists()
+
+
 # -- export -------------------------------------------------------------------------------
 
 
@@ -685,7 +952,9 @@ def _expected_leaves(metrics, prefix=""):
 
 
 def test_export_csv(tmp_path):
-    path = write_campaign(tmp_path / "c", BASIC + '\n[[policies]]\nname = "bad"\npython = "campaign_hooks:raises"\n', hooks=True)
+    path = write_campaign(
+        tmp_path / "c", BASIC + '\n[[policies]]\nname = "bad"\npython = "campaign_hooks:raises"\n', hooks=True
+    )
     results = tmp_path / "res"
     assert ember_cli("evaluate", path, "-o", results, "--workers", "2").returncode == 0
     out = tmp_path / "rows.csv"
@@ -700,9 +969,11 @@ def test_export_csv(tmp_path):
     assert header[:8] == fixed and header[8:] == sorted(header[8:])
     rows = read_rows(results)
     order = {"greedy": 0, "rnd": 1, "bad": 2}
-    scen = {"small-room": 0, "office-floor": 1}
+    scen = {"small-room": 0, "tiny": 1}
     expected_rows = sorted(rows, key=lambda r: (order[r["policy"]], scen[r["scenario_id"]], r["seed"]))
-    assert [(r[3], r[0], int(r[2])) for r in body] == [(r["policy"], r["scenario_id"], r["seed"]) for r in expected_rows]
+    assert [(r[3], r[0], int(r[2])) for r in body] == [
+        (r["policy"], r["scenario_id"], r["seed"]) for r in expected_rows
+    ]
     names = set()
     for row in rows:
         if row["metrics"]:

@@ -52,8 +52,12 @@ class RankingInputError(EmberError, ValueError):
         self.reason = reason
 
 
+class RenderError(EmberError, ValueError):
+    """The picture cannot be made (bad options, no Pillow, image too large)."""
+
+
 class MissingExtraError(EmberError, ImportError):
-    """An optional feature needs a package from an extra that is not installed."""
+    """An optional feature needs a package of an extra that is not installed (the message names it)."""
 
 
 class CampaignError(EmberError, ValueError):

@@ -11,6 +11,7 @@ lexicographically, so no amount of speed makes up for one more casualty.
 """
 
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -37,18 +38,21 @@ ROW_KEYS = (
 MAX_INTEGER = 2**63
 _DISTANCE_KEY = re.compile(r"[1-9][0-9]*")
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
-_SHOWN_CHARS = 60
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_SHOWN_CHARS = 100
 
 
 # --- strict JSON (simulator.md §1) ---------------------------------------------------
 
 
 def _object_without_duplicates(pairs):
-    result = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"duplicate key {key!r}")
-        result[key] = value
+    result = dict(pairs)  # at C speed; the slow search only when a key repeated
+    if len(result) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {key!r}")
+            seen.add(key)
     return result
 
 
@@ -105,6 +109,13 @@ def _string(value, path):
     return value
 
 
+def _identifier(value, path):
+    """An ID of simulator.md §1 (campaign, scenario and policy names are IDs, campaign.md §1-2)."""
+    if type(value) is not str or not _ID.fullmatch(value):
+        raise _Invalid(f"{path}: expected an ID ([A-Za-z0-9][A-Za-z0-9._-]{{0,63}}), got {_shown(value)}")
+    return value
+
+
 def _object(value, path):
     if type(value) is not dict:
         raise _Invalid(f"{path}: expected an object, got {_shown(value)}")
@@ -142,7 +153,7 @@ class Campaign:
 
     def _read(self, campaign):
         _object(campaign, "$")
-        self.name = _string(_member(campaign, "campaign", "$"), "$.campaign")
+        self.name = _identifier(_member(campaign, "campaign", "$"), "$.campaign")
         versions = _object(_member(campaign, "versions", "$"), "$.versions")
         for part, ours in (("metrics", METRICS_VERSION), ("ranking", RANKING_VERSION)):
             theirs = _member(versions, part, "$.versions")
@@ -154,26 +165,27 @@ class Campaign:
         for i, scenario in enumerate(_list(_member(campaign, "scenarios", "$"), "$.scenarios")):
             path = f"$.scenarios[{i}]"
             _object(scenario, path)
-            scenario_id = _string(_member(scenario, "scenario_id", path), f"{path}.scenario_id")
+            scenario_id = _identifier(_member(scenario, "scenario_id", path), f"{path}.scenario_id")
             scenario_hash = _string(_member(scenario, "scenario_hash", path), f"{path}.scenario_hash")
             if scenario_hash in self.scenarios:
                 raise _Invalid(f"{path}.scenario_hash: repeated scenario hash {_shown(scenario_hash)}")
             if scenario_id in ids:
                 raise _Invalid(f"{path}.scenario_id: repeated scenario ID {_shown(scenario_id)}")
             ids.add(scenario_id)
-            seeds = []
+            seeds = {}  # dict: ordered, fast membership
             for j, seed in enumerate(_list(_member(scenario, "seeds", path), f"{path}.seeds")):
                 _integer(seed, f"{path}.seeds[{j}]")
                 if seed in seeds:
                     raise _Invalid(f"{path}.seeds[{j}]: repeated seed {seed}")
-                seeds.append(seed)
+                seeds[seed] = None
                 self.keys.append((scenario_hash, seed))
             self.scenarios[scenario_hash] = (scenario_id, tuple(seeds))
+        self.key_set = frozenset(self.keys)
         self.policies = {}
         for i, policy in enumerate(_list(_member(campaign, "policies", "$"), "$.policies")):
             path = f"$.policies[{i}]"
             _object(policy, path)
-            name = _string(_member(policy, "name", path), f"{path}.name")
+            name = _identifier(_member(policy, "name", path), f"{path}.name")
             if name in self.policies:
                 raise _Invalid(f"{path}.name: repeated policy name {_shown(name)}")
             kinds = [kind for kind in POLICY_KINDS if kind in policy]
@@ -196,7 +208,7 @@ def read_campaign(data):
 class Episode:
     """The values ranking reads from one ok row (ranking.md §2)."""
 
-    __slots__ = ("casualties", "stranded", "time_to_safety", "histogram", "population", "evacuated")
+    __slots__ = ("casualties", "evacuated", "histogram", "population", "stranded", "time_to_safety")
 
     def __init__(self, metrics):
         safety = _object(_member(metrics, "safety", "$.metrics"), "$.metrics.safety")
@@ -222,16 +234,19 @@ class Episode:
         histogram = _object(_member(fire, "distance_histogram", "$.metrics.fire_exposure"), path)
         self.histogram = {}
         for key, count in histogram.items():
-            if not _DISTANCE_KEY.fullmatch(key) or len(key) > 19:
+            if not _DISTANCE_KEY.fullmatch(key):
                 raise _Invalid(f"{path}: key {_shown(key)} is not a distance d >= 1 in decimal without leading zeros")
-            self.histogram[_integer(int(key), f"{path}: key", minimum=1)] = _integer(count, f"{path}.{key}")
+            if len(key) > 19 or int(key) >= MAX_INTEGER:
+                raise _Invalid(f"{path}: distance {_shown(key)} is out of range (d < 2^63)")
+            self.histogram[int(key)] = _integer(count, f"{path}.{key}")
 
     def exposure(self):
         """x: Σ count / d over the histogram, exact."""
         return exposure_of(self.histogram)
 
-    def order_key(self):
-        return (self.casualties, self.stranded, self.time_to_safety, self.exposure())
+    def counts_key(self):
+        """(c, s, p): the order key without x, which is costlier and needed only to break a tie."""
+        return (self.casualties, self.stranded, self.time_to_safety)
 
 
 def exposure_of(histogram):
@@ -249,7 +264,7 @@ def exposure_of(histogram):
 class Row:
     """One checked line of ``episodes.jsonl``."""
 
-    __slots__ = ("line", "previous", "policy", "key", "ok", "metrics", "episode")
+    __slots__ = ("episode", "key", "line", "metrics", "ok", "policy", "previous")
 
     def __init__(self, line, policy, key, ok, metrics, episode):
         self.line = line
@@ -305,11 +320,13 @@ def _check_row(value, campaign):
     if policy not in campaign.policies:
         raise _Invalid(f"$.policy: {_shown(policy)} is not a policy of the campaign")
     key = (scenario_hash, seed)
-    if scenario_hash not in campaign.scenarios or seed not in campaign.scenarios[scenario_hash][1]:
+    if key not in campaign.key_set:
         raise _Invalid(f"$: scenario {_shown(scenario_hash)} with seed {seed} is not an episode of the campaign")
     expected_id = campaign.scenarios[scenario_hash][0]
     if scenario_id != expected_id:
-        raise _Invalid(f"$.scenario_id: the campaign names this scenario hash {_shown(expected_id)}, got {_shown(scenario_id)}")
+        raise _Invalid(
+            f"$.scenario_id: the campaign names this scenario hash {_shown(expected_id)}, got {_shown(scenario_id)}"
+        )
     episode = None
     if ok:
         for field, expected in (("scenario_hash", scenario_hash), ("seed", seed)):
@@ -320,12 +337,13 @@ def _check_row(value, campaign):
     return Row(0, policy, key, ok, metrics, episode)
 
 
-def read_rows(campaign, episodes):
-    """Check every complete line of ``episodes.jsonl``; returns (rows, warnings).
+def counting_rows(campaign, episodes, keep_metrics=False):
+    """Check every complete line of ``episodes.jsonl``; returns ({(policy, key): counting Row}, warnings).
 
     ``campaign`` is a ``Campaign``.  Lines are split on ``\\n`` only; bytes
     after the last newline (a torn line) are ignored with a warning.  Raises
-    ``RankingInputError`` naming the first bad line.
+    ``RankingInputError`` naming the first bad line.  A row's whole metrics
+    dict is kept only with ``keep_metrics`` (the report draws from it).
     """
     end = episodes.rfind(b"\n") + 1
     warnings = []
@@ -334,9 +352,7 @@ def read_rows(campaign, episodes):
         warnings.append(
             f"{EPISODES_FILE}:{torn_line}: ignored {len(episodes) - end} bytes after the last newline (a torn line)"
         )
-    rows = []
-    finished = {}  # (policy, key) -> line of its ok row
-    attempts = Counter()  # (policy, key) -> rows so far
+    counting = {}  # (policy, key) -> its last Row so far
     start = 0
     line = 0
     while start < end:
@@ -351,27 +367,22 @@ def read_rows(campaign, episodes):
         except _Invalid as exc:
             raise RankingInputError(EPISODES_FILE, line, str(exc)) from None
         slot = (row.policy, row.key)
-        if slot in finished:
-            raise RankingInputError(
-                EPISODES_FILE,
-                line,
-                f"a row for policy {_shown(row.policy)}, scenario {_shown(row.key[0])}, seed {row.key[1]} "
-                f"after its ok row on line {finished[slot]}",
-            )
-        if row.ok:
-            finished[slot] = line
+        before = counting.get(slot)
+        if before is not None:
+            if before.ok:
+                raise RankingInputError(
+                    EPISODES_FILE,
+                    line,
+                    f"a row for policy {_shown(row.policy)}, scenario {_shown(row.key[0])}, seed {row.key[1]} "
+                    f"after its ok row on line {before.line}",
+                )
+            row.previous = before.previous + 1
         row.line = line
-        row.previous = attempts[slot]
-        attempts[slot] += 1
-        rows.append(row)
+        if not keep_metrics:
+            row.metrics = None
+        counting[slot] = row
         start = stop + 1
-    return rows, warnings
-
-
-def counting_rows(campaign, episodes):
-    """{(policy, (scenario_hash, seed)): the counting (last) ``Row``}, and the warnings."""
-    rows, warnings = read_rows(campaign, episodes)
-    return {(row.policy, row.key): row for row in rows}, warnings
+    return counting, warnings
 
 
 # --- the ranking -----------------------------------------------------------------------
@@ -416,7 +427,8 @@ def _ranked_entry(name, kind, counting, campaign):
         part = _Totals()
         for seed in seeds:
             row = counting[name, (scenario_hash, seed)]
-            failed_before_ok += row.previous > 0
+            if row.previous:  # earlier rows exist, all failed (nothing follows an ok row)
+                failed_before_ok += 1
             part.add(row.episode)
             total.add(row.episode)
         by_scenario[scenario_id] = {
@@ -452,9 +464,11 @@ def _pair(above, below, counting, campaign):
     """ranking.md §4: how often, episode by episode, ``above`` is better, worse or equal."""
     tally = {"above_better": 0, "below_better": 0, "equal": 0}
     for key in campaign.keys:
-        mine = counting[above, key].episode.order_key()
-        theirs = counting[below, key].episode.order_key()
-        tally["above_better" if mine < theirs else "below_better" if mine > theirs else "equal"] += 1
+        mine, theirs = counting[above, key].episode, counting[below, key].episode
+        first, second = mine.counts_key(), theirs.counts_key()
+        if first == second:  # the exact exposure only when it decides
+            first, second = mine.exposure(), theirs.exposure()
+        tally["above_better" if first < second else "below_better" if first > second else "equal"] += 1
     return {"above": above, "below": below, **tally}
 
 
@@ -484,9 +498,7 @@ def compute_ranking(campaign, episodes):
     for position, (order, entry) in enumerate(scored):
         tied = position and order == scored[position - 1][0]
         ranked.append({"rank": ranked[-1]["rank"] if tied else position + 1, **entry})
-    pairs = [
-        _pair(above["policy"], below["policy"], counting, resolved) for above, below in zip(ranked, ranked[1:])
-    ]
+    pairs = [_pair(above["policy"], below["policy"], counting, resolved) for above, below in itertools.pairwise(ranked)]
     end = episodes.rfind(b"\n") + 1
     ranking = {
         "ranking_version": RANKING_VERSION,
@@ -514,7 +526,7 @@ def ranking_bytes(ranking):
 # --- leaderboard text ------------------------------------------------------------------
 
 LEADERBOARD_FORMATS = ("table", "markdown")
-_TABLE_STYLES = {"table": "simple", "markdown": "github"}
+_TABLE_STYLES = {"table": "simple", "markdown": "pipe"}
 LEADERBOARD_COLUMNS = (
     "rank", "policy", "casualties", "stranded", "evacuated", "time to safety", "exposure",
 )  # fmt: skip

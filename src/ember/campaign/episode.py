@@ -8,7 +8,7 @@ renamed into place, so an attempt that runs twice (a Dask task rerun after
 its worker was lost) leaves one complete file.
 
 The two ways an episode is measured live here and nowhere else:
-``measure_run`` (a policy run in EMBER's simulator) and ``measure_file``
+``measure`` (a policy run in EMBER's simulator) and ``measure_file``
 (a submitted record), both through the engine's entry points.
 """
 
@@ -16,6 +16,7 @@ import copy
 import gzip
 import hashlib
 import importlib
+import json
 import os
 import signal
 import sys
@@ -24,9 +25,9 @@ import time
 import uuid
 
 from ..agent import AgentError, AgentPolicy
-from ..engine import MetricsStream, episode_metrics
+from ..canonical import AFTER_STEPS, RECORD_TAIL
+from ..engine import episode_metrics, measure_run
 from ..errors import ActionError, EmberError
-from ..record.writer import run_episode
 from ..scenario import compile_scenario
 from ..sim.policies import make_policy
 from .spec import module_path, split_python_source
@@ -40,7 +41,10 @@ class EpisodeFailure(Exception):
 
 
 class _PolicyTimeout(BaseException):
-    """Raised by the alarm inside a python policy (BaseException: the policy's own ``except Exception`` must not eat it)."""
+    """Raised by the alarm inside a python policy.
+
+    A BaseException: the policy's own ``except Exception`` must not eat it.
+    """
 
 
 def one_line(text):
@@ -51,34 +55,47 @@ def one_line(text):
 # -- measuring ----------------------------------------------------------------
 
 
-class _MeasuringSink:
-    """A binary 'file' for ``run_episode``: bytes go to the metrics stream, and to a gzip file and a hash when kept."""
+class _RecordTee:
+    """A binary 'file' for ``measure_run``'s record: kept gzip'ed and hashed, and its final state caught.
 
-    def __init__(self, stream, keep=None):
-        self.stream = stream
+    ``keep`` (a binary file or None) receives the record's bytes.  The
+    writer emits the final state in the episode's last write, after the
+    steps' closing bracket: it is read back from there for the agent's end
+    message.
+    """
+
+    def __init__(self, keep):
         self.keep = keep
-        self.sha = hashlib.sha256() if keep is not None else None
+        self.sha = hashlib.sha256()
+        self.last = b""
 
     def write(self, data):
-        self.stream.feed(data)
         if self.keep is not None:
             self.keep.write(data)
-            self.sha.update(data)
+        self.sha.update(data)
+        self.last = data
         return len(data)
 
     def flush(self):
-        pass
+        pass  # nobody follows this record live: let gzip compress whole blocks
+
+    def final_state(self):
+        _, _, tail = bytes(self.last).partition(AFTER_STEPS)
+        return json.loads(tail[: -len(RECORD_TAIL)])
 
 
-def measure_run(scenario, policy, seed, keep=None):
-    """Run ``policy`` on a compiled scenario; return (metrics dict, record SHA-256 hex or None).
+def measure(scenario, policy, seed, keep=None, need_final_state=False):
+    """Run ``policy`` through the engine's simulator-driven entry point.
 
-    ``keep``: a binary file that receives the record's bytes, or None.
+    Returns (metrics dict, record SHA-256 hex or None, final state or None).
+    Without ``keep`` and ``need_final_state`` no record byte is encoded:
+    steps go from the simulator straight to the accumulators.
     """
-    stream = MetricsStream(scenario)
-    sink = _MeasuringSink(stream, keep)
-    final_state = run_episode(scenario, policy, seed, sink)
-    return stream.close().to_dict(), final_state, (sink.sha.hexdigest() if sink.sha is not None else None)
+    if keep is None and not need_final_state:
+        return measure_run(scenario, policy, seed).to_dict(), None, None
+    tee = _RecordTee(keep)
+    metrics = measure_run(scenario, policy, seed, out=tee).to_dict()
+    return metrics, (tee.sha.hexdigest() if keep is not None else None), tee.final_state()
 
 
 def _hashed_chunks(path, sha):
@@ -91,10 +108,41 @@ def _hashed_chunks(path, sha):
             yield chunk
 
 
+def _decompressed_sha256(path, head):
+    """SHA-256 of what a (valid, already authenticated) compressed record decompresses to."""
+    sha = hashlib.sha256()
+    if head.startswith(b"\x1f\x8b"):
+        # Multi-member gzip is one stream, as the engine reads it.
+        stream = gzip.open(path, "rb")  # noqa: SIM115 (closed by the with below)
+    else:
+        try:
+            from compression import zstd  # Python 3.14+
+
+            stream = zstd.open(path, "rb")
+        except ImportError:
+            import zstandard  # the 'zstd' extra: the engine has just read this record with it
+
+            raw = open(path, "rb")  # noqa: SIM115 (closed with the reader: closefd)
+            stream = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=True)
+    with stream:
+        while True:
+            chunk = stream.read(1 << 16)
+            if not chunk:
+                return sha.hexdigest()
+            sha.update(chunk)
+
+
 def measure_file(scenario, path):
-    """Authenticate and measure a submitted record file; return (metrics dict, SHA-256 hex of its bytes)."""
+    """Authenticate and measure a submitted record file (plain, gzip or zstd).
+
+    Returns (metrics dict, SHA-256 hex of its decompressed bytes).
+    """
     sha = hashlib.sha256()
     metrics = episode_metrics(scenario, _hashed_chunks(path, sha)).to_dict()
+    with open(path, "rb") as handle:
+        head = handle.read(4)
+    if head.startswith((b"\x1f\x8b", b"\x28\xb5\x2f\xfd")):
+        return metrics, _decompressed_sha256(path, head)
     return metrics, sha.hexdigest()
 
 
@@ -123,7 +171,7 @@ class _PythonPolicy:
                     signal.setitimer(signal.ITIMER_REAL, 0)
         except _PolicyTimeout:
             raise EpisodeFailure(self._too_slow()) from None
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 (a policy is foreign code)
             raise EpisodeFailure(f"step {self.step}: the python policy raised {type(exc).__name__}: {exc}") from None
         if not alarm and time.perf_counter() - started > self.timeout:
             # Off the main thread (a Dask worker) no alarm can interrupt the call: it is judged when it returns.
@@ -151,13 +199,15 @@ def _run_python(entry, scenario, seed, folder, keep):
     try:
         factory = _python_factory(entry["python"], folder)
         policy = factory(copy.deepcopy(scenario.data))
-    except Exception as exc:
-        raise EpisodeFailure(f"the python policy {entry['python']} could not be made: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 (a factory is foreign code)
+        raise EpisodeFailure(
+            f"the python policy {entry['python']} could not be made: {type(exc).__name__}: {exc}"
+        ) from None
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGALRM, _raise_timeout)
     wrapped = _PythonPolicy(policy, entry["step_timeout"])
     try:
-        return measure_run(scenario, wrapped, seed, keep)
+        return measure(scenario, wrapped, seed, keep)
     except ActionError as exc:
         raise EpisodeFailure(f"step {wrapped.step}: the python policy returned illegal actions: {exc}") from None
 
@@ -170,10 +220,10 @@ def _run_agent(entry, scenario, seed, folder, keep, log_path):
             try:
                 with AgentPolicy(entry["agent"], scenario.data, entry["step_timeout"], cwd=folder, stderr=log) as agent:
                     try:
-                        result = measure_run(scenario, agent, seed, keep)
+                        result = measure(scenario, agent, seed, keep, need_final_state=True)
                     except ActionError as exc:
                         raise agent.refused(exc) from exc
-                    agent.finish(result[1])
+                    agent.finish(result[2])
             except AgentError as exc:
                 raise EpisodeFailure(str(exc)) from None
     finally:
@@ -215,7 +265,10 @@ def _attempt(task):
         except OSError as exc:
             raise EpisodeFailure(f"{os.path.relpath(path, folder)}: cannot read: {exc.strerror or exc}") from None
         if metrics["seed"] != seed:
-            raise EpisodeFailure(f"{os.path.relpath(path, folder)}: the record's header names seed {metrics['seed']}, its place seed {seed}.")
+            raise EpisodeFailure(
+                f"{os.path.relpath(path, folder)}: the record's header names seed {metrics['seed']}, "
+                f"its place seed {seed}."
+            )
         return metrics, os.path.relpath(path, folder), sha
     kept = None
     if task["keep_records"]:
@@ -224,13 +277,13 @@ def _attempt(task):
         os.makedirs(os.path.dirname(target), exist_ok=True)
         tmp = f"{target}.tmp{uuid.uuid4().hex}"
     try:
-        raw = open(tmp, "wb") if kept else None
+        raw = open(tmp, "wb") if kept else None  # noqa: SIM115 (closed in the finally)
         try:
             # mtime 0 and no file name in the gzip header: the bytes are reproducible.
             keep = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if raw else None
             try:
                 if "builtin" in entry:
-                    result = measure_run(scenario, make_policy(entry["builtin"], scenario, seed), seed, keep)
+                    result = measure(scenario, make_policy(entry["builtin"], scenario, seed), seed, keep)
                 elif "python" in entry:
                     result = _run_python(entry, scenario, seed, folder, keep)
                 else:
@@ -242,7 +295,7 @@ def _attempt(task):
         finally:
             if raw is not None:
                 raw.close()
-        metrics, _, sha = result
+        metrics, sha, _ = result
         if kept:
             os.replace(tmp, target)
     finally:

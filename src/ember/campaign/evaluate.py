@@ -148,8 +148,18 @@ def plan(campaign, resolved, rows, retry_failed, results, keep_records):
     return tasks
 
 
-def evaluate(campaign_path, results_dir, *, workers=None, scheduler=None, retries=DEFAULT_RETRIES, retry_failed=False,
-             keep_records=False, stream=None, warn=None):
+def evaluate(
+    campaign_path,
+    results_dir,
+    *,
+    workers=None,
+    scheduler=None,
+    retries=DEFAULT_RETRIES,
+    retry_failed=False,
+    keep_records=False,
+    stream=None,
+    warn=None,
+):
     """Run a campaign into ``results_dir``; return a ``Summary``.
 
     Raises ``CampaignError`` for bad input before anything is written;
@@ -176,12 +186,21 @@ def evaluate(campaign_path, results_dir, *, workers=None, scheduler=None, retrie
         runner = None
         if tasks:
             # Connect before writing: an unreachable scheduler is bad input, and nothing is written.
-            runner = _runner(workers, scheduler)
+            try:
+                runner = _runner(workers, scheduler)
+            except CampaignError:
+                store.discard_if_created()
+                raise
         try:
             if torn:
-                warn(f"{store.file('episodes.jsonl')}: a torn last line ({len(torn)} bytes) was moved to episodes.jsonl.torn.")
+                warn(
+                    f"{store.file('episodes.jsonl')}: a torn last line ({len(torn)} bytes) "
+                    "was moved to episodes.jsonl.torn."
+                )
             store.start(resolved, torn)
-            summary = Summary(sum(len(sc["seeds"]) for sc in resolved["scenarios"]) * len(resolved["policies"]), len(tasks))
+            summary = Summary(
+                sum(len(sc["seeds"]) for sc in resolved["scenarios"]) * len(resolved["policies"]), len(tasks)
+            )
             progress = _Progress(len(tasks), stream)
 
             def on_row(row):
@@ -223,5 +242,7 @@ def _runner(workers, scheduler):
         try:
             return DaskRunner(scheduler)
         except (OSError, TimeoutError, ValueError) as exc:
-            raise CampaignError(f"--scheduler {scheduler}: cannot connect to the Dask scheduler: {' '.join(str(exc).split())}") from None
+            raise CampaignError(
+                f"--scheduler {scheduler}: cannot connect to the Dask scheduler: {' '.join(str(exc).split())}"
+            ) from None
     return LocalRunner(workers or os.cpu_count() or 1)

@@ -72,6 +72,7 @@ class LocalRunner:
         self._started = self._context.SimpleQueue()
         self._executor = None
         self._processes = {}
+        self._futures = {}  # future -> key, for the current pool
         self._running = {}  # key -> pid of the worker that announced it
 
     def _pool(self):
@@ -85,23 +86,38 @@ class LocalRunner:
         return self._executor
 
     def submit(self, task, key, attempt):
-        return self._pool().submit(_local_entry, task, key)
+        future = self._pool().submit(_local_entry, task, key)
+        self._futures[future] = key
+        return future
 
     def wait(self, futures):
         done, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_COMPLETED)
         return done
 
-    def outcomes(self, done, keys):
-        """(key, outcome) for each finished future; a broken pool is examined once for all its futures."""
+    def outcomes(self, done):
+        """(future, key, outcome) for each finished future.
+
+        A broken pool fails every future it holds: they are all taken at once,
+        with one verdict on which episode's worker was killed, and the pool
+        is replaced.
+        """
+        if any(_broken(future) for future in done):
+            everything = list(self._futures)
+            concurrent.futures.wait(everything)  # the pool is broken: each fails or has finished
+            done = everything
         results, lost = [], []
         for future in done:
-            try:
-                results.append((keys[future], ("row", future.result())))
-            except concurrent.futures.process.BrokenProcessPool:
-                lost.append(keys[future])
+            key = self._futures.pop(future)
+            error = future.exception()
+            if isinstance(error, concurrent.futures.process.BrokenProcessPool):
+                lost.append((future, key))
+            elif error is not None:  # run_task returns failures as rows: this is the pool's own error
+                results.append((future, key, ("error", f"{type(error).__name__}: {error}")))
+            else:
+                results.append((future, key, ("row", future.result())))
         if lost:
-            charged = self._victims(lost)
-            results.extend((key, ("lost", key in charged)) for key in lost)
+            charged = self._victims([key for _, key in lost])
+            results.extend((future, key, ("lost", key in charged)) for future, key in lost)
         return results
 
     def _victims(self, lost):
@@ -109,6 +125,7 @@ class LocalRunner:
         processes, self._processes = self._processes, {}
         self._executor.shutdown(wait=True)
         self._executor = None
+        self._futures = {}
         started = [key for key in lost if key in self._running]
         killed = []
         for key in started:
@@ -136,6 +153,7 @@ class LocalRunner:
 
     def close(self, terminate=False):
         executor, self._executor = self._executor, None
+        self._futures = {}
         if executor is None:
             return
         if terminate:
@@ -143,6 +161,10 @@ class LocalRunner:
                 if process.is_alive():
                     process.terminate()
         executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _broken(future):
+    return isinstance(future.exception(), concurrent.futures.process.BrokenProcessPool)
 
 
 # -- Dask ---------------------------------------------------------------------------
@@ -165,34 +187,35 @@ class DaskRunner:
         workers = len(self.client.scheduler_info().get("workers", {})) or 1
         self.window = max(2, 2 * workers)
         self._completed = as_completed(loop=self.client.loop)
+        self._keys = {}  # Dask key -> episode key
 
     def submit(self, task, key, attempt):
         # A deterministic key per attempt: the same attempt submitted twice runs once;
         # a retry after a lost worker is a new attempt with a new key.
         future = self.client.submit(run_task, task, key=_dask_key(task, attempt), pure=False, retries=0)
+        self._keys[future.key] = key
         self._completed.add(future)
         return future
 
     def wait(self, futures):
         return {next(self._completed)}
 
-    def outcomes(self, done, keys):
+    def outcomes(self, done):
+        """(future, key, outcome) for each finished future."""
         from distributed import KilledWorker
 
         results = []
         for future in done:
-            key = keys[future]
+            key = self._keys.pop(future.key)
             if future.status == "finished":
-                results.append((key, ("row", future.result())))
+                results.append((future, key, ("row", future.result())))
                 continue
             try:
                 future.result()
-            except KilledWorker:
-                results.append((key, ("lost", True)))
-            except concurrent.futures.CancelledError:
-                results.append((key, ("lost", True)))
-            except Exception as exc:  # run_task returns failures as rows: this is Dask's own error
-                results.append((key, ("error", f"dask: {type(exc).__name__}: {exc}")))
+            except (KilledWorker, concurrent.futures.CancelledError):
+                results.append((future, key, ("lost", True)))
+            except Exception as exc:  # noqa: BLE001 (run_task returns failures as rows: this is Dask's own error)
+                results.append((future, key, ("error", f"dask: {type(exc).__name__}: {exc}")))
             future.release()
         return results
 
@@ -223,10 +246,9 @@ def drive(runner, tasks, retries, on_row):
             key = pending.popleft()
             attempts[key] += 1
             in_flight[runner.submit(tasks[key], key, attempts[key])] = key
-        done = runner.wait(in_flight)
-        keys = {future: in_flight.pop(future) for future in done}
         retry = []
-        for key, (kind, value) in runner.outcomes(done, keys):
+        for future, key, (kind, value) in runner.outcomes(runner.wait(in_flight)):
+            in_flight.pop(future, None)
             runner.finished(key)
             if key in written:
                 continue

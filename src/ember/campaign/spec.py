@@ -37,7 +37,12 @@ class ScenarioEntry:
         self.seeds = seeds
 
     def resolved(self):
-        return {"scenario_id": self.scenario_id, "scenario_hash": self.scenario_hash, "source": self.source, "seeds": list(self.seeds)}
+        return {
+            "scenario_id": self.scenario_id,
+            "scenario_hash": self.scenario_hash,
+            "source": self.source,
+            "seeds": list(self.seeds),
+        }
 
 
 class Campaign:
@@ -56,9 +61,14 @@ def _fail(where, message):
 
 
 def _type_name(value):
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array", dict: "a table"}.get(
-        type(value), type(value).__name__
-    )
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
 
 
 def _shown(value):
@@ -155,15 +165,27 @@ def _scenarios(value, folder, default_seeds):
             data = _load_scenario(item, folder, where)
             source = item
             if default_seeds is None:
-                _fail(where, "no seeds: give the scenario a table with its own 'seeds' or the campaign top-level 'seeds'.")
+                _fail(
+                    where, "no seeds: give the scenario a table with its own 'seeds' or the campaign top-level 'seeds'."
+                )
             seeds = default_seeds
         else:
-            _fail(where, f"expected a string (builtin:NAME or a path) or a table with 'source', got {_type_name(item)}.")
+            _fail(
+                where, f"expected a string (builtin:NAME or a path) or a table with 'source', got {_type_name(item)}."
+            )
         entry = ScenarioEntry(data, source, seeds)
         if entry.scenario_hash in by_hash:
-            _fail(where, f"the scenario's content hash repeats scenarios[{by_hash[entry.scenario_hash]}] ({entry.scenario_hash}).")
+            _fail(
+                where,
+                f"the scenario's content hash repeats scenarios[{by_hash[entry.scenario_hash]}] "
+                f"({entry.scenario_hash}).",
+            )
         if entry.scenario_id in by_id:
-            _fail(where, f"scenario ID {entry.scenario_id!r} is also scenarios[{by_id[entry.scenario_id]}]'s, with another content hash.")
+            _fail(
+                where,
+                f"scenario ID {entry.scenario_id!r} is also scenarios[{by_id[entry.scenario_id]}]'s, "
+                "with another content hash.",
+            )
         by_hash[entry.scenario_hash] = by_id[entry.scenario_id] = i
         entries.append(entry)
     return entries
@@ -250,7 +272,9 @@ def _policies(value, folder):
             if not argv:
                 _fail(f"{where}.agent", "the agent command is empty.")
         if kind in ("agent", "python"):
-            entry["step_timeout"] = _step_timeout(item.get("step_timeout", DEFAULT_STEP_TIMEOUT), f"{where}.step_timeout")
+            entry["step_timeout"] = _step_timeout(
+                item.get("step_timeout", DEFAULT_STEP_TIMEOUT), f"{where}.step_timeout"
+            )
         entries.append(entry)
     return entries
 

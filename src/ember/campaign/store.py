@@ -19,7 +19,19 @@ EPISODES_FILE = "episodes.jsonl"
 TORN_FILE = "episodes.jsonl.torn"
 RANKING_FILE = "ranking.json"
 ROW_KEYS = frozenset(
-    ("scenario_id", "scenario_hash", "seed", "policy", "status", "error", "metrics", "steps", "record", "record_sha256", "elapsed_s")
+    (
+        "scenario_id",
+        "scenario_hash",
+        "seed",
+        "policy",
+        "status",
+        "error",
+        "metrics",
+        "steps",
+        "record",
+        "record_sha256",
+        "elapsed_s",
+    )
 )
 #: campaign.json versions that must match on resume; "package" may differ.
 RESULT_VERSIONS = ("simulator", "observation", "metrics", "ranking")
@@ -68,7 +80,9 @@ def read_campaign_json(path):
 def _campaign_shape(value):
     if not isinstance(value, dict) or set(value) != {"campaign", "versions", "scenarios", "policies"}:
         return "expected an object with exactly the keys campaign, versions, scenarios, policies."
-    if not isinstance(value["versions"], dict) or any(not isinstance(value["versions"].get(k), str) for k in RESULT_VERSIONS):
+    if not isinstance(value["versions"], dict) or any(
+        not isinstance(value["versions"].get(k), str) for k in RESULT_VERSIONS
+    ):
         return f"$.versions: expected strings {', '.join(RESULT_VERSIONS)}."
     if not isinstance(value["scenarios"], list) or not isinstance(value["policies"], list):
         return "$.scenarios and $.policies must be arrays."
@@ -106,10 +120,15 @@ class Rows:
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             raise CampaignError(f"{where}: not a row (not valid JSON: {exc}).") from None
         if not isinstance(row, dict) or set(row) != ROW_KEYS:
-            raise CampaignError(f"{where}: not a row: expected an object with exactly the keys {', '.join(sorted(ROW_KEYS))}.")
+            raise CampaignError(
+                f"{where}: not a row: expected an object with exactly the keys {', '.join(sorted(ROW_KEYS))}."
+            )
+        for key in ("scenario_id", "scenario_hash", "policy"):
+            if not isinstance(row[key], str):
+                raise CampaignError(f"{where}: not a row: {key} must be a string, got {type(row[key]).__name__}.")
         if row["status"] not in ("ok", "failed"):
-            raise CampaignError(f"{where}: not a row: status must be \"ok\" or \"failed\", got {row['status']!r}.")
-        if type(row["seed"]) is not int:
+            raise CampaignError(f'{where}: not a row: status must be "ok" or "failed", got {row["status"]!r}.')
+        if type(row["seed"]) is not int:  # a boolean is not a seed
             raise CampaignError(f"{where}: not a row: seed must be an integer, got {row['seed']!r}.")
         if (row["status"] == "ok") != isinstance(row["metrics"], dict):
             raise CampaignError(f"{where}: not a row: metrics must be an object on ok rows and null on failed rows.")
@@ -118,12 +137,15 @@ class Rows:
         scenario_id = self.keys.get((row["scenario_hash"], row["seed"]))
         if scenario_id is None or scenario_id != row["scenario_id"]:
             raise CampaignError(
-                f"{where}: the row's episode ({row['scenario_id']}, {row['scenario_hash']}, seed {row['seed']}) is not in campaign.json."
+                f"{where}: the row's episode ({row['scenario_id']}, {row['scenario_hash']}, seed {row['seed']}) "
+                "is not in campaign.json."
             )
         key = episode_key(row)
         previous = self.counting.get(key)
         if previous is not None and previous["status"] == "ok":
-            raise CampaignError(f"{where}: a row after an ok row for policy {row['policy']!r}, {row['scenario_id']} seed {row['seed']}.")
+            raise CampaignError(
+                f"{where}: a row after an ok row for policy {row['policy']!r}, {row['scenario_id']} seed {row['seed']}."
+            )
         self.counting[key] = row
         self.count += 1
 
@@ -147,7 +169,11 @@ def read_rows(path, campaign):
 
 
 def merge_campaign(old, new, where):
-    """The campaign.json of a resume: ``old`` plus what ``new`` adds; any other change is a CampaignError (the first difference)."""
+    """The campaign.json of a resume: ``old`` plus what ``new`` adds.
+
+    Any other change is a CampaignError naming the first difference.
+    """
+
     def refuse(text):
         raise CampaignError(f"{where} differs from the campaign file: {text}; results of two campaigns never mix.")
 
@@ -163,7 +189,10 @@ def merge_campaign(old, new, where):
         if now is None:
             refuse(f"scenarios[{i}] ({sc['scenario_id']}) is missing from the campaign file (a resume may only add)")
         if now["scenario_hash"] != sc["scenario_hash"]:
-            refuse(f"scenarios[{i}] ({sc['scenario_id']}) has content hash {sc['scenario_hash']} there, {now['scenario_hash']} now")
+            refuse(
+                f"scenarios[{i}] ({sc['scenario_id']}) has content hash {sc['scenario_hash']} there, "
+                f"{now['scenario_hash']} now"
+            )
         dropped = sorted(set(sc["seeds"]) - set(now["seeds"]))
         if dropped:
             refuse(f"scenarios[{i}] ({sc['scenario_id']}) lost seed {dropped[0]} (a resume may only add seeds)")
@@ -200,6 +229,7 @@ class ResultsDir:
         self.path = os.path.abspath(path)
         self._lock_fd = None
         self._episodes = None
+        self.created = False
 
     def file(self, name):
         return os.path.join(self.path, name)
@@ -208,6 +238,7 @@ class ResultsDir:
         """Create the folder if needed and take its lock; a second writer gets a CampaignError."""
         if os.path.exists(self.path) and not os.path.isdir(self.path):
             raise CampaignError(f"{self.path}: the results directory is a file.")
+        self.created = not os.path.exists(self.path)
         try:
             os.makedirs(self.path, exist_ok=True)
             fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
@@ -220,9 +251,19 @@ class ResultsDir:
         except OSError as exc:
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise CampaignError(f"{self.path}: another 'ember evaluate' is writing to this results directory (it is locked).") from None
+                raise CampaignError(
+                    f"{self.path}: another 'ember evaluate' is writing to this results directory (it is locked)."
+                ) from None
             raise CampaignError(f"{self.path}: cannot lock the results directory: {exc.strerror or exc}.") from None
         self._lock_fd = fd
+
+    def discard_if_created(self):
+        """Remove the folder again if ``lock`` created it (a run refused before its first write leaves nothing)."""
+        if self.created:
+            try:
+                os.rmdir(self.path)
+            except OSError:
+                pass  # someone put something there meanwhile: leave it
 
     def close(self):
         if self._episodes is not None:
@@ -243,8 +284,15 @@ class ResultsDir:
         """(campaign.json dict, Rows, torn bytes), or None for a new results directory. Reads only."""
         campaign_path = self.file(CAMPAIGN_FILE)
         if not os.path.exists(campaign_path):
-            if os.listdir(self.path):
-                raise CampaignError(f"{self.path}: not empty and holds no {CAMPAIGN_FILE}; give a new or empty folder, or a results directory.")
+            # An empty episodes.jsonl (and a temporary campaign.json) is what a run killed
+            # during its first writes leaves: that is still a new results directory.
+            names = [n for n in os.listdir(self.path) if not n.startswith(CAMPAIGN_FILE + ".tmp")]
+            leftover = names == [EPISODES_FILE] and os.path.getsize(self.file(EPISODES_FILE)) == 0
+            if names and not leftover:
+                raise CampaignError(
+                    f"{self.path}: not empty and holds no {CAMPAIGN_FILE}; "
+                    "give a new or empty folder, or a results directory."
+                )
             return None
         old = read_campaign_json(campaign_path)
         episodes = self.file(EPISODES_FILE)
@@ -254,7 +302,10 @@ class ResultsDir:
         return old, rows, torn
 
     def start(self, resolved, torn):
-        """The first writes of a run: set torn bytes aside, drop a stale ranking, write campaign.json, open episodes.jsonl."""
+        """The first writes of a run.
+
+        Set torn bytes aside, drop a stale ranking, write campaign.json, open episodes.jsonl.
+        """
         episodes = self.file(EPISODES_FILE)
         if torn:
             with open(self.file(TORN_FILE), "ab") as handle:
@@ -272,8 +323,9 @@ class ResultsDir:
                 handle.flush()
                 os.fsync(handle.fileno())
 
+        # episodes.jsonl first: campaign.json never exists without it.
+        self._episodes = open(episodes, "ab")  # noqa: SIM115 (open for the whole run)
         write_atomically(self.file(CAMPAIGN_FILE), save)
-        self._episodes = open(episodes, "ab")
         _fsync_dir(self.path)
 
     def append(self, row):

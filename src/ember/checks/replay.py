@@ -5,12 +5,26 @@ simulator.  ``Replayer`` compares part by part and returns the first
 mismatch; ``ReplayCheck`` is its accumulator form inside the engine, which
 remembers the first divergence and stops replaying there while the
 structural checks go on (the precedence rule of simulator.md §7).
+
+The replay owns "try this line" of the canonical-line fast path
+(simulator.md §5): ``Replayer.try_line`` slices a step line's actions,
+steps the simulator and compares canonical bytes; a step it took but could
+not match is kept as pending, for the strict comparison of the same step.
+``PolicyRun`` drives the same simulator with a policy instead of a record
+(``ember.engine.measure_run``).
 """
 
+import json
+
 from ..accumulator import Accumulator
-from ..canonical import canonical_json
+from ..canonical import STEP_LINE_START, canonical_json
 from ..errors import ActionError, ReplayMismatchError
+from ..sim.policies import make_policy
 from ..sim.simulator import SeedError, Simulator
+
+# A canonical step line starts with its actions object, which nests
+# nothing: its first "}" closes it.
+_ACTIONS_START = len(STEP_LINE_START) - 1
 
 
 def _kind(value):
@@ -43,7 +57,7 @@ def _lookup(value, path, root):
     """The value at ``path`` (a suffix of ``root``'s path), for messages."""
     import re
 
-    for name, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path[len(root):]):
+    for name, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path[len(root) :]):
         try:
             value = value[name] if name else value[int(index)]
         except (KeyError, IndexError, TypeError):
@@ -52,15 +66,33 @@ def _lookup(value, path, root):
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+class ReplayedStep:
+    """A step the replaying simulator has taken, with the state it left (person indexes, flat cells).
+
+    ``final_state`` is the episode's final state once this step has ended it, else None.
+    """
+
+    __slots__ = ("step", "status", "position", "final_state")
+
+    def __init__(self, sim, step):
+        self.step = step
+        self.status = list(sim.status)
+        self.position = list(sim.position)
+        self.final_state = sim.final_state
+
+
 class Replayer:
     """A simulator fed the record's actions, compared part by part."""
 
     def __init__(self, scenario, header):
         self.sim = None
+        self.pending = None  # a step try_line took but could not match: the strict comparison's replay
         try:
             self.sim = Simulator(scenario, header.get("seed") if isinstance(header, dict) else None)
         except SeedError as exc:
-            self.error = ReplayMismatchError(f"step 0: $.header.seed: the simulator cannot start: {exc}", 0, "$.header.seed")
+            self.error = ReplayMismatchError(
+                f"step 0: $.header.seed: the simulator cannot start: {exc}", 0, "$.header.seed"
+            )
             return
         self.error = self.compare(header, self.sim.header, "$.header", 0)
 
@@ -79,20 +111,48 @@ class Replayer:
     def initial_state(self, value):
         return self.compare(value, self.sim.initial_state, "$.initial_state", 0)
 
-    def step(self, t, value, path, replayed=None):
-        """Compare step ``t``; ``replayed`` is the simulator's step if already taken."""
+    def try_line(self, line):
+        """The ``ReplayedStep`` whose canonical bytes are exactly ``line`` (a step line without
+        its separator), or None.
+
+        None changes nothing the strict path depends on: either the
+        simulator has not moved (unreadable actions, actions it refuses), or
+        its step is kept as pending and the strict comparison of that step
+        uses it instead of stepping again.
+        """
+        end = line.find(b"}", _ACTIONS_START)
+        try:
+            actions = json.loads(line[_ACTIONS_START : end + 1])
+        except (ValueError, RecursionError):  # deep nesting: the strict reader refuses it by its limits
+            return None
+        try:
+            replayed = self.sim.step(actions)
+        except ActionError:
+            return None  # the state is unchanged; the strict path will report it
+        if canonical_json(replayed) != line:
+            self.pending = replayed
+            return None
+        return ReplayedStep(self.sim, replayed)
+
+    def step(self, t, value, path):
+        """Compare step ``t`` with the replay (the pending step of ``try_line``, if any)."""
+        replayed, self.pending = self.pending, None
         if replayed is None:
             actions = value.get("actions") if isinstance(value, dict) else None
             try:
                 replayed = self.sim.step(actions)
             except ActionError as exc:
-                return ReplayMismatchError(f"step {t}: {path}.actions: the simulator rejects the recorded actions: {exc}", t, f"{path}.actions")
+                return ReplayMismatchError(
+                    f"step {t}: {path}.actions: the simulator rejects the recorded actions: {exc}", t, f"{path}.actions"
+                )
         return self.compare(value, replayed, path, t)
 
     def final_state(self, value, steps):
         if self.sim.final_state is None:
             return ReplayMismatchError(
-                f"step {steps}: $.final_state: the replay has not terminated after the record's {steps} steps.", steps, "$.final_state"
+                f"step {steps}: $.final_state: the replay has not terminated after the record's {steps} steps.",
+                steps,
+                "$.final_state",
             )
         return self.compare(value, self.sim.final_state, "$.final_state", steps)
 
@@ -103,13 +163,17 @@ class ReplayCheck(Accumulator):
     def __init__(self, scenario, header, initial_raw):
         self.replayer = Replayer(scenario, header)
         self.mismatch = self.replayer.error or self.replayer.initial_state(initial_raw)
-        self.pending = None  # a step the fast path replayed but could not match
 
-    def feed(self, tr):
+    def try_line(self, line):
+        """``Replayer.try_line``, while the replay has not diverged (else None)."""
+        if self.mismatch is not None:
+            return None
+        return self.replayer.try_line(line)
+
+    def update(self, tr):
         if tr.replayed or self.mismatch is not None:
             return  # already byte-identical, or replay has stopped
-        pending, self.pending = self.pending, None
-        self.mismatch = self.replayer.step(tr.t, tr.step, tr.path, pending)
+        self.mismatch = self.replayer.step(tr.t, tr.step, tr.path)
 
     def finish(self, final_raw, steps):
         if self.mismatch is None:
@@ -117,3 +181,24 @@ class ReplayCheck(Accumulator):
 
     def result(self):
         return self.mismatch
+
+
+class PolicyRun:
+    """The replaying simulator driven by a policy instead of a record.
+
+    ``policy`` is a callable ``observation -> {person_id: action}`` or the
+    name of a built-in policy.  ``steps()`` asks the policy, steps the
+    simulator (an ``ActionError`` for illegal actions passes through, as in
+    ``run_episode``) and yields each ``ReplayedStep`` until termination.
+    """
+
+    def __init__(self, scenario, seed, policy):
+        self.sim = Simulator(scenario, seed)
+        self.policy = make_policy(policy, self.sim.scenario, seed) if isinstance(policy, str) else policy
+        self.header = self.sim.header
+        self.initial_state = self.sim.initial_state
+
+    def steps(self):
+        sim, policy = self.sim, self.policy
+        while not sim.terminated:
+            yield ReplayedStep(sim, sim.step(policy(sim.observe())))

@@ -1,0 +1,68 @@
+"""``ember report``: one self-contained HTML page for a campaign's results directory.
+
+The page is built from the same two files as ``ranking.json`` (campaign.md
+§4) and holds everything it shows: CSS, a small script (sortable tables)
+and the plots as inline SVG.  Nothing is fetched when it is opened.
+Needs the ``report`` extra (matplotlib).
+"""
+
+from ..ranking import Campaign, compute_ranking, counting_rows
+from . import plots
+from .data import collect
+from .page import render_page
+
+
+def build_report(campaign, episodes):
+    """The report page (str) and the warnings, from parsed ``campaign.json`` and ``episodes.jsonl`` bytes.
+
+    Raises ``RankingInputError`` for input that cannot be ranked and
+    ``MissingExtraError`` without matplotlib.
+    """
+    plots.require()  # fail on a missing extra before any work
+    ranking, warnings = compute_ranking(campaign, episodes)
+    resolved = Campaign(campaign)
+    policies = [entry["policy"] for entry in ranking["ranked"]]
+    figures = []
+    if policies:
+        counting, _ = counting_rows(resolved, episodes, keep_metrics=True)
+        views = collect(resolved, counting, policies)
+        del counting
+        figures = [
+            (
+                "evacuation",
+                "Evacuation curves",
+                plots.evacuation_curves(views, policies),
+                (
+                    "Cumulative share of each scenario's people evacuated by each step (from time.evacuation_steps). "
+                    "Line: mean over seeds; band: lowest to highest seed."
+                ),
+            ),
+            (
+                "casualties",
+                "Casualties",
+                plots.casualties(views, policies),
+                "Casualties as a share of the people, per scenario. Bar: mean over seeds; dots: one per seed.",
+            ),
+            (
+                "exits",
+                "Exit shares",
+                plots.exit_shares(views, policies),
+                (
+                    "Each exit's share of an episode's evacuations (episodes with no evacuee left out). "
+                    "Bar: mean over seeds; dots: one per seed."
+                ),
+            ),
+            (
+                "fire",
+                "Fire distance",
+                plots.fire_distances(views, policies),
+                (
+                    "Share of active person-states at each Manhattan distance d from the nearest burning cell "
+                    "(fire_exposure.distance_histogram; only states with fire). Line: pooled over seeds; "
+                    "band: lowest to highest seed. Close to the left means close to the fire."
+                ),
+            ),
+        ]
+    else:
+        views = {}
+    return render_page(campaign, ranking, views, figures), warnings

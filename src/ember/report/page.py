@@ -1,0 +1,356 @@
+"""The report's HTML: one page, its CSS and script inline, every value escaped."""
+
+import html
+
+from ..versions import RANKING_VERSION
+
+_CSS = """
+:root { --ink:#111827; --muted:#6b7280; --line:#e5e7eb; --head:#f3f4f6; --accent:#b91c1c; --good:#15803d;
+        --bad:#b91c1c; --paper:#ffffff; --band:#f9fafb; }
+* { box-sizing: border-box; }
+body { margin:0; background:var(--band); color:var(--ink);
+       font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif; }
+header { background:linear-gradient(120deg,#7f1d1d,#b91c1c 55%,#ea580c); color:#fff; padding:28px 40px 22px; }
+header h1 { margin:0 0 4px; font-size:26px; letter-spacing:.2px; }
+header .meta { margin:0; opacity:.9; font-size:13px; }
+header .meta code { color:#fff; background:rgba(255,255,255,.15); }
+main { max-width:1360px; margin:0 auto; padding:8px 40px 40px; }
+section { background:var(--paper); border:1px solid var(--line); border-radius:10px; margin:22px 0;
+          padding:18px 24px 22px; box-shadow:0 1px 2px rgba(0,0,0,.04); }
+h2 { margin:0 0 10px; font-size:19px; }
+h3 { margin:22px 0 8px; font-size:15px; }
+p.note, figcaption { color:var(--muted); font-size:13px; margin:6px 0 12px; }
+code { font-family:ui-monospace,"DejaVu Sans Mono",monospace; font-size:12.5px; background:var(--head);
+       padding:1px 5px; border-radius:4px; }
+.formula { border-left:4px solid var(--accent); background:#fef2f2; padding:8px 12px; border-radius:4px;
+           font-size:14px; margin:4px 0 14px; }
+.table-wrap { overflow-x:auto; }
+table { border-collapse:collapse; width:100%; font-size:13.5px; font-variant-numeric:tabular-nums; }
+th, td { padding:6px 9px; border-bottom:1px solid var(--line); text-align:right; white-space:nowrap; }
+th { white-space:normal; vertical-align:bottom; min-width:3.5em; }
+th { background:var(--head); font-weight:600; font-size:11.5px; text-transform:uppercase; letter-spacing:.03em;
+     color:#374151; position:sticky; top:0; }
+th.text, td.text { text-align:left; }
+tbody tr:hover { background:#fff7ed; }
+table.sortable th { cursor:pointer; user-select:none; }
+table.sortable th[aria-sort="ascending"]::after { content:" \\25B2"; font-size:10px; }
+table.sortable th[aria-sort="descending"]::after { content:" \\25BC"; font-size:10px; }
+td.rank { font-weight:700; font-size:16px; }
+tr.first td.rank { color:var(--accent); }
+.kind { display:inline-block; padding:0 7px; border-radius:9px; background:var(--head); color:#374151;
+        font-size:11.5px; }
+.swatch { display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:7px; vertical-align:0; }
+.spread { color:var(--muted); font-size:12px; }
+.bar { display:flex; height:12px; min-width:160px; border-radius:3px; overflow:hidden; background:var(--line); }
+.bar span { display:block; height:100%; }
+.bar .above { background:var(--good); } .bar .equal { background:#9ca3af; } .bar .below { background:var(--bad); }
+figure { margin:18px 0 26px; }
+figure svg { max-width:100%; height:auto; display:block; }
+nav { font-size:13px; margin:14px 0 0; }
+nav a { color:#fff; margin-right:14px; text-decoration:none; border-bottom:1px solid rgba(255,255,255,.5); }
+footer { color:var(--muted); font-size:12.5px; text-align:center; padding:0 40px 30px; }
+.empty { color:var(--muted); font-style:italic; }
+"""
+
+# Sortable tables: click a header to sort by it (numbers by data-sort), again to reverse.
+_SCRIPT = """
+(function () {
+  "use strict";
+  function key(cell) {
+    var raw = cell.getAttribute("data-sort");
+    if (raw === null) { raw = cell.textContent.trim(); }
+    var number = Number(raw);
+    return raw !== "" && !isNaN(number) ? number : raw.toLowerCase();
+  }
+  function compare(a, b) {
+    if (typeof a === typeof b) { return a < b ? -1 : a > b ? 1 : 0; }
+    return typeof a === "number" ? -1 : 1;
+  }
+  document.querySelectorAll("table.sortable").forEach(function (table) {
+    var headers = table.querySelectorAll("thead th");
+    headers.forEach(function (th, column) {
+      th.setAttribute("title", "sort by " + th.textContent.trim());
+      th.addEventListener("click", function () {
+        var ascending = th.getAttribute("aria-sort") !== "ascending";
+        headers.forEach(function (other) { other.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.sort(function (r, s) {
+          var order = compare(key(r.cells[column]), key(s.cells[column]));
+          return ascending ? order : -order;
+        });
+        rows.forEach(function (row) { body.appendChild(row); });
+      });
+    });
+  });
+  document.documentElement.setAttribute("data-ready", "1");
+})();
+"""
+
+
+def _e(value):
+    return html.escape(str(value), quote=True)
+
+
+def _cell(value, sort=None, cls=None):
+    attributes = ""
+    if sort is not None:
+        attributes += f' data-sort="{_e(sort)}"'
+    if cls:
+        attributes += f' class="{cls}"'
+    return f"<td{attributes}>{value}</td>"
+
+
+def _table(headers, rows, sortable=False, text_columns=()):
+    head = "".join(
+        f'<th class="text">{_e(h)}</th>' if i in text_columns else f"<th>{_e(h)}</th>" for i, h in enumerate(headers)
+    )
+    cls = ' class="sortable"' if sortable else ""
+    body = "\n".join(f"<tr{row_cls}>{''.join(cells)}</tr>" for row_cls, cells in rows)
+    return f'<div class="table-wrap"><table{cls}><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table></div>'
+
+
+def _percent(rate):
+    return f"{rate:.1%}"
+
+
+def _policy_cell(name, colour):
+    swatch = f'<span class="swatch" style="background:{colour}"></span>' if colour else ""
+    return _cell(f"{swatch}{_e(name)}", sort=name, cls="text")
+
+
+def _leaderboard(ranking, colour):
+    headers = (
+        "rank",
+        "policy",
+        "kind",
+        "casualties",
+        "stranded",
+        "evacuated",
+        "person-time to safety",
+        "mean time to safety",
+        "exposure",
+        "casualty rate",
+        "failed before ok",
+    )
+    rows = []
+    for entry in ranking["ranked"]:
+        rows.append(
+            (
+                ' class="first"' if entry["rank"] == 1 else "",
+                [
+                    _cell(entry["rank"], cls="rank"),
+                    _policy_cell(entry["policy"], colour.get(entry["policy"])),
+                    _cell(f'<span class="kind">{_e(entry["kind"])}</span>', sort=entry["kind"], cls="text"),
+                    _cell(entry["casualties"]),
+                    _cell(entry["stranded"]),
+                    _cell(
+                        f'{entry["evacuated"]} <span class="spread">of {entry["population"]}</span>',
+                        sort=entry["evacuated"],
+                    ),
+                    _cell(entry["person_time_to_safety_total"]),
+                    _cell(f"{entry['mean_person_time_to_safety']:.2f}", sort=repr(entry["mean_person_time_to_safety"])),
+                    _cell(f"{entry['exposure']:.4f}", sort=repr(entry["exposure"])),
+                    _cell(_percent(entry["casualty_rate"]), sort=repr(entry["casualty_rate"])),
+                    _cell(entry["failed_before_ok"]),
+                ],
+            )
+        )
+    if not rows:
+        return '<p class="empty">No policy has an ok row for every episode of the campaign: nothing is ranked.</p>'
+    return _table(headers, rows, sortable=True, text_columns=(1, 2))
+
+
+def _unranked(ranking):
+    if not ranking["unranked"]:
+        return '<p class="note">Every policy has an ok row for every episode: none is unranked.</p>'
+    rows = []
+    for entry in ranking["unranked"]:
+        parts = [f"{entry[k]} {k}" for k in ("ok", "failed", "missing") if entry[k]]
+        why = f"not comparable on this campaign: {', '.join(parts)} of {ranking['episodes']} episodes"
+        rows.append(
+            (
+                "",
+                [
+                    _policy_cell(entry["policy"], None),
+                    _cell(f'<span class="kind">{_e(entry["kind"])}</span>', cls="text"),
+                    _cell(entry["ok"]),
+                    _cell(entry["failed"]),
+                    _cell(entry["missing"]),
+                    _cell(_e(why), cls="text"),
+                ],
+            )
+        )
+    note = (
+        '<p class="note">Unranked means "not comparable on this campaign", not "ranked below": ranked policies are '
+        "compared on exactly the same episodes, and these lack an ok row for some of them "
+        "(<code>ember evaluate --retry-failed</code> reruns failed episodes).</p>"
+    )
+    return note + _table(("policy", "kind", "ok", "failed", "missing", "why"), rows, text_columns=(0, 1, 5))
+
+
+def _pairs(ranking):
+    if not ranking["pairs"]:
+        return '<p class="empty">Fewer than two ranked policies: no pairs.</p>'
+    rows = []
+    for pair in ranking["pairs"]:
+        total = pair["above_better"] + pair["below_better"] + pair["equal"]
+        widths = [100 * pair[k] / total for k in ("above_better", "equal", "below_better")]
+        bar = (
+            f'<div class="bar" title="{pair["above_better"]} / {pair["equal"]} / {pair["below_better"]}">'
+            f'<span class="above" style="width:{widths[0]:.2f}%"></span>'
+            f'<span class="equal" style="width:{widths[1]:.2f}%"></span>'
+            f'<span class="below" style="width:{widths[2]:.2f}%"></span></div>'
+        )
+        rows.append(
+            (
+                "",
+                [
+                    _cell(_e(pair["above"]), cls="text"),
+                    _cell(_e(pair["below"]), cls="text"),
+                    _cell(pair["above_better"]),
+                    _cell(pair["equal"]),
+                    _cell(pair["below_better"]),
+                    _cell(bar, cls="text"),
+                ],
+            )
+        )
+    note = (
+        '<p class="note">For each two policies next to each other in the leaderboard: the episodes where the upper '
+        "one's (casualties, stranded, time to safety, exposure) is lexicographically smaller (green), equal (grey) "
+        "or greater (red). Informative only: the order comes from the totals.</p>"
+    )
+    return note + _table(("above", "below", "above better", "equal", "below better", ""), rows, text_columns=(0, 1, 5))
+
+
+def _spread(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    return f"{ordered[0]:g} / {median:g} / {ordered[-1]:g}"
+
+
+def _scenarios(campaign, ranking, views, colour):
+    if not ranking["ranked"]:
+        return '<p class="empty">Nothing is ranked, so there is nothing to compare per scenario.</p>'
+    sources = {s.get("scenario_id"): s.get("source") for s in campaign["scenarios"] if isinstance(s, dict)}
+    parts = []
+    headers = (
+        "rank",
+        "policy",
+        "episodes",
+        "evacuated",
+        "casualties",
+        "stranded",
+        "person-time to safety",
+        "exposure",
+        "casualties per seed (min / median / max)",
+        "evacuated per seed (min / median / max)",
+    )
+    for scenario_id, by_policy in views.items():
+        rows = []
+        for entry in ranking["ranked"]:
+            name = entry["policy"]
+            part = entry["by_scenario"][scenario_id]
+            episodes = by_policy[name]
+            rows.append(
+                (
+                    "",
+                    [
+                        _cell(entry["rank"]),
+                        _policy_cell(name, colour.get(name)),
+                        _cell(part["episodes"]),
+                        _cell(
+                            f'{part["evacuated"]} <span class="spread">of {part["population"]}</span>',
+                            sort=part["evacuated"],
+                        ),
+                        _cell(part["casualties"]),
+                        _cell(part["stranded"]),
+                        _cell(part["person_time_to_safety_total"]),
+                        _cell(f"{part['exposure']:.4f}", sort=repr(part["exposure"])),
+                        _cell(_spread([v.casualties for v in episodes])),
+                        _cell(_spread([v.evacuated for v in episodes])),
+                    ],
+                )
+            )
+        source = sources.get(scenario_id)
+        seeds = len(next(iter(by_policy.values())))
+        caption = f"{seeds} seed{'s' if seeds != 1 else ''}" + (f", source <code>{_e(source)}</code>" if source else "")
+        parts.append(
+            f'<h3>{_e(scenario_id)}</h3><p class="note">{caption}</p>'
+            + _table(headers, rows, sortable=True, text_columns=(1,))
+        )
+    return "\n".join(parts)
+
+
+def render_page(campaign, ranking, views, figures):
+    """The whole page as text. ``figures``: (anchor, title, svg text, caption) tuples."""
+    from .plots import colours
+
+    colour = colours([entry["policy"] for entry in ranking["ranked"]])
+    versions = campaign.get("versions") if isinstance(campaign.get("versions"), dict) else {}
+    meta = " · ".join(
+        [f"ranking {_e(ranking['ranking_version'])}", f"metrics {_e(ranking['metrics_version'])}"]
+        + [f"{_e(k)} {_e(versions[k])}" for k in ("simulator", "observation", "package") if k in versions]
+        + [f"{ranking['episodes']} episodes", f"{len(ranking['ranked']) + len(ranking['unranked'])} policies"]
+    )
+    source = ranking["source"]
+    figure_html = (
+        "\n".join(
+            f'<figure id="plot-{anchor}"><h3>{_e(title)}</h3>{svg}<figcaption>{_e(caption)}</figcaption></figure>'
+            for anchor, title, svg, caption in figures
+        )
+        or '<p class="empty">Nothing is ranked, so there is nothing to plot.</p>'
+    )
+    title = f"EMBER campaign {ranking['campaign']}"
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="ember report (ranking {RANKING_VERSION})">
+<link rel="icon" href="data:,">
+<title>{_e(title)}</title>
+<style>{_CSS}</style>
+</head>
+<body>
+<header>
+<h1>{_e(title)}</h1>
+<p class="meta">{meta}</p>
+<p class="meta">computed from <code>{_e(source["file"])}</code> sha256 <code>{_e(source["sha256"])}</code>
+and <code>campaign.json</code>; <code>ember rank</code> recomputes <code>ranking.json</code> from them.</p>
+<nav><a href="#leaderboard">Leaderboard</a><a href="#pairs">Pairwise evidence</a>
+<a href="#scenarios">Per scenario</a><a href="#plots">Plots</a></nav>
+</header>
+<main>
+<section id="leaderboard">
+<h2>Leaderboard</h2>
+<div class="formula"><strong>Ranking {_e(ranking["ranking_version"])}:</strong> {_e(ranking["formula"])}.
+Safety first: fewer casualties always rank above more, whatever the times.</div>
+{_leaderboard(ranking, colour)}
+<p class="note">Exposure is Σ count / d over each episode's fire-distance histogram (a proximity proxy, not a
+physical dose). Click a column header to sort; the rank column restores the official order.</p>
+<h3>Unranked</h3>
+{_unranked(ranking)}
+</section>
+<section id="pairs">
+<h2>Pairwise evidence</h2>
+{_pairs(ranking)}
+</section>
+<section id="scenarios">
+<h2>Per scenario</h2>
+{_scenarios(campaign, ranking, views, colour)}
+</section>
+<section id="plots">
+<h2>Plots</h2>
+<p class="note">Every plot shows the spread over seeds, not only the mean.</p>
+{figure_html}
+</section>
+</main>
+<footer>Made by <code>ember report</code>. The numbers are the official per-episode metrics (metrics
+{_e(ranking["metrics_version"])}) in <code>episodes.jsonl</code>; this page only arranges them.</footer>
+<script>{_SCRIPT}</script>
+</body>
+</html>
+"""
