@@ -15,7 +15,6 @@ import warnings
 import gymnasium
 import numpy as np
 import pytest
-from conftest import picture_scenario, stay_all
 from gymnasium.utils.env_checker import check_env
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,6 +25,8 @@ import ember.envs
 from ember.errors import ActionError, EmberError, EnvConfigError
 from ember.sim.policies import GreedyPolicy, RandomPolicy
 from ember.sim.simulator import SeedError
+
+from conftest import picture_scenario, stay_all
 
 ACTIONS = ("stay", "north", "south", "west", "east")
 CODE = {a: k for k, a in enumerate(ACTIONS)}
@@ -351,7 +352,7 @@ def test_horizon_truncates_and_all_resolved_terminates():
     pz = ember.envs.parallel_env(scenario=short)
     steps = run_parallel(pz, 0, stay_all)
     assert len(steps) == 3 and pz.agents == []
-    for _, rewards, terminations, truncations, _ in steps:
+    for _, rewards, terminations, _, _ in steps:
         assert set(rewards.values()) == {0.0} and not any(terminations.values())
     assert [all(s[3].values()) for s in steps] == [False, False, True]
 
@@ -480,7 +481,7 @@ def test_bad_actions_change_nothing():
         pz.step({})
     with pytest.raises(ActionError, match="person 'b' has action 7"):
         pz.step({a: (7 if a == "b" else 0) for a in pz.agents})
-    assert pz.step({a: 0 for a in pz.agents})[4]["a"]["position"] == [1, 1]
+    assert pz.step(dict.fromkeys(pz.agents, 0))[4]["a"]["position"] == [1, 1]
 
 
 @pytest.mark.parametrize(
@@ -596,5 +597,5 @@ def test_reward_weights_accept_any_real_number():
         scenario=BURNING_ROOM, evacuation_reward=np.float32(2.5), casualty_reward=-2, step_reward=0
     )
     env.reset(seed=0)
-    rewards = env.step({a: 0 for a in env.agents})[1]
+    rewards = env.step(dict.fromkeys(env.agents, 0))[1]
     assert all(type(r) is float for r in rewards.values())

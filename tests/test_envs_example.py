@@ -169,8 +169,9 @@ def tiny_campaign(folder, rl_train):
     shutil.copy(EXAMPLES / "rl_policy.py", folder / "rl_policy.py")
     train_tiny(rl_train, folder / "rl_weights.json")  # make_policy reads the weights next to the module
     text = (EXAMPLES / "rl_campaign.toml").read_text()
+    every_scenario = 'scenarios = ["builtin:small-room", "builtin:office", "builtin:bottleneck"]'
     small = text.replace("seeds = { start = 0, count = 20 }", "seeds = [0, 1]").replace(
-        'scenarios = ["builtin:small-room", "builtin:office", "builtin:bottleneck"]', 'scenarios = ["builtin:small-room"]'
+        every_scenario, 'scenarios = ["builtin:small-room"]'
     )
     assert small.count("[0, 1]") == 1 and small.count('["builtin:small-room"]') == 1
     (folder / "rl_campaign.toml").write_text(small)
