@@ -66,3 +66,7 @@ class MissingExtraError(EmberError, ImportError):
 
 class CampaignError(EmberError, ValueError):
     """A campaign file, its results directory or a resume breaks campaign.md (the message names the place)."""
+
+
+class EnvConfigError(EmberError, ValueError):
+    """A Gymnasium/PettingZoo environment (``ember.envs``) was given a bad argument."""
