@@ -321,13 +321,10 @@ def cmd_export(args):
     if args.output in (None, "-"):
         sys.stdout.write(text)
         return 0
-    from .files import write_atomically
+    from .files import output_file
 
-    def save(tmp):
-        with open(tmp, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-
-    write_atomically(args.output, save)
+    with output_file(args.output) as stream:
+        stream.write(text.encode("utf-8"))
     return 0
 
 

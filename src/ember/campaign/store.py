@@ -11,7 +11,7 @@ import fcntl
 import json
 import os
 
-from ..canonical import canonical_json
+from ..canonical import canonical_json_reference  # rows hold floats: json.dumps spelling (5e-05), which orjson does not write
 from ..errors import CampaignError
 from ..files import write_atomically
 
@@ -316,11 +316,10 @@ class ResultsDir:
         if os.path.lexists(ranking):
             os.remove(ranking)
 
-        def save(tmp):
-            with open(tmp, "wb") as handle:
-                handle.write(canonical_json(resolved) + b"\n")
-                handle.flush()
-                os.fsync(handle.fileno())
+        def save(stream):
+            stream.write(canonical_json_reference(resolved) + b"\n")
+            stream.flush()
+            os.fsync(stream.fileno())
 
         # episodes.jsonl first: campaign.json never exists without it.
         self._episodes = open(episodes, "ab")  # noqa: SIM115 (open for the whole run)
@@ -329,7 +328,7 @@ class ResultsDir:
 
     def append(self, row):
         """One row, complete on disk before this returns (flushed and fsync'ed)."""
-        self._episodes.write(canonical_json(row) + b"\n")
+        self._episodes.write(canonical_json_reference(row) + b"\n")
         self._episodes.flush()
         os.fsync(self._episodes.fileno())
 
