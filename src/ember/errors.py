@@ -33,3 +33,7 @@ class ReplayMismatchError(EmberError, ValueError):
         super().__init__(message)
         self.step = step
         self.path = path
+
+
+class GenerationError(EmberError, ValueError):
+    """Scenario generator parameters that cannot make a scenario (the message names the parameter)."""

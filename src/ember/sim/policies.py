@@ -1,4 +1,4 @@
-"""Built-in policies (simulator.md §4): ``stay``, ``random`` and ``greedy``.
+"""Built-in policies (simulator.md §4): ``stay``, ``random``, ``greedy`` and ``planner``.
 
 A policy is a callable ``observation -> {person_id: action}``.  Built-ins
 are made per episode by ``make_policy(name, scenario, seed)``.
@@ -9,7 +9,7 @@ import random
 from ..grid import UNREACHABLE, ExitDistances
 from ..scenario import compile_scenario
 
-POLICY_NAMES = ("stay", "random", "greedy")
+POLICY_NAMES = ("stay", "random", "greedy", "planner")
 _RANDOM_ACTIONS = ("stay", "north", "south", "west", "east")
 
 
@@ -96,6 +96,187 @@ class GreedyPolicy:
         return actions
 
 
+class _BurningTracker:
+    """The cells not seen burning before, from each observation's burning list.
+
+    Burning only grows, so the list's length says whether anything is new;
+    only then is it scanned.  ``changed`` returns the new cells, or None when
+    cells left the list (never under simulator.md, but then the caller
+    starts afresh).
+    """
+
+    def __init__(self, grid):
+        self.grid = grid
+        self.seen = bytearray(grid.size)
+        self.count = 0
+
+    def changed(self, burning):
+        if len(burning) == self.count:
+            return []
+        cols, seen = self.grid.cols, self.seen
+        new = []
+        for r, c in burning:
+            cell = r * cols + c
+            if not seen[cell]:
+                seen[cell] = 1
+                new.append(cell)
+        if self.count + len(new) != len(burning):
+            return None
+        self.count = len(burning)
+        return new
+
+
+class PlannerPolicy:
+    """Plans for the crowd: exits shared by capacity, moves that never block each other.
+
+    Every step:
+
+    1. **Fields.** One distance field per exit (``ExitDistances``, kept up to
+       date as cells ignite): the 4-neighbour distance through non-burning
+       cells, people ignored.
+    2. **Exit assignment.** An exit lets one person out per step, so a
+       person's estimated time through exit e is max(distance to e, people
+       already sent to e) + 1.  People are taken nearest-first and each is
+       sent where that estimate is lowest (keeping the exit it had unless
+       another is better by more than one step, so plans do not flicker).
+       Re-done every step, so exits that burn or routes that close are
+       dropped as the fire spreads.
+    3. **Moves.** Nearest-to-their-exit first, each person takes a neighbour
+       one step closer to its exit that nobody has claimed this step, and
+       that is free or held by someone already moving out of it; cells next
+       to the fire are taken only when nothing else goes downhill.  So no two
+       people target one cell (no ``blocked_conflict``), every move goes
+       into a free cell or a moving chain (no ``blocked_occupied``), and a
+       cycle would need each member to have decided after the one it
+       follows (impossible): no ``blocked_cycle`` (simulator.md §3 rule 1).
+       A person with no such move waits; people with no usable exit stay.
+
+    Deterministic: every order is by distance, then person ID, then
+    direction (north, south, west, east).
+    """
+
+    STICKINESS = 1  # steps another exit must gain before a person is re-sent
+
+    def __init__(self, scenario):
+        sc = compile_scenario(scenario)
+        self.grid = sc.grid
+        self.exit_cells = sc.exit_cells
+        self.fields = None
+        self.tracker = None
+        self.hot = None  # 1 on burning cells and their neighbours
+        self.assigned = {}  # person_id -> exit index
+
+    def _update(self, burning):
+        new = None if self.tracker is None else self.tracker.changed(burning)
+        grid = self.grid
+        if new is None:
+            self.tracker = tracker = _BurningTracker(grid)
+            cells = tracker.changed(burning) or []
+            self.fields = [ExitDistances(grid, [e], cells) for e in self.exit_cells]
+            self.hot = bytearray(grid.size)
+            new = cells
+        elif new:
+            for field in self.fields:
+                field.burn(new)
+        hot, cols, size = self.hot, grid.cols, grid.size
+        for cell in new:
+            hot[cell] = 1
+            col = cell % cols
+            if cell >= cols:
+                hot[cell - cols] = 1
+            if cell + cols < size:
+                hot[cell + cols] = 1
+            if col:
+                hot[cell - 1] = 1
+            if col + 1 < cols:
+                hot[cell + 1] = 1
+
+    def _assign(self, people):
+        """Person -> exit index, by estimated time through each exit (nearest people first)."""
+        dists = [field.dist for field in self.fields]
+        exits = range(len(dists))
+        loads = [0] * len(dists)
+        ranked = []
+        for pid, cell in people:
+            ds = [d[cell] for d in dists]
+            reachable = [d for d in ds if d != UNREACHABLE]
+            if reachable:
+                ranked.append((min(reachable), pid, ds))
+        ranked.sort()
+        previous = self.assigned
+        assigned = {}
+        for _, pid, ds in ranked:
+            best, best_cost = -1, None
+            for e in exits:
+                d = ds[e]
+                if d == UNREACHABLE:
+                    continue
+                cost = (max(d, loads[e]), d)
+                if best_cost is None or cost < best_cost:
+                    best, best_cost = e, cost
+            old = previous.get(pid)
+            if old is not None and old != best and ds[old] != UNREACHABLE:
+                if max(ds[old], loads[old]) <= best_cost[0] + self.STICKINESS:
+                    best = old
+            loads[best] += 1
+            assigned[pid] = best
+        self.assigned = assigned
+        return assigned
+
+    def __call__(self, observation):
+        self._update(observation["burning"])
+        grid = self.grid
+        cols, size = grid.cols, grid.size
+        people = [(p["person_id"], p["position"][0] * cols + p["position"][1]) for p in observation["people"]]
+        assigned = self._assign(people)
+        dists = [field.dist for field in self.fields]
+        hot = self.hot
+        occupant = {cell: pid for pid, cell in people}
+        order = []
+        actions = {}
+        for pid, cell in people:
+            e = assigned.get(pid)
+            if e is None:
+                actions[pid] = "stay"
+            else:
+                order.append((dists[e][cell], pid, cell, e))
+        order.sort()
+        claimed = set()
+        moving = set()  # person IDs decided to move this step
+        for own, pid, i, e in order:
+            dist = dists[e]
+            want = own - 1
+            col = i % cols
+            choice = None
+            fallback = None
+            for action, j in (
+                ("north", i - cols if i >= cols else -1),
+                ("south", i + cols if i + cols < size else -1),
+                ("west", i - 1 if col else -1),
+                ("east", i + 1 if col + 1 < cols else -1),
+            ):
+                if j < 0 or dist[j] != want or j in claimed:
+                    continue
+                holder = occupant.get(j)
+                if holder is not None and holder not in moving:
+                    continue
+                if hot[j] and not hot[i]:
+                    if fallback is None:
+                        fallback = (action, j)
+                    continue
+                choice = (action, j)
+                break
+            if choice is None:
+                choice = fallback
+            if choice is None:
+                actions[pid] = "stay"
+            else:
+                actions[pid] = choice[0]
+                claimed.add(choice[1])
+                moving.add(pid)
+        return actions
+
+
 def make_policy(name, scenario, seed):
     if name == "stay":
         return stay_policy
@@ -103,4 +284,6 @@ def make_policy(name, scenario, seed):
         return RandomPolicy(seed)
     if name == "greedy":
         return GreedyPolicy(scenario)
+    if name == "planner":
+        return PlannerPolicy(scenario)
     raise ValueError(f"unknown policy {name!r}; expected one of {', '.join(POLICY_NAMES)}.")
