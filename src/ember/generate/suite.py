@@ -1,0 +1,154 @@
+"""The ember-v1 suite: 24 generated scenarios in three tiers, pinned by content hash.
+
+Each scenario is a family, a generator seed and fixed parameters.  The
+generated files ship as package data (``src/ember/scenarios/ember-v1/``),
+so ``builtin:ember-v1/NAME`` loads without generating anything; the pinned
+hashes below are what the files must hash to, and tests regenerate every
+scenario and compare, so a change to the generator that would change the
+suite cannot go unnoticed (a new suite gets a new name, never new content).
+
+Regenerate the files (only when a new suite is made) with
+``python -m ember.generate.suite DIR``.
+"""
+
+import sys
+from pathlib import Path
+
+from ..canonical import canonical_json
+from ..errors import GenerationError
+from .families import generate
+
+SUITE_NAMES = ("ember-v1",)
+BASELINES = ("stay", "random", "greedy", "planner")
+ENTER_FIRE = ("casualty", "block")
+
+# Parameters per tier and family; every entry is run in both enter_fire modes.
+_TIERS = (
+    ("small", (
+        ("office", {"rows": 30, "cols": 40, "people": 30, "room": 5, "exits": 2, "spread": "1/6"}),
+        ("hall", {"rows": 30, "cols": 30, "people": 80, "pillars": 12, "exits": 3, "spread": "1/6"}),
+        ("bottleneck", {"rows": 16, "cols": 24, "people": 50, "width": 1, "length": 5, "tables": 4, "spread": "1/8"}),
+        ("multi-exit", {"rows": 30, "cols": 30, "people": 50, "exits": 3, "near_exits": 1, "spread": "1/6"}),
+    )),
+    ("medium", (
+        ("office", {"rows": 60, "cols": 80, "people": 150, "room": 6, "exits": 3, "spread": "1/5"}),
+        ("hall", {"rows": 80, "cols": 80, "people": 300, "pillars": 60, "exits": 4, "door": 2, "spread": "1/5"}),
+        ("bottleneck", {"rows": 40, "cols": 60, "people": 250, "width": 2, "length": 12, "exits": 2, "tables": 20,
+                        "ignitions": 2, "spread": "1/6"}),
+        ("multi-exit", {"rows": 80, "cols": 80, "people": 250, "exits": 5, "near_exits": 2, "ignitions": 2,
+                        "partitions": 10, "spread": "1/5"}),
+    )),
+    ("large", (
+        ("office", {"rows": 120, "cols": 160, "people": 500, "room": 7, "exits": 4, "ignitions": 2, "spread": "1/4",
+                    "max_steps": 600}),
+        ("hall", {"rows": 200, "cols": 200, "people": 1000, "pillars": 250, "pillar_size": 3, "exits": 6, "door": 3,
+                  "ignitions": 3, "spread": "1/4", "max_steps": 600}),
+        ("bottleneck", {"rows": 100, "cols": 120, "people": 800, "width": 3, "length": 20, "exits": 3, "tables": 80,
+                        "ignitions": 3, "spread": "1/5", "max_steps": 700}),
+        ("multi-exit", {"rows": 150, "cols": 150, "people": 800, "exits": 6, "near_exits": 3, "ignitions": 4,
+                        "partitions": 24, "spread": "1/4", "max_steps": 600}),
+    )),
+)
+
+
+class SuiteEntry:
+    """One scenario of a suite: ``builtin:SUITE/NAME`` = family(seed, parameters)."""
+
+    def __init__(self, suite, tier, name, family, seed, parameters, pinned_hash):
+        self.suite = suite
+        self.tier = tier
+        self.name = name
+        self.family = family
+        self.seed = seed
+        self.parameters = parameters
+        self.pinned_hash = pinned_hash
+
+    @property
+    def source(self):
+        return f"builtin:{self.suite}/{self.name}"
+
+    @property
+    def scenario_id(self):
+        return f"{self.suite}.{self.name}"
+
+    def generate(self):
+        return generate(self.family, self.seed, self.scenario_id, **self.parameters)
+
+
+# Content hashes (ember.scenario_hash) of the shipped files.  Never edit one to make a test
+# pass: a suite's content is fixed once published.
+PINNED = {
+}
+
+
+def _entries():
+    entries = []
+    seed = 0
+    for tier, families in _TIERS:
+        for family, parameters in families:
+            seed += 1  # one layout per tier and family: its two scenarios differ only in enter_fire
+            for mode in ENTER_FIRE:
+                name = f"{tier}-{family}-{mode}"
+                entries.append(SuiteEntry(
+                    "ember-v1", tier, name, family, seed, dict(parameters, enter_fire=mode), PINNED.get(name),
+                ))
+    return tuple(entries)
+
+
+EMBER_V1 = _entries()
+# Seeds per tier in the suite's campaign: episodes on large grids with 1,000 people cost seconds each.
+CAMPAIGN_SEEDS = {"small": 5, "medium": 3, "large": 2}
+
+
+def suite_entries(name):
+    if name != "ember-v1":
+        raise GenerationError(f"unknown suite {name!r}; expected one of {', '.join(SUITE_NAMES)}.")
+    return EMBER_V1
+
+
+def campaign(name):
+    """The campaign (campaign.md §2) of a suite with its baselines, as the dict its TOML file holds."""
+    entries = suite_entries(name)
+    return {
+        "campaign": name,
+        "scenarios": [
+            {"source": e.source, "seeds": {"start": 0, "count": CAMPAIGN_SEEDS[e.tier]}} for e in entries
+        ],
+        "policies": [{"name": b, "builtin": b} for b in BASELINES],
+    }
+
+
+_CAMPAIGN_NOTE = """\
+# The {name} suite with EMBER's baseline policies (campaign.md).
+# To rank your agent, add a policy and run 'ember evaluate' on this file, e.g.
+#
+#   [[policies]]
+#   name = "my-agent"
+#   agent = "python3 my_agent.py"     # or: python = "my_module:make_policy"
+#
+"""
+
+
+def campaign_toml(name):
+    """The campaign file's text: a comment on how to add an agent, then the TOML of ``campaign(name)``.
+
+    Written by tomli-w (the 'suite' extra): a TOML writer escapes strings
+    and keys correctly, so this module never formats TOML by hand.
+    """
+    try:
+        import tomli_w
+    except ImportError as exc:  # pragma: no cover - depends on the extra
+        raise GenerationError("writing a campaign file needs tomli-w: pip install 'ember-eval[suite]'.") from exc
+    return _CAMPAIGN_NOTE.format(name=name) + tomli_w.dumps(campaign(name))
+
+
+def write_scenarios(folder):
+    """Generate every ember-v1 scenario into ``folder`` as NAME.json (canonical JSON + newline)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for entry in EMBER_V1:
+        (folder / f"{entry.name}.json").write_bytes(canonical_json(entry.generate()) + b"\n")
+
+
+if __name__ == "__main__":
+    write_scenarios(sys.argv[1])
