@@ -126,17 +126,37 @@ class _BurningTracker:
         return new
 
 
+def _doors(grid, exit_cells):
+    """Exit cells grouped into doors (4-adjacent exit cells), each door's cells sorted; doors by first cell."""
+    left = set(exit_cells)
+    doors = []
+    for start in sorted(exit_cells):
+        if start not in left:
+            continue
+        left.discard(start)
+        door, stack = [start], [start]
+        while stack:
+            i = stack.pop()
+            for _, j in grid.neighbours(i):
+                if j in left:
+                    left.discard(j)
+                    door.append(j)
+                    stack.append(j)
+        doors.append(sorted(door))
+    return doors
+
+
 class PlannerPolicy:
     """Plans for the crowd: exits shared by capacity, moves that never block each other.
 
     Every step:
 
-    1. **Fields.** One distance field per exit (``ExitDistances``, kept up to
-       date as cells ignite): the 4-neighbour distance through non-burning
-       cells, people ignored.
-    2. **Exit assignment.** An exit lets one person out per step, so a
-       person's estimated time through exit e is max(distance to e, people
-       already sent to e) + 1.  People are taken nearest-first and each is
+    1. **Fields.** A door is a group of 4-adjacent exit cells.  One distance
+       field per door (``ExitDistances``, kept up to date as cells ignite):
+       the 4-neighbour distance through non-burning cells, people ignored.
+    2. **Exit assignment.** A door of w exit cells lets at most w people out
+       per step, so a person's estimated time through door e is
+       max(distance to e, people already sent to e // w).  People are taken nearest-first and each is
        sent where that estimate is lowest (keeping the exit it had unless
        another is better by more than one step, so plans do not flicker).
        Re-done every step, so exits that burn or routes that close are
@@ -160,7 +180,7 @@ class PlannerPolicy:
     def __init__(self, scenario):
         sc = compile_scenario(scenario)
         self.grid = sc.grid
-        self.exit_cells = sc.exit_cells
+        self.doors = _doors(sc.grid, sc.exit_cells)
         self.fields = None
         self.tracker = None
         self.hot = None  # 1 on burning cells and their neighbours
@@ -172,7 +192,7 @@ class PlannerPolicy:
         if new is None:
             self.tracker = tracker = _BurningTracker(grid)
             cells = tracker.changed(burning) or []
-            self.fields = [ExitDistances(grid, [e], cells) for e in self.exit_cells]
+            self.fields = [ExitDistances(grid, door, cells) for door in self.doors]
             self.hot = bytearray(grid.size)
             new = cells
         elif new:
@@ -192,9 +212,10 @@ class PlannerPolicy:
                 hot[cell + 1] = 1
 
     def _assign(self, people):
-        """Person -> exit index, by estimated time through each exit (nearest people first)."""
+        """Person -> door index, by estimated time through each door (nearest people first)."""
         dists = [field.dist for field in self.fields]
         exits = range(len(dists))
+        widths = [len(door) for door in self.doors]
         loads = [0] * len(dists)
         ranked = []
         for pid, cell in people:
@@ -211,12 +232,12 @@ class PlannerPolicy:
                 d = ds[e]
                 if d == UNREACHABLE:
                     continue
-                cost = (max(d, loads[e]), d)
+                cost = (max(d, loads[e] // widths[e]), d)
                 if best_cost is None or cost < best_cost:
                     best, best_cost = e, cost
             old = previous.get(pid)
             if old is not None and old != best and ds[old] != UNREACHABLE:
-                if max(ds[old], loads[old]) <= best_cost[0] + self.STICKINESS:
+                if max(ds[old], loads[old] // widths[old]) <= best_cost[0] + self.STICKINESS:
                     best = old
             loads[best] += 1
             assigned[pid] = best
