@@ -264,10 +264,11 @@ def _multi_exit(draws, p):
         layout.walls.discard(cell)
     near = p["near"]
     pools = []
+    # At least two steps from the exit: next to it, an ignition would seal a door at t = 0, not threaten it.
     for e in draws.sample(layout.exits, p["near_exits"]):
         pools.append(sorted(
             (r, c) for r in range(e[0] - near, e[0] + near + 1) for c in range(e[1] - near, e[1] + near + 1)
-            if 0 < r < rows - 1 and 0 < c < cols - 1 and abs(r - e[0]) + abs(c - e[1]) <= near
+            if 0 < r < rows - 1 and 0 < c < cols - 1 and 2 <= abs(r - e[0]) + abs(c - e[1]) <= near
         ))
     layout.ignition_pools = pools + [None] * (p["ignitions"] - len(pools))
     return layout
@@ -313,7 +314,7 @@ FAMILIES = (
         _common(40, 40, 60, "1/8") + (
             Parameter("exits", 4, "number of exits", 2, 16),
             Parameter("near_exits", 1, "exits with an ignition close by", 1, 8),
-            Parameter("near", 3, "how close (steps) those ignitions are to their exit", 1, 10),
+            Parameter("near", 3, "how close (steps) those ignitions are to their exit", 2, 10),
             Parameter("partitions", 4, "interior wall segments, each with a gap", 0, 100),
         ),
     ),
@@ -383,12 +384,16 @@ def _finish(layout, draws, p, scenario_id):
         places = [i for i in open_cells if dist0[i] != UNREACHABLE and i not in near_fire]
         if len(places) < p["people"]:
             continue
-        people = draws.sample(places, p["people"])
-        if _fire_cuts_a_route(grid, exits, ignitions, people, dist0):
-            return validate_scenario(_scenario(layout, grid, exits, ignitions, people, p, scenario_id))
+        cut = _cut_places(grid, exits, ignitions, places, dist0)
+        if not cut:
+            continue  # this fire cuts nobody's route: draw another
+        # One person where the fire can cut the route, the others anywhere reachable.
+        first = draws.choice(cut)
+        people = [first] + draws.sample([i for i in places if i != first], p["people"] - 1)
+        return validate_scenario(_scenario(layout, grid, exits, ignitions, people, p, scenario_id))
     raise GenerationError(
         f"{scenario_id}: no draw in {MAX_ATTEMPTS} placed {p['people']} people, all able to reach an exit, "
-        f"with a fire that can cut one of their routes; try other parameters (fewer people, a larger grid)."
+        f"with a fire that can cut a route; try other parameters (fewer people, a larger grid, another seed)."
     )
 
 
@@ -403,16 +408,17 @@ def fire_zone(grid, ignitions):
     return _within(grid, ignitions, FIRE_REACH)
 
 
-def _fire_cuts_a_route(grid, exits, ignitions, people, dist0):
-    """True when burning the fire zone lengthens or cuts the exit route of a person outside it."""
+def _cut_places(grid, exits, ignitions, places, dist0):
+    """The places outside the fire zone whose shortest exit route burning the zone lengthens or cuts."""
     zone = fire_zone(grid, ignitions)
     passable = bytearray(grid.open)
     for cell in zone:
         passable[cell] = 0
     dist1 = grid.distances(exits, passable)
-    return any(
-        cell not in zone and (dist1[cell] == UNREACHABLE or dist1[cell] > dist0[cell]) for cell in people
-    )
+    return [
+        cell for cell in places
+        if cell not in zone and (dist1[cell] == UNREACHABLE or dist1[cell] > dist0[cell])
+    ]
 
 
 def _scenario(layout, grid, exits, ignitions, people, p, scenario_id):
