@@ -78,6 +78,30 @@ class SuiteEntry:
 # Content hashes (ember.scenario_hash) of the shipped files.  Never edit one to make a test
 # pass: a suite's content is fixed once published.
 PINNED = {
+    "small-office-casualty": "sha256:1df56c19e762622a1a244f576af4ff530fb11ffda1ebd14593883e98d286c54c",
+    "small-office-block": "sha256:4a45970e15167f3c1301acd2dab06fe9768d6d0bd3f730e3b155c89a46b28434",
+    "small-hall-casualty": "sha256:76bf5a78733f6b6ab1620f212c3d5732041eee0e708fd44c507d10adcff0f04a",
+    "small-hall-block": "sha256:b63a4d6d096e53b19af5e7f5ae686cb7e1c24bf3ca97b9874964278166bc9c1f",
+    "small-bottleneck-casualty": "sha256:db1cfebd3d14a24ac233e7d79b6f50f6cbe3a196bf674a6580a76e5269cf1dbc",
+    "small-bottleneck-block": "sha256:2885123b41bdeff0a19bacb481e7029bdcc8b9699c239747ca4c801b0c52383e",
+    "small-multi-exit-casualty": "sha256:22937201808a4163c15d661e2a4316441c31f9fdd5830b3d70f624c9ba90fb5e",
+    "small-multi-exit-block": "sha256:6a955c78a7648ffa75e2d73f6c1fa4a908bc3d5fc851aa1a1764c95fc84df3e1",
+    "medium-office-casualty": "sha256:c72b55fbc83a19f098c66e861e40a6763bec9f1bc5c8cd57593a08d605386014",
+    "medium-office-block": "sha256:435fea9e2844aa50fa57740f69ef5018937c7329e6ae0d5615a9e09564a88329",
+    "medium-hall-casualty": "sha256:c7cf286daa16ae2fad0812973eef1aa84ea645ea4993c431565474430aa6f9dc",
+    "medium-hall-block": "sha256:aba2b5e7c1a4c57c5f202d2575c3400132d2ad1869a787bd18f5c1797ebeac52",
+    "medium-bottleneck-casualty": "sha256:c368a8598937dd5842f8578d806105c9fa7d8afa21ed86502d49ce6c518e1535",
+    "medium-bottleneck-block": "sha256:5b32bd4fd9b70ce260b9f1469451fd43eb575dede51004683d0011b66c3839be",
+    "medium-multi-exit-casualty": "sha256:1410378573624bee882c11813a87b22d059a3e556eada251395c7fae2148a729",
+    "medium-multi-exit-block": "sha256:f736af900b8553bb8087d9323bae934c870e846176ea3cbb5ec49c95e432d327",
+    "large-office-casualty": "sha256:56d661d0c028f02d5099af07df5c15631aaad55811160f35f3021b6a641375ac",
+    "large-office-block": "sha256:cf89d3cbd15a457ad0f801c4074767d1ba6bce4ac92959521560a2086cff0384",
+    "large-hall-casualty": "sha256:727e90522296051cf8b563fb54ae6f87bc605b9403808e7a743a7208dcf4197f",
+    "large-hall-block": "sha256:b7c4e8d32568e209388b3252c1f9c086a42d6db1c23761bc5ca0e8fa1e1d59bb",
+    "large-bottleneck-casualty": "sha256:f3ecf5a4087543206401e130a9f54d0f2f43e8021429ee4090d4b1f5a6f5f424",
+    "large-bottleneck-block": "sha256:72c4bb24256effbe459be981dbf9bb252e2c90e0baacf1cfd0e6e7367965fc2d",
+    "large-multi-exit-casualty": "sha256:2eb87484005a33c51e8b75362cbbac15ea515d6c7d661f71e493ab33b6c4a44f",
+    "large-multi-exit-block": "sha256:a93949323b574b6f5f89a88d0fccf02a61276390c96ef79a774177ce255261a4",
 }
 
 

@@ -6,7 +6,8 @@ are made per episode by ``make_policy(name, scenario, seed)``.
 
 import random
 
-from ..grid import UNREACHABLE, ExitDistances
+from ..grid import DIRECTIONS as _DIRECTIONS
+from ..grid import UNREACHABLE, ExitDistances, around
 from ..scenario import compile_scenario
 
 POLICY_NAMES = ("stay", "random", "greedy", "planner")
@@ -159,7 +160,9 @@ class PlannerPolicy:
        max(distance to e, people already sent to e // w).  People are taken nearest-first and each is
        sent where that estimate is lowest (keeping the exit it had unless
        another is better by more than one step, so plans do not flicker).
-       Re-done every step, so exits that burn or routes that close are
+       Re-done every ``REPLAN_EVERY`` steps and at once when a door becomes
+       unreachable; in between, a person whose door's route closed takes its
+       nearest reachable door.  So exits that burn and routes that close are
        dropped as the fire spreads.
     3. **Moves.** Nearest-to-their-exit first, each person takes a neighbour
        one step closer to its exit that nobody has claimed this step, and
@@ -175,7 +178,8 @@ class PlannerPolicy:
     direction (north, south, west, east).
     """
 
-    STICKINESS = 1  # steps another exit must gain before a person is re-sent
+    STICKINESS = 1  # steps another door must gain before a person is re-sent
+    REPLAN_EVERY = 3  # steps between full exit assignments (a closed door forces one at once)
 
     def __init__(self, scenario):
         sc = compile_scenario(scenario)
@@ -184,7 +188,15 @@ class PlannerPolicy:
         self.fields = None
         self.tracker = None
         self.hot = None  # 1 on burning cells and their neighbours
-        self.assigned = {}  # person_id -> exit index
+        self.assigned = {}  # person_id -> door index
+        self._usable = None  # per door: reachable at the last assignment
+        # Per cell, its open in-bounds neighbours as (action, cell), in the order north, south, west, east.
+        grid, cols, size = self.grid, self.grid.cols, self.grid.size
+        open_ = grid.open
+        self.moves = [
+            tuple((a, j) for a, j in zip(_DIRECTIONS, around(i, cols, size)) if j >= 0 and open_[j]) if open_[i] else ()
+            for i in range(size)
+        ]
 
     def _update(self, burning):
         new = None if self.tracker is None else self.tracker.changed(burning)
@@ -211,34 +223,61 @@ class PlannerPolicy:
             if col + 1 < cols:
                 hot[cell + 1] = 1
 
-    def _assign(self, people):
-        """Person -> door index, by estimated time through each door (nearest people first)."""
+    def _assign(self, people, step):
+        """Person -> door index, by estimated time through each door (nearest people first).
+
+        Re-done every ``REPLAN_EVERY`` steps and whenever a door stops or starts
+        being reachable from anywhere; in between, a person whose door became
+        unreachable is sent to its nearest reachable door.
+        """
         dists = [field.dist for field in self.fields]
+        usable = tuple(any(d[c] == 0 for c in door) for d, door in zip(dists, self.doors))
+        if step % self.REPLAN_EVERY != 1 and usable == self._usable and self.assigned:
+            assigned = self.assigned
+            for pid, cell in people:
+                e = assigned.get(pid)
+                if e is None or dists[e][cell] == UNREACHABLE:
+                    best, best_d = None, None
+                    for k, d in enumerate(dists):
+                        dk = d[cell]
+                        if dk != UNREACHABLE and (best_d is None or dk < best_d):
+                            best, best_d = k, dk
+                    if best is None:
+                        assigned.pop(pid, None)
+                    else:
+                        assigned[pid] = best
+            return assigned
+        self._usable = usable
         exits = range(len(dists))
         widths = [len(door) for door in self.doors]
         loads = [0] * len(dists)
         ranked = []
         for pid, cell in people:
             ds = [d[cell] for d in dists]
-            reachable = [d for d in ds if d != UNREACHABLE]
-            if reachable:
-                ranked.append((min(reachable), pid, ds))
+            nearest = min((d for d in ds if d >= 0), default=None)
+            if nearest is not None:
+                ranked.append((nearest, pid, ds))
         ranked.sort()
         previous = self.assigned
+        stickiness = self.STICKINESS
         assigned = {}
         for _, pid, ds in ranked:
-            best, best_cost = -1, None
+            best, best_cost, best_d = -1, 0, 0
             for e in exits:
                 d = ds[e]
-                if d == UNREACHABLE:
+                if d < 0:
                     continue
-                cost = (max(d, loads[e] // widths[e]), d)
-                if best_cost is None or cost < best_cost:
-                    best, best_cost = e, cost
+                wait = loads[e] // widths[e]
+                cost = d if d > wait else wait
+                if best < 0 or cost < best_cost or (cost == best_cost and d < best_d):
+                    best, best_cost, best_d = e, cost, d
             old = previous.get(pid)
-            if old is not None and old != best and ds[old] != UNREACHABLE:
-                if max(ds[old], loads[old] // widths[old]) <= best_cost[0] + self.STICKINESS:
-                    best = old
+            if old is not None and old != best:
+                d = ds[old]
+                if d >= 0:
+                    wait = loads[old] // widths[old]
+                    if (d if d > wait else wait) <= best_cost + stickiness:
+                        best = old
             loads[best] += 1
             assigned[pid] = best
         self.assigned = assigned
@@ -246,13 +285,12 @@ class PlannerPolicy:
 
     def __call__(self, observation):
         self._update(observation["burning"])
-        grid = self.grid
-        cols, size = grid.cols, grid.size
+        cols = self.grid.cols
         people = [(p["person_id"], p["position"][0] * cols + p["position"][1]) for p in observation["people"]]
-        assigned = self._assign(people)
+        assigned = self._assign(people, observation["step"])
         dists = [field.dist for field in self.fields]
-        hot = self.hot
-        occupant = {cell: pid for pid, cell in people}
+        hot, moves = self.hot, self.moves
+        occupied = {cell for _, cell in people}
         order = []
         actions = {}
         for pid, cell in people:
@@ -263,23 +301,13 @@ class PlannerPolicy:
                 order.append((dists[e][cell], pid, cell, e))
         order.sort()
         claimed = set()
-        moving = set()  # person IDs decided to move this step
+        vacating = set()  # cells whose person moves out this step
         for own, pid, i, e in order:
             dist = dists[e]
             want = own - 1
-            col = i % cols
-            choice = None
-            fallback = None
-            for action, j in (
-                ("north", i - cols if i >= cols else -1),
-                ("south", i + cols if i + cols < size else -1),
-                ("west", i - 1 if col else -1),
-                ("east", i + 1 if col + 1 < cols else -1),
-            ):
-                if j < 0 or dist[j] != want or j in claimed:
-                    continue
-                holder = occupant.get(j)
-                if holder is not None and holder not in moving:
+            choice = fallback = None
+            for action, j in moves[i]:
+                if dist[j] != want or j in claimed or (j in occupied and j not in vacating):
                     continue
                 if hot[j] and not hot[i]:
                     if fallback is None:
@@ -294,7 +322,7 @@ class PlannerPolicy:
             else:
                 actions[pid] = choice[0]
                 claimed.add(choice[1])
-                moving.add(pid)
+                vacating.add(i)
         return actions
 
 
