@@ -156,14 +156,21 @@ _CAMPAIGN_NOTE = """\
 def campaign_toml(name):
     """The campaign file's text: a comment on how to add an agent, then the TOML of ``campaign(name)``.
 
-    Written by tomli-w (the 'suite' extra): a TOML writer escapes strings
-    and keys correctly, so this module never formats TOML by hand.
+    Written by tomli-w (the 'suite' extra), which escapes every string and
+    key.  tomli-w writes short tables in an array inline
+    (``policies = [{...}]``), and TOML forbids appending ``[[policies]]``
+    to an inline array, so each policy is written as its own ``[[policies]]``
+    header followed by tomli-w's dump of that table's keys: a user then adds
+    an agent with one more ``[[policies]]`` block, as campaign.md shows.
     """
     try:
         import tomli_w
     except ImportError as exc:  # pragma: no cover - depends on the extra
         raise GenerationError("writing a campaign file needs tomli-w: pip install 'ember-eval[suite]'.") from exc
-    return _CAMPAIGN_NOTE.format(name=name) + tomli_w.dumps(campaign(name))
+    data = campaign(name)
+    policies = data.pop("policies")
+    blocks = [f"\n[[policies]]\n{tomli_w.dumps(policy)}" for policy in policies]
+    return _CAMPAIGN_NOTE.format(name=name) + tomli_w.dumps(data) + "".join(blocks)
 
 
 def write_scenarios(folder):
