@@ -223,8 +223,10 @@ def _bottleneck(draws, p):
     for _ in range(p["tables"]):
         horizontal = draws.below(2)
         span = draws.between(2, 4)
-        r = draws.between(2, rows - 3 - (0 if horizontal else span))
-        c = draws.between(2, mouth - 4 - (span if horizontal else 0))
+        last_r, last_c = rows - 3 - (0 if horizontal else span), mouth - 4 - (span if horizontal else 0)
+        if last_r < 2 or last_c < 2:
+            continue  # no room for this table
+        r, c = draws.between(2, last_r), draws.between(2, last_c)
         cells = [(r, c + k) if horizontal else (r + k, c) for k in range(span)]
         if max(cc for _, cc in cells) >= mouth - 3:
             continue
