@@ -58,7 +58,8 @@ def main():
     print(f"|{'-' * 10}|{'-' * 7}:|{'-' * 10}:|{'-' * 10}:|{'-' * 6}:|")
     for name, done, in_policy, in_sim in rows:
         ratio = f"{in_policy / floor:.2f}" if floor else "-"
-        print(f"| {name:<8} | {done:>5} | {done / in_policy:>9,.0f} | {done / (in_policy + in_sim):>9,.0f} | {ratio:>5} |")
+        calls, episode = done / in_policy, done / (in_policy + in_sim)
+        print(f"| {name:<8} | {done:>5} | {calls:>9,.0f} | {episode:>9,.0f} | {ratio:>5} |")
 
 
 if __name__ == "__main__":

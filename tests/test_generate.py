@@ -19,7 +19,8 @@ from ember.generate.families import FIRE_CLEARANCE, FIRE_REACH
 
 
 def ember_cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "ember.cli", *map(str, args)], capture_output=True, cwd=cwd, timeout=120)
+    command = [sys.executable, "-m", "ember.cli", *map(str, args)]
+    return subprocess.run(command, capture_output=True, cwd=cwd, timeout=120)
 
 
 def assert_one_line_error(done):
@@ -86,7 +87,8 @@ COMMON = dict(
 
 @pytest.mark.parametrize("family", FAMILY_NAMES)
 # No shrinking: a failing draw is reported as found (shrinking large grids takes minutes).
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(data=st.data())
 def test_every_generated_scenario_keeps_the_guarantees(family, data):
     params = {name: data.draw(strategy, label=name) for name, strategy in SMALL[family].items()}
@@ -183,7 +185,9 @@ def test_cli_list_prints_one_family_a_line():
 def test_cli_writes_the_library_bytes_to_stdout_and_to_a_file(tmp_path):
     args = ("generate", "hall", "--seed", "42", "--rows", "20", "--cols", "25", "--people", "12", "--door", "2",
             "--spread", "1/5", "--enter-fire", "block", "--id", "my-hall")
-    expected = generate_bytes("hall", 42, "my-hall", rows=20, cols=25, people=12, door=2, spread="1/5", enter_fire="block")
+    expected = generate_bytes(
+        "hall", 42, "my-hall", rows=20, cols=25, people=12, door=2, spread="1/5", enter_fire="block"
+    )
     done = ember_cli(*args)
     assert done.returncode == 0 and done.stdout == expected and done.stderr == b""
     out = tmp_path / "s.json"

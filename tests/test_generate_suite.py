@@ -126,7 +126,8 @@ def test_policy_blocks_round_trip_any_string():
     @given(st.text(st.characters(blacklist_categories=("Cs",))), st.text(st.characters(blacklist_categories=("Cs",))))
     def round_trip(name, builtin):
         original = suite.campaign
-        suite.campaign = lambda _: {"campaign": "c", "scenarios": ["s"], "policies": [{"name": name, "builtin": builtin}]}
+        policies = [{"name": name, "builtin": builtin}]
+        suite.campaign = lambda _: {"campaign": "c", "scenarios": ["s"], "policies": policies}
         try:
             parsed = tomllib.loads(suite.campaign_toml("ember-v1"))
         finally:

@@ -85,7 +85,6 @@ def test_planner_shares_the_crowd_between_exits_by_capacity():
     # so sending everyone to e1 is slower than sending the far end of the crowd to e2.
     picture = ["#" * 20] + ["#" + "." * 18 + "#" for _ in range(7)] + ["#" * 20]
     picture[4] = "1" + "." * 18 + "2"
-    people = {}
     letters = "abcdefghijklmnopqrstuvwxyzABCD"
     cells = [(r, c) for c in range(1, 6) for r in range(1, 8) if (r, c) != (4, 1)][:30]
     for ch, (r, c) in zip(letters, cells):

@@ -238,7 +238,10 @@ def _generate_parameters(parser):
     for name, (parameter, families) in seen.items():
         takers = "all families" if len(families) == len(FAMILIES) else ", ".join(families)
         defaults = {f.name: p.default for f in FAMILIES for p in f.parameters if p.name == name}
-        shown = ", ".join(f"{k} {v}" for k, v in defaults.items()) if len(set(defaults.values())) > 1 else next(iter(defaults.values()))
+        if len(set(defaults.values())) > 1:
+            shown = ", ".join(f"{k} {v}" for k, v in defaults.items())
+        else:
+            shown = next(iter(defaults.values()))
         bounds = f" ({parameter.low}-{parameter.high})" if parameter.kind is int else ""
         parser.add_argument(
             f"--{name.replace('_', '-')}", dest=f"param_{name}", type=parameter.kind, default=argparse.SUPPRESS,

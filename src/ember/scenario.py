@@ -53,7 +53,8 @@ def _builtin_bytes(name):
         suites = sorted({n.split("/")[0] for n in builtin_names() if "/" in n})
         raise ScenarioError(
             f"$: there is no built-in scenario named {name!r}; "
-            f"known: {', '.join(known)}, and the suites {', '.join(s + '/NAME' for s in suites)} ('ember scenarios' lists all)."
+            f"known: {', '.join(known)}, and the suites {', '.join(s + '/NAME' for s in suites)} "
+            "('ember scenarios' lists all)."
         )
     folder = resources.files("ember") / "scenarios"
     *suite, base = name.split("/")  # a name from builtin_names(): at most one suite folder

@@ -116,7 +116,9 @@ def _doors_on_border(layout, draws, count, width, spacing):
             for cell in cells:
                 layout.open_exit(cell)
     if len(taken) < count:
-        raise GenerationError(f"--exits: {count} doors of width {width} do not fit on the border of a {layout.rows}x{layout.cols} grid.")
+        raise GenerationError(
+            f"--exits: {count} doors of width {width} do not fit on the border of a {layout.rows}x{layout.cols} grid."
+        )
 
 
 # --------------------------------------------------------------------------
@@ -127,7 +129,9 @@ def _office(draws, p):
     rows, cols, h, w = p["rows"], p["cols"], p["room"], p["corridor"]
     unit = 2 * h + w + 3
     if rows - 1 < unit:
-        raise GenerationError(f"office --rows: at least {unit + 1} rows are needed for rooms of {h} and a corridor of {w}, got {rows}.")
+        raise GenerationError(
+            f"office --rows: at least {unit + 1} rows are needed for rooms of {h} and a corridor of {w}, got {rows}."
+        )
     if cols < 2 * h + 4:
         raise GenerationError(f"office --cols: at least {2 * h + 4} columns are needed for rooms of {h}, got {cols}.")
     layout = Layout(rows, cols)
@@ -185,7 +189,9 @@ def _office(draws, p):
         candidates += [(0, mid), (rows - 1, mid)]
     candidates = sorted(set(candidates))
     if p["exits"] > len(candidates):
-        raise GenerationError(f"office --exits: this floor has {len(candidates)} corridor ends for exits, got {p['exits']}.")
+        raise GenerationError(
+            f"office --exits: this floor has {len(candidates)} corridor ends for exits, got {p['exits']}."
+        )
     for cell in sorted(draws.sample(candidates, p["exits"])):
         layout.open_exit(cell)
     return layout
@@ -246,7 +252,9 @@ def _multi_exit(draws, p):
     if p["near_exits"] > p["exits"]:
         raise GenerationError(f"multi-exit --near-exits: at most --exits ({p['exits']}), got {p['near_exits']}.")
     if p["ignitions"] < p["near_exits"]:
-        raise GenerationError(f"multi-exit --ignitions: at least --near-exits ({p['near_exits']}), got {p['ignitions']}.")
+        raise GenerationError(
+            f"multi-exit --ignitions: at least --near-exits ({p['near_exits']}), got {p['ignitions']}."
+        )
     layout = Layout(rows, cols)
     layout.border()
     _doors_on_border(layout, draws, p["exits"], 1, spacing=max(3, (rows + cols) // (2 * p["exits"])))
