@@ -258,7 +258,7 @@ def test_run_and_demo_errors(tmp_path):
 def test_every_command_and_option_has_help():
     parser = build_parser()
     subparsers = next(a for a in parser._actions if a.dest == "command")
-    expected = {"run", "metrics", "replay", "demo", "render", "scenarios", "rank", "report", "evaluate", "export"}
+    expected = {"run", "metrics", "replay", "demo", "render", "scenarios", "rank", "report", "evaluate", "export", "generate", "suite"}
     assert set(subparsers.choices) >= expected
     helps = {a.dest: a.help for a in subparsers._choices_actions}
     for name, sub in subparsers.choices.items():

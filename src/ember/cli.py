@@ -177,11 +177,12 @@ def cmd_render(args):
 def cmd_scenarios(args):
     from .scenario import builtin_names, load_scenario
 
+    width = max(len(name) for name in builtin_names())
     for name in builtin_names():
         sc = load_scenario(f"builtin:{name}")
         grid = sc["grid"]
         print(
-            f"builtin:{name:<14} {grid['rows']}x{grid['cols']} grid, {len(sc['people'])} people, "
+            f"builtin:{name:<{width}} {grid['rows']}x{grid['cols']} grid, {len(sc['people'])} people, "
             f"{len(sc['exits'])} exits, fire p={sc['fire']['spread_probability']} ({sc['fire']['enter_fire']}), "
             f"max_steps {sc['termination']['max_steps']:,}"
         )
@@ -341,6 +342,64 @@ def _count(low):
     return parse
 
 
+def cmd_generate(args):
+    from .generate import FAMILIES, generate_bytes
+
+    if args.list:
+        if args.family is not None or args.seed is not None:
+            return _fail("--list takes no FAMILY or --seed.")
+        width = max(len(f.name) for f in FAMILIES)
+        for family in FAMILIES:
+            print(f"{family.name:<{width}}  {family.description}")
+        return 0
+    if args.family is None:
+        return _fail("give a FAMILY (see 'ember generate --list').")
+    if args.seed is None:
+        return _fail("give the generator seed with --seed N.")
+    given = {name: value for name, value in vars(args).items() if name.startswith("param_")}
+    given = {name[len("param_"):]: value for name, value in given.items()}
+    _write_output(args.output, generate_bytes(args.family, args.seed, args.id, **given))
+    return 0
+
+
+def cmd_suite(args):
+    from .generate.suite import campaign_toml
+
+    _write_output(args.output, campaign_toml(args.suite).encode("utf-8"))
+    return 0
+
+
+def _identifier(text):
+    from .scenario import ID_PATTERN
+
+    if not ID_PATTERN.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"an ID matches [A-Za-z0-9][A-Za-z0-9._-]{{0,63}}, got {text!r}")
+    return text
+
+
+def _generate_parameters(parser):
+    """One option per family parameter (the union over families); each family refuses the ones it lacks."""
+    from .generate import FAMILIES
+
+    seen = {}
+    for family in FAMILIES:
+        for parameter in family.parameters:
+            seen.setdefault(parameter.name, (parameter, []))[1].append(family.name)
+    for name, (parameter, families) in seen.items():
+        takers = "all families" if len(families) == len(FAMILIES) else ", ".join(families)
+        defaults = {f.name: p.default for f in FAMILIES for p in f.parameters if p.name == name}
+        if len(set(defaults.values())) > 1:
+            shown = ", ".join(f"{k} {v}" for k, v in defaults.items())
+        else:
+            shown = next(iter(defaults.values()))
+        bounds = f" ({parameter.low}-{parameter.high})" if parameter.kind is int else ""
+        parser.add_argument(
+            f"--{name.replace('_', '-')}", dest=f"param_{name}", type=parameter.kind, default=argparse.SUPPRESS,
+            metavar="N" if parameter.kind is int else "TEXT",
+            help=f"{parameter.help}{bounds}; {takers}; default: {shown}",
+        )
+
+
 def _seed(text):
     try:
         value = int(text, 10)
@@ -417,6 +476,7 @@ def _progress_note():
 
 def build_parser():
     from .agent import DEFAULT_STEP_TIMEOUT
+    from .sim.policies import POLICY_NAMES
 
     parser = _Parser(
         prog="ember",
@@ -439,7 +499,7 @@ def build_parser():
     )
     run.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
     chooser = run.add_mutually_exclusive_group()
-    chooser.add_argument("--policy", choices=("stay", "random", "greedy"), default="greedy", help="built-in policy (default: greedy)")
+    chooser.add_argument("--policy", choices=POLICY_NAMES, default="greedy", help="built-in policy (default: greedy)")
     chooser.add_argument("--agent", metavar="COMMAND", help="run this agent program instead of a built-in policy, e.g. \"python3 examples/greedy_agent.py\" (split like a shell command line, not run by a shell)")
     run.add_argument("--step-timeout", type=_step_timeout, metavar="SECONDS", help=f"with --agent: seconds the agent may take to answer one observation (default: {DEFAULT_STEP_TIMEOUT:g})")
     run.add_argument("--seed", type=_seed, default=0, help="fire RNG seed, 0 <= N < 2^64 (default: 0); never shown to the policy or agent")
@@ -531,6 +591,33 @@ def build_parser():
     export.add_argument("results", metavar="RESULTS_DIR", help="a results directory of 'ember evaluate'")
     export.add_argument("-o", "--output", metavar="FILE", help="write the CSV here instead of standard output")
     export.set_defaults(handler=cmd_export)
+
+
+    generate = sub.add_parser(
+        "generate", help="generate a scenario from a seeded family",
+        description="Write a scenario of a family (see --list) for a generator seed, as canonical JSON. "
+        "The same arguments give the same bytes on every machine and Python version; every person can reach "
+        "an exit at t = 0, and the fire can cut at least one person's route (docs/generate.md).",
+        epilog="Parameters not given take the family's default; a parameter the family does not have is refused.",
+    )
+    generate.add_argument("family", metavar="FAMILY", nargs="?", help="the family to generate")
+    generate.add_argument("--list", action="store_true", help="list the families, one a line, and exit")
+    generate.add_argument("--seed", type=_seed, help="generator seed, 0 <= N < 2^64 (required)")
+    generate.add_argument("--id", type=_identifier, help="the scenario ID (default: FAMILY-SEED)")
+    generate.add_argument("-o", "--output", metavar="FILE", help="write the scenario here instead of standard output")
+    _generate_parameters(generate)
+    generate.set_defaults(handler=cmd_generate)
+
+    suite = sub.add_parser(
+        "suite", help="write the campaign file of a scenario suite",
+        description="Write a campaign file (TOML, campaign.md) with every scenario of the suite, its seeds, and the "
+        "built-in baselines; add your agent as another [[policies]] entry and run 'ember evaluate' on it. "
+        "Needs the 'suite' extra (tomli-w).",
+        epilog="Suites: ember-v1 (24 scenarios, builtin:ember-v1/NAME, listed by 'ember scenarios').",
+    )
+    suite.add_argument("suite", metavar="SUITE", help="the suite, e.g. ember-v1")
+    suite.add_argument("-o", "--output", metavar="FILE", help="write the campaign file here instead of standard output")
+    suite.set_defaults(handler=cmd_suite)
     return parser
 
 

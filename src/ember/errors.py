@@ -70,3 +70,7 @@ class CampaignError(EmberError, ValueError):
 
 class EnvConfigError(EmberError, ValueError):
     """A Gymnasium/PettingZoo environment (``ember.envs``) was given a bad argument."""
+
+
+class GenerationError(EmberError, ValueError):
+    """Scenario generator parameters that cannot make a scenario (the message names the parameter)."""

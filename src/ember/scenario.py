@@ -38,18 +38,29 @@ _TOP_KEYS = ("schema_version", "scenario_id", "grid", "walls", "exits", "people"
 
 
 def builtin_names():
-    """Names of the scenarios shipped as package data, sorted."""
+    """Names of the scenarios shipped as package data, sorted; a suite's as ``SUITE/NAME`` (e.g. ember-v1/...)."""
     folder = resources.files("ember") / "scenarios"
-    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
+    names = [p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json")]
+    for suite in folder.iterdir():
+        if suite.is_dir() and not suite.name.startswith(("_", ".")):
+            names += [f"{suite.name}/{p.name[:-5]}" for p in suite.iterdir() if p.name.endswith(".json")]
+    return sorted(names)
 
 
 def _builtin_bytes(name):
     if name not in builtin_names():
+        known = [n for n in builtin_names() if "/" not in n]
+        suites = sorted({n.split("/")[0] for n in builtin_names() if "/" in n})
         raise ScenarioError(
             f"$: there is no built-in scenario named {name!r}; "
-            f"known: {', '.join(builtin_names())}."
+            f"known: {', '.join(known)}, and the suites {', '.join(s + '/NAME' for s in suites)} "
+            "('ember scenarios' lists all)."
         )
-    return (resources.files("ember") / "scenarios" / f"{name}.json").read_bytes()
+    folder = resources.files("ember") / "scenarios"
+    *suite, base = name.split("/")  # a name from builtin_names(): at most one suite folder
+    for part in suite:
+        folder = folder / part
+    return (folder / f"{base}.json").read_bytes()
 
 
 class _BadNumber:

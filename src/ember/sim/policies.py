@@ -1,4 +1,4 @@
-"""Built-in policies (simulator.md §4): ``stay``, ``random`` and ``greedy``.
+"""Built-in policies (simulator.md §4): ``stay``, ``random``, ``greedy`` and ``planner``.
 
 A policy is a callable ``observation -> {person_id: action}``.  Built-ins
 are made per episode by ``make_policy(name, scenario, seed)``.
@@ -6,10 +6,11 @@ are made per episode by ``make_policy(name, scenario, seed)``.
 
 import random
 
-from ..grid import UNREACHABLE, ExitDistances
+from ..grid import DIRECTIONS as _DIRECTIONS
+from ..grid import UNREACHABLE, ExitDistances, around
 from ..scenario import compile_scenario
 
-POLICY_NAMES = ("stay", "random", "greedy")
+POLICY_NAMES = ("stay", "random", "greedy", "planner")
 _RANDOM_ACTIONS = ("stay", "north", "south", "west", "east")
 
 
@@ -96,6 +97,235 @@ class GreedyPolicy:
         return actions
 
 
+class _BurningTracker:
+    """The cells not seen burning before, from each observation's burning list.
+
+    Burning only grows, so the list's length says whether anything is new;
+    only then is it scanned.  ``changed`` returns the new cells, or None when
+    cells left the list (never under simulator.md, but then the caller
+    starts afresh).
+    """
+
+    def __init__(self, grid):
+        self.grid = grid
+        self.seen = bytearray(grid.size)
+        self.count = 0
+
+    def changed(self, burning):
+        if len(burning) == self.count:
+            return []
+        cols, seen = self.grid.cols, self.seen
+        new = []
+        for r, c in burning:
+            cell = r * cols + c
+            if not seen[cell]:
+                seen[cell] = 1
+                new.append(cell)
+        if self.count + len(new) != len(burning):
+            return None
+        self.count = len(burning)
+        return new
+
+
+def _doors(grid, exit_cells):
+    """Exit cells grouped into doors (4-adjacent exit cells), each door's cells sorted; doors by first cell."""
+    left = set(exit_cells)
+    doors = []
+    for start in sorted(exit_cells):
+        if start not in left:
+            continue
+        left.discard(start)
+        door, stack = [start], [start]
+        while stack:
+            i = stack.pop()
+            for _, j in grid.neighbours(i):
+                if j in left:
+                    left.discard(j)
+                    door.append(j)
+                    stack.append(j)
+        doors.append(sorted(door))
+    return doors
+
+
+class PlannerPolicy:
+    """Plans for the crowd: exits shared by capacity, moves that never block each other.
+
+    Every step:
+
+    1. **Fields.** A door is a group of 4-adjacent exit cells.  One distance
+       field per door (``ExitDistances``, kept up to date as cells ignite):
+       the 4-neighbour distance through non-burning cells, people ignored.
+    2. **Exit assignment.** A door of w exit cells lets at most w people out
+       per step, so a person's estimated time through door e is
+       max(distance to e, people already sent to e // w).  People are taken nearest-first and each is
+       sent where that estimate is lowest (keeping the exit it had unless
+       another is better by more than one step, so plans do not flicker).
+       Re-done every ``REPLAN_EVERY`` steps and at once when a door becomes
+       unreachable; in between, a person whose door's route closed takes its
+       nearest reachable door.  So exits that burn and routes that close are
+       dropped as the fire spreads.
+    3. **Moves.** Nearest-to-their-exit first, each person takes a neighbour
+       one step closer to its exit that nobody has claimed this step, and
+       that is free or held by someone already moving out of it; cells next
+       to the fire are taken only when nothing else goes downhill.  So no two
+       people target one cell (no ``blocked_conflict``), every move goes
+       into a free cell or a moving chain (no ``blocked_occupied``), and a
+       cycle would need each member to have decided after the one it
+       follows (impossible): no ``blocked_cycle`` (simulator.md §3 rule 1).
+       A person with no such move waits; people with no usable exit stay.
+
+    Deterministic: every order is by distance, then person ID, then
+    direction (north, south, west, east).
+    """
+
+    STICKINESS = 1  # steps another door must gain before a person is re-sent
+    REPLAN_EVERY = 3  # steps between full exit assignments (a closed door forces one at once)
+
+    def __init__(self, scenario):
+        sc = compile_scenario(scenario)
+        self.grid = sc.grid
+        self.doors = _doors(sc.grid, sc.exit_cells)
+        self.fields = None
+        self.tracker = None
+        self.hot = None  # 1 on burning cells and their neighbours
+        self.assigned = {}  # person_id -> door index
+        self._usable = None  # per door: reachable at the last assignment
+        # Per cell, its open in-bounds neighbours as (action, cell), in the order north, south, west, east.
+        grid, cols, size = self.grid, self.grid.cols, self.grid.size
+        open_ = grid.open
+        self.moves = [
+            tuple((a, j) for a, j in zip(_DIRECTIONS, around(i, cols, size)) if j >= 0 and open_[j]) if open_[i] else ()
+            for i in range(size)
+        ]
+
+    def _update(self, burning):
+        new = None if self.tracker is None else self.tracker.changed(burning)
+        grid = self.grid
+        if new is None:
+            self.tracker = tracker = _BurningTracker(grid)
+            cells = tracker.changed(burning) or []
+            self.fields = [ExitDistances(grid, door, cells) for door in self.doors]
+            self.hot = bytearray(grid.size)
+            new = cells
+        elif new:
+            for field in self.fields:
+                field.burn(new)
+        hot, cols, size = self.hot, grid.cols, grid.size
+        for cell in new:
+            hot[cell] = 1
+            col = cell % cols
+            if cell >= cols:
+                hot[cell - cols] = 1
+            if cell + cols < size:
+                hot[cell + cols] = 1
+            if col:
+                hot[cell - 1] = 1
+            if col + 1 < cols:
+                hot[cell + 1] = 1
+
+    def _assign(self, people, step):
+        """Person -> door index, by estimated time through each door (nearest people first).
+
+        Re-done every ``REPLAN_EVERY`` steps and whenever a door stops or starts
+        being reachable from anywhere; in between, a person whose door became
+        unreachable is sent to its nearest reachable door.
+        """
+        dists = [field.dist for field in self.fields]
+        usable = tuple(any(d[c] == 0 for c in door) for d, door in zip(dists, self.doors))
+        if step % self.REPLAN_EVERY != 1 and usable == self._usable and self.assigned:
+            assigned = self.assigned
+            for pid, cell in people:
+                e = assigned.get(pid)
+                if e is None or dists[e][cell] == UNREACHABLE:
+                    best, best_d = None, None
+                    for k, d in enumerate(dists):
+                        dk = d[cell]
+                        if dk != UNREACHABLE and (best_d is None or dk < best_d):
+                            best, best_d = k, dk
+                    if best is None:
+                        assigned.pop(pid, None)
+                    else:
+                        assigned[pid] = best
+            return assigned
+        self._usable = usable
+        exits = range(len(dists))
+        widths = [len(door) for door in self.doors]
+        loads = [0] * len(dists)
+        ranked = []
+        for pid, cell in people:
+            ds = [d[cell] for d in dists]
+            nearest = min((d for d in ds if d >= 0), default=None)
+            if nearest is not None:
+                ranked.append((nearest, pid, ds))
+        ranked.sort()
+        previous = self.assigned
+        stickiness = self.STICKINESS
+        assigned = {}
+        for _, pid, ds in ranked:
+            best, best_cost, best_d = -1, 0, 0
+            for e in exits:
+                d = ds[e]
+                if d < 0:
+                    continue
+                wait = loads[e] // widths[e]
+                cost = d if d > wait else wait
+                if best < 0 or cost < best_cost or (cost == best_cost and d < best_d):
+                    best, best_cost, best_d = e, cost, d
+            old = previous.get(pid)
+            if old is not None and old != best:
+                d = ds[old]
+                if d >= 0:
+                    wait = loads[old] // widths[old]
+                    if (d if d > wait else wait) <= best_cost + stickiness:
+                        best = old
+            loads[best] += 1
+            assigned[pid] = best
+        self.assigned = assigned
+        return assigned
+
+    def __call__(self, observation):
+        self._update(observation["burning"])
+        cols = self.grid.cols
+        people = [(p["person_id"], p["position"][0] * cols + p["position"][1]) for p in observation["people"]]
+        assigned = self._assign(people, observation["step"])
+        dists = [field.dist for field in self.fields]
+        hot, moves = self.hot, self.moves
+        occupied = {cell for _, cell in people}
+        order = []
+        actions = {}
+        for pid, cell in people:
+            e = assigned.get(pid)
+            if e is None:
+                actions[pid] = "stay"
+            else:
+                order.append((dists[e][cell], pid, cell, e))
+        order.sort()
+        claimed = set()
+        vacating = set()  # cells whose person moves out this step
+        for own, pid, i, e in order:
+            dist = dists[e]
+            want = own - 1
+            choice = fallback = None
+            for action, j in moves[i]:
+                if dist[j] != want or j in claimed or (j in occupied and j not in vacating):
+                    continue
+                if hot[j] and not hot[i]:
+                    if fallback is None:
+                        fallback = (action, j)
+                    continue
+                choice = (action, j)
+                break
+            if choice is None:
+                choice = fallback
+            if choice is None:
+                actions[pid] = "stay"
+            else:
+                actions[pid] = choice[0]
+                claimed.add(choice[1])
+                vacating.add(i)
+        return actions
+
+
 def make_policy(name, scenario, seed):
     if name == "stay":
         return stay_policy
@@ -103,4 +333,6 @@ def make_policy(name, scenario, seed):
         return RandomPolicy(seed)
     if name == "greedy":
         return GreedyPolicy(scenario)
+    if name == "planner":
+        return PlannerPolicy(scenario)
     raise ValueError(f"unknown policy {name!r}; expected one of {', '.join(POLICY_NAMES)}.")
