@@ -611,8 +611,8 @@ BAD_CAMPAIGNS = {
         "$.policies[1].name: repeated policy name",
     ),
     "campaign not a string": (lambda c: c.update(campaign=3), "$.campaign: expected an ID"),
-    "campaign not an ID": (lambda c: c.update(campaign="my study"), '$.campaign: expected an ID'),
-    "policy not an ID": (lambda c: c["policies"][0].update(name="<b>"), '$.policies[0].name: expected an ID'),
+    "campaign not an ID": (lambda c: c.update(campaign="my study"), "$.campaign: expected an ID"),
+    "policy not an ID": (lambda c: c["policies"][0].update(name="<b>"), "$.policies[0].name: expected an ID"),
     "scenario not an ID": (lambda c: c["scenarios"][0].update(scenario_id="\ud800"), "$.scenarios[0].scenario_id"),
 }
 

@@ -160,7 +160,10 @@ def test_frame_sampler_keeps_evenly_spaced_frames_and_the_last():
         (["-o", "x.jpg"], "ember: the output 'x.jpg' must end in .png (a still) or .gif (an animation)."),
         (["--ascii", "--step", "3"], "ember: --step 3: the record has only 2 steps."),
         (["--ascii", "--cell-size", "3"], "ember: --cell-size applies only to images, not to --ascii."),
-        (["-o", "x.png", "--cell-size", "0"], "ember: argument --cell-size: the cell size must be an integer from 1 to 64 pixels, got '0' (see 'ember render --help')."),
+        (
+            ["-o", "x.png", "--cell-size", "0"],
+            "ember: argument --cell-size: the cell size must be an integer from 1 to 64 pixels, got '0' (see 'ember render --help').",
+        ),
         ([], "ember: one of the arguments -o/--output --ascii is required (see 'ember render --help')."),
     ],
 )

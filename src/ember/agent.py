@@ -221,7 +221,9 @@ class AgentPolicy:
                 reason = "nested too deeply"
             else:  # a JSONDecodeError's msg has no line/column: an answer is one line anyway
                 reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-            raise AgentError(f"step {self.step}: the agent sent a line that is not JSON ({reason}): {_preview(line)}.") from None
+            raise AgentError(
+                f"step {self.step}: the agent sent a line that is not JSON ({reason}): {_preview(line)}."
+            ) from None
         if not isinstance(value, dict):
             raise AgentError(
                 f"step {self.step}: the agent sent {_json_type(value)}, not a JSON object {{person_id: action}}: {_preview(line)}."
