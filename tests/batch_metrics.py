@@ -142,7 +142,7 @@ def batch_metrics(scenario, record_bytes):
         "mean_detour_ratio": _f(sum(det.values()) / e if e else None),
     }
     # Exposure: brute force over every burning cell.
-    hist, per_min, per_exp = {}, {p: None for p in people}, {p: Fraction(0) for p in people}
+    hist, per_min, per_exp = {}, dict.fromkeys(people), {p: Fraction(0) for p in people}
     states = without = 0
     for snap in snapshots:
         burning = snap["burning"]

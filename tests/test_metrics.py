@@ -77,17 +77,17 @@ def test_corridor_movement_and_path(corridor):
             "movement_attempts": 4,
             "successful_moves": 4,
             "blocked_moves": 0,
-            "blocked_by_outcome": {
-                k: 0
-                for k in (
+            "blocked_by_outcome": dict.fromkeys(
+                (
                     "blocked_boundary",
                     "blocked_wall",
                     "blocked_fire",
                     "blocked_occupied",
                     "blocked_conflict",
                     "blocked_cycle",
-                )
-            },
+                ),
+                0,
+            ),
             "congestion_blocks": 0,
             "stay_rate": 0.2,
             "blocked_rate": 0.0,

@@ -4,13 +4,14 @@ import io
 import json
 
 import pytest
-from conftest import picture_scenario
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import ember
 from ember.generate import generate
 from ember.sim.policies import POLICY_NAMES, PlannerPolicy, make_policy
+
+from conftest import picture_scenario
 
 
 def record_of(scenario, policy, seed):

@@ -9,6 +9,10 @@ from fractions import Fraction
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from ember.errors import EmberError, MissingExtraError, RankingInputError
+from ember.ranking import FORMULA, compute_ranking, format_leaderboard, ranking_bytes
+
 from ranking_results import (
     assert_same,
     builtin_metrics,
@@ -19,9 +23,6 @@ from ranking_results import (
     hand_metrics,
     ok_row,
 )
-
-from ember.errors import EmberError, MissingExtraError, RankingInputError
-from ember.ranking import FORMULA, compute_ranking, format_leaderboard, ranking_bytes
 
 H1 = "sha256:" + "1" * 64
 H2 = "sha256:" + "2" * 64

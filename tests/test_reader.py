@@ -50,7 +50,7 @@ def make_record(n_steps=5):
     steps = [
         {
             "step": t,
-            "actions": {p: "north" for p in IDS},
+            "actions": dict.fromkeys(IDS, "north"),
             "movements": [{"person_id": p, "origin": [1, 1], "target": [0, 1], "outcome": "moved"} for p in IDS],
             "ignitions": [[0, t % 5]],
             "evacuations": [],
@@ -501,8 +501,9 @@ def test_unpaired_surrogate_escapes_are_refused(escape):
 
 
 def test_limit_defaults():
-    assert DEFAULT_LIMITS == Limits(
-        max_depth=32, max_string_length=1_048_576, max_integer_digits=40, max_part_bytes=64 * 1024 * 1024
+    assert (
+        Limits(max_depth=32, max_string_length=1_048_576, max_integer_digits=40, max_part_bytes=64 * 1024 * 1024)
+        == DEFAULT_LIMITS
     )
     with pytest.raises(dataclasses.FrozenInstanceError):
         DEFAULT_LIMITS.max_depth = 3

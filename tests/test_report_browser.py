@@ -18,9 +18,10 @@ import sys
 import time
 
 import pytest
-from ranking_results import builtin_results, failed_row
 
 from ember.report import build_report
+
+from ranking_results import builtin_results, failed_row
 
 CHROMIUM = shutil.which("chromium")
 FLAGS = (

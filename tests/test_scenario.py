@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_scenario, stay_all
 from ember import ScenarioError, Simulator, load_scenario, scenario_hash
 from ember.scenario import builtin_names
 from ember.sim.policies import make_policy
+
+from conftest import make_scenario, stay_all
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "src" / "ember" / "scenarios"
 

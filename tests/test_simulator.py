@@ -11,12 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ACTIONS, make_scenario, picture_scenario, stay_all
 from ember import ActionError, Simulator, load_scenario, run_episode, scenario_hash
 from ember.canonical import canonical_json, canonical_record
 from ember.scenario import builtin_names
 from ember.sim.fire import fire_draw
 from ember.sim.policies import make_policy
+
+from conftest import ACTIONS, make_scenario, picture_scenario, stay_all
 
 DIRS = {"north": (-1, 0), "south": (1, 0), "west": (0, -1), "east": (0, 1)}
 TWO_64 = 2**64
@@ -52,7 +53,7 @@ class Reference:
         self.walls = {tuple(c) for c in scenario["walls"]}
         self.exit_of = {tuple(e["position"]): e["exit_id"] for e in scenario["exits"]}
         self.pos = {p["person_id"]: tuple(p["position"]) for p in scenario["people"]}
-        self.status = {pid: "active" for pid in self.pos}
+        self.status = dict.fromkeys(self.pos, "active")
         self.burning = {tuple(c) for c in scenario["fire"]["ignitions"]}
         n, d = scenario["fire"]["spread_probability"].split("/")
         self.n, self.d = int(n), int(d)

@@ -76,7 +76,7 @@ def test_sources_path_file_bytes_chunks(tmp_path, office_record):
     chunks = (office_record[i : i + 1000] for i in range(0, len(office_record), 1000))
     assert_same_json(ember.episode_metrics(OFFICE, chunks).to_dict(), expected)
     assert_same_json(ember.episode_metrics(OFFICE, bytearray(office_record)).to_dict(), expected)
-    with open(path, "r") as text, pytest.raises(ember.MetricsInputError, match="binary"):
+    with open(path) as text, pytest.raises(ember.MetricsInputError, match="binary"):
         ember.episode_metrics(OFFICE, text)
 
 
