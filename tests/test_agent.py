@@ -234,7 +234,7 @@ LIES = {
     ),
     "duplicate key": (
         '"{\\"p00\\": \\"stay\\", \\"p00\\": \\"north\\"}"',
-        'ember: step 2: the agent sent a line that is not JSON (duplicate key \'p00\'): \'{"p00": "stay", "p00": "north"}\'.',
+        'ember: step 2: the agent sent a line that is not JSON (duplicate key \'p00\'): \'{"p00": "stay", "p00": "north"}\'.',  # noqa: E501 - whole message, greppable
     ),
 }
 

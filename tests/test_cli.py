@@ -201,15 +201,16 @@ def test_progress_is_throttled_and_passes_every_byte(tmp_path, monkeypatch):
     pieces = -(-len(data) // CHUNK_SIZE)
     # A frozen clock: only the first draw; a clock a second ahead per reading: a redraw per piece read.
     for tick, expected in ((0.0, 1), (1.0, 1 + pieces)):
-        for source in (str(path), path, open(path, "rb")):
-            monkeypatch.setattr(tqdm.std, "time", Clock(tick))
-            terminal = Terminal()
-            with progress.reading_progress(source, stream=terminal) as chunks:
-                assert chunks is not source
-                assert b"".join(chunks) == data
-            redraws = terminal.getvalue().count("\r") - 2  # erasing the line writes two
-            assert redraws == expected
-            assert terminal.getvalue().endswith("\r")
+        with open(path, "rb") as opened:
+            for source in (str(path), path, opened):
+                monkeypatch.setattr(tqdm.std, "time", Clock(tick))
+                terminal = Terminal()
+                with progress.reading_progress(source, stream=terminal) as chunks:
+                    assert chunks is not source
+                    assert b"".join(chunks) == data
+                redraws = terminal.getvalue().count("\r") - 2  # erasing the line writes two
+                assert redraws == expected
+                assert terminal.getvalue().endswith("\r")
     # Small, not a terminal, or of unknown size: the source is handed back untouched.
     small = tmp_path / "small"
     small.write_bytes(b"{}")

@@ -68,45 +68,45 @@ def check_guarantees(scenario):
 
 
 SMALL = {
-    "office": dict(
-        rows=st.integers(16, 40),
-        cols=st.integers(16, 40),
-        people=st.integers(1, 25),
-        room=st.integers(2, 4),
-        corridor=st.integers(1, 2),
-        exits=st.integers(1, 2),
-    ),
-    "hall": dict(
-        rows=st.integers(14, 40),
-        cols=st.integers(14, 40),
-        people=st.integers(1, 40),
-        exits=st.integers(1, 4),
-        door=st.integers(1, 2),
-        pillars=st.integers(0, 15),
-        pillar_size=st.integers(1, 2),
-    ),
-    "bottleneck": dict(
-        rows=st.integers(12, 30),
-        cols=st.integers(16, 40),
-        people=st.integers(1, 30),
-        width=st.integers(1, 3),
-        length=st.integers(1, 8),
-        tables=st.integers(0, 8),
-    ),
-    "multi-exit": dict(
-        rows=st.integers(14, 40),
-        cols=st.integers(14, 40),
-        people=st.integers(1, 30),
-        exits=st.integers(2, 4),
-        near=st.integers(2, 4),
-        partitions=st.integers(0, 5),
-    ),
+    "office": {
+        "rows": st.integers(16, 40),
+        "cols": st.integers(16, 40),
+        "people": st.integers(1, 25),
+        "room": st.integers(2, 4),
+        "corridor": st.integers(1, 2),
+        "exits": st.integers(1, 2),
+    },
+    "hall": {
+        "rows": st.integers(14, 40),
+        "cols": st.integers(14, 40),
+        "people": st.integers(1, 40),
+        "exits": st.integers(1, 4),
+        "door": st.integers(1, 2),
+        "pillars": st.integers(0, 15),
+        "pillar_size": st.integers(1, 2),
+    },
+    "bottleneck": {
+        "rows": st.integers(12, 30),
+        "cols": st.integers(16, 40),
+        "people": st.integers(1, 30),
+        "width": st.integers(1, 3),
+        "length": st.integers(1, 8),
+        "tables": st.integers(0, 8),
+    },
+    "multi-exit": {
+        "rows": st.integers(14, 40),
+        "cols": st.integers(14, 40),
+        "people": st.integers(1, 30),
+        "exits": st.integers(2, 4),
+        "near": st.integers(2, 4),
+        "partitions": st.integers(0, 5),
+    },
 }
-COMMON = dict(
-    seed=st.integers(0, 2**64 - 1),
-    spread=st.sampled_from(["1/8", "1/3", "0/1", "1/1"]),
-    enter_fire=st.sampled_from(["casualty", "block"]),
-)
+COMMON = {
+    "seed": st.integers(0, 2**64 - 1),
+    "spread": st.sampled_from(["1/8", "1/3", "0/1", "1/1"]),
+    "enter_fire": st.sampled_from(["casualty", "block"]),
+}
 
 
 @pytest.mark.parametrize("family", FAMILY_NAMES)

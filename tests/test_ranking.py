@@ -116,12 +116,12 @@ def batch_ranking(campaign, episodes):
             )
     ranked.sort(key=lambda t: (t[0], t[1]))
     out, pairs = [], []
-    for i, (tup, name, entry) in enumerate(ranked):
+    for i, (tup, _name, entry) in enumerate(ranked):
         rank = i + 1
         while rank > 1 and ranked[rank - 2][0] == tup:
             rank -= 1
         out.append({"rank": rank, **entry})
-    for (ta, a, _), (tb, b, _) in itertools.pairwise(ranked):
+    for (_, a, _), (_, b, _) in itertools.pairwise(ranked):
         tally = {"above_better": 0, "below_better": 0, "equal": 0}
         for key in keys:
             va, vb = values(last[a, key]["metrics"]), values(last[b, key]["metrics"])

@@ -258,7 +258,7 @@ def test_sink_errors_pass_unchanged_and_kill_the_parser():
     for error in (Boom("mine"), ValueError("also mine"), MetricsInputError("the sink's own")):
 
         class Failing(Sink):
-            def step(self, index, value):
+            def step(self, index, value, error=error):  # bound now: the class is used within this iteration
                 if index == 2:
                     raise error
 

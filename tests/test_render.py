@@ -163,7 +163,7 @@ def test_frame_sampler_keeps_evenly_spaced_frames_and_the_last():
         (["--ascii", "--cell-size", "3"], "ember: --cell-size applies only to images, not to --ascii."),
         (
             ["-o", "x.png", "--cell-size", "0"],
-            "ember: argument --cell-size: the cell size must be an integer from 1 to 64 pixels, got '0' (see 'ember render --help').",
+            "ember: argument --cell-size: the cell size must be an integer from 1 to 64 pixels, got '0' (see 'ember render --help').",  # noqa: E501 - whole message, greppable
         ),
         ([], "ember: one of the arguments -o/--output --ascii is required (see 'ember render --help')."),
     ],
@@ -182,7 +182,8 @@ def test_render_option_errors(capsys, tmp_path, monkeypatch, all_kinds, args, me
 def test_render_refuses_an_invalid_record_and_writes_nothing(capsys, tmp_path, all_kinds):
     pytest.importorskip("PIL.Image")
     sc, record = all_kinds
-    data = open(record, "rb").read()
+    with open(record, "rb") as handle:
+        data = handle.read()
     truncated = tmp_path / "truncated.record"
     truncated.write_bytes(data[: len(data) - 40])
     out = tmp_path / "bad.png"

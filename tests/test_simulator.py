@@ -250,19 +250,19 @@ def case(
 ):
     """movements: {pid: (outcome, target)}; people: {pid: (status, position)} for everyone."""
     return pytest.param(
-        dict(
-            picture=picture,
-            kwargs=kwargs,
-            pre=list(pre),
-            actions=actions,
-            movements=movements,
-            people=people,
-            evacuations=list(evacuations),
-            casualties=list(casualties),
-            ignitions=[list(c) for c in ignitions],
-            trapped=list(trapped),
-            reason=reason,
-        ),
+        {
+            "picture": picture,
+            "kwargs": kwargs,
+            "pre": list(pre),
+            "actions": actions,
+            "movements": movements,
+            "people": people,
+            "evacuations": list(evacuations),
+            "casualties": list(casualties),
+            "ignitions": [list(c) for c in ignitions],
+            "trapped": list(trapped),
+            "reason": reason,
+        },
         id=id,
     )
 
@@ -914,8 +914,8 @@ def test_same_inputs_same_bytes(policy):
 def test_different_seeds_different_records():
     sc = pocket_scenario()
     a, b = record_bytes(sc, "stay", 1), record_bytes(sc, "stay", 2)
-    fire_a = [json.loads(l.rstrip(b",\n"))["ignitions"] for l in a.splitlines(keepends=True)[3:-2]]
-    fire_b = [json.loads(l.rstrip(b",\n"))["ignitions"] for l in b.splitlines(keepends=True)[3:-2]]
+    fire_a = [json.loads(line.rstrip(b",\n"))["ignitions"] for line in a.splitlines(keepends=True)[3:-2]]
+    fire_b = [json.loads(line.rstrip(b",\n"))["ignitions"] for line in b.splitlines(keepends=True)[3:-2]]
     assert len(fire_a) == len(fire_b) == 30 and fire_a != fire_b
 
 

@@ -154,7 +154,10 @@ def test_memory_does_not_grow_with_steps(tmp_path):
 
 def test_cli_pipe_run_into_metrics():
     """ember run ... | ember metrics ... - through a real OS pipe."""
-    cmd = f"{sys.executable} -m ember.cli run builtin:office --policy greedy --seed 4 | {sys.executable} -m ember.cli metrics builtin:office - --compact"
+    cmd = (
+        f"{sys.executable} -m ember.cli run builtin:office --policy greedy --seed 4 | "
+        f"{sys.executable} -m ember.cli metrics builtin:office - --compact"
+    )
     done = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr
     import json

@@ -469,7 +469,8 @@ def _render_epilog():
         f"Colours: {colours}; 'trapped' is an active person with no path to a usable exit. "
         "People are squares inset in their cell, so the exit or fire under them stays visible. "
         f"ASCII: {chars}; a person hides the ground under it. "
-        f"A GIF has at most {MAX_GIF_FRAMES} frames (fewer for very large images): longer episodes are sampled evenly (every 2^k-th step), "
+        f"A GIF has at most {MAX_GIF_FRAMES} frames (fewer for very large images): "
+        "longer episodes are sampled evenly (every 2^k-th step), "
         "and the last step is always shown; identical consecutive frames are merged."
     )
 
@@ -484,7 +485,10 @@ class _Parser(argparse.ArgumentParser):
 def _progress_note():
     from .progress import PROGRESS_MIN_BYTES
 
-    return f"When standard error is a terminal and RECORD is a file of {PROGRESS_MIN_BYTES // 2**20} MiB or more, a progress bar shows the bytes read."
+    return (
+        f"When standard error is a terminal and RECORD is a file of {PROGRESS_MIN_BYTES // 2**20} MiB or more, "
+        "a progress bar shows the bytes read."
+    )
 
 
 def build_parser():
@@ -502,7 +506,8 @@ def build_parser():
         "run",
         help="run a policy or an agent on a scenario and stream the record",
         description="Run one episode and write its canonical record, one line per step, flushed as the episode runs.",
-        epilog="An agent is a program that speaks JSON lines on its standard input and output (docs/agent-protocol.md); "
+        epilog="An agent is a program that speaks JSON lines on its standard input and output "
+        "(docs/agent-protocol.md); "
         "its standard error passes through. With -o: a new file is written in place as the run goes "
         "(followable with tail -f); if the run fails, the record written so far stays, unterminated. "
         "An existing record is kept until the run succeeds: "
@@ -516,7 +521,8 @@ def build_parser():
     chooser.add_argument(
         "--agent",
         metavar="COMMAND",
-        help='run this agent program instead of a built-in policy, e.g. "python3 examples/greedy_agent.py" (split like a shell command line, not run by a shell)',
+        help='run this agent program instead of a built-in policy, e.g. "python3 examples/greedy_agent.py" '
+        "(split like a shell command line, not run by a shell)",
     )
     run.add_argument(
         "--step-timeout",
@@ -542,7 +548,8 @@ def build_parser():
     metrics = sub.add_parser(
         "metrics",
         help="validate, replay and measure a record",
-        description="Compute the official per-episode metrics of a record, after validating and replaying it. Bad input: one line on stderr, exit status 2, nothing on stdout.",
+        description="Compute the official per-episode metrics of a record, after validating and replaying it. "
+        "Bad input: one line on stderr, exit status 2, nothing on stdout.",
         epilog=_progress_note(),
     )
     metrics.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
@@ -564,7 +571,8 @@ def build_parser():
     replay = sub.add_parser(
         "replay",
         help="check that a record replays byte-identically",
-        description="Replay a record's actions with its seed; exit 0 when the replay is byte-identical, else 2 with the first difference on stderr.",
+        description="Replay a record's actions with its seed; exit 0 when the replay is byte-identical, "
+        "else 2 with the first difference on stderr.",
         epilog=_progress_note(),
     )
     replay.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
@@ -574,7 +582,8 @@ def build_parser():
     demo = sub.add_parser(
         "demo",
         help="run the greedy policy on a built-in scenario and summarise it",
-        description="Run the greedy policy, write the record, compute its metrics and print a short summary: who got out, how fast, how often moves were blocked, which exits were used.",
+        description="Run the greedy policy, write the record, compute its metrics and print a short summary: "
+        "who got out, how fast, how often moves were blocked, which exits were used.",
     )
     demo.add_argument(
         "--scenario",
@@ -594,7 +603,9 @@ def build_parser():
     render = sub.add_parser(
         "render",
         help="draw a record as a GIF, a PNG or ASCII text",
-        description="Draw an episode: an animated GIF of every step, a PNG still of one step, or (--ascii, no Pillow needed) the grid of one step as text on standard output. Images need Pillow: pip install 'ember-eval[viz]'.",
+        description="Draw an episode: an animated GIF of every step, a PNG still of one step, "
+        "or (--ascii, no Pillow needed) the grid of one step as text on standard output. "
+        "Images need Pillow: pip install 'ember-eval[viz]'.",
         epilog=_render_epilog(),
     )
     render.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
@@ -686,7 +697,8 @@ def build_parser():
     evaluate.add_argument(
         "--scheduler",
         metavar="ADDRESS",
-        help="run the episodes on this Dask distributed scheduler instead (e.g. tcp://host:8786; needs the 'dask' extra)",
+        help="run the episodes on this Dask distributed scheduler instead "
+        "(e.g. tcp://host:8786; needs the 'dask' extra)",
     )
     evaluate.add_argument(
         "--retries",
@@ -706,7 +718,8 @@ def build_parser():
     export = sub.add_parser(
         "export",
         help="write a results directory's rows as CSV",
-        description="One CSV row per counting row (the last row of each policy and episode), ordered by policy, scenario and seed, with every numeric metric as a dotted column.",
+        description="One CSV row per counting row (the last row of each policy and episode), "
+        "ordered by policy, scenario and seed, with every numeric metric as a dotted column.",
     )
     export.add_argument("results", metavar="RESULTS_DIR", help="a results directory of 'ember evaluate'")
     export.add_argument("-o", "--output", metavar="FILE", help="write the CSV here instead of standard output")

@@ -51,9 +51,8 @@ class Parameter:
             match = PROBABILITY_PATTERN.fullmatch(value) if isinstance(value, str) else None
             if not match or len(value) > 21 or not int(match.group(1)) <= int(match.group(2)) <= 2**32:
                 raise GenerationError(f'{where}: expected "N/D" with 0 <= N <= D <= 2^32, got {value!r}.')
-        elif self.name == "enter_fire":
-            if value not in ENTER_FIRE_MODES:
-                raise GenerationError(f"{where}: expected 'casualty' or 'block', got {value!r}.")
+        elif self.name == "enter_fire" and value not in ENTER_FIRE_MODES:
+            raise GenerationError(f"{where}: expected 'casualty' or 'block', got {value!r}.")
         return value
 
 
@@ -390,7 +389,7 @@ def generate_bytes(name, seed, scenario_id=None, **given):
 def _finish(layout, draws, p, scenario_id):
     rows, cols = layout.rows, layout.cols
     grid = Grid(rows, cols, [r * cols + c for r, c in layout.walls])
-    exits = sorted(set(r * cols + c for r, c in layout.exits))
+    exits = sorted({r * cols + c for r, c in layout.exits})
     exit_set = set(exits)
     open_cells = [i for i in range(grid.size) if grid.open[i] and i not in exit_set]
     pools = layout.ignition_pools or [None] * p["ignitions"]
