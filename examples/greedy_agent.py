@@ -45,12 +45,7 @@ class Greedy:
             row, col = frontier.popleft()
             for _, dr, dc in MOVES:
                 nxt = (row + dr, col + dc)
-                if (
-                    0 <= nxt[0] < self.rows
-                    and 0 <= nxt[1] < self.cols
-                    and nxt not in blocked
-                    and nxt not in dist
-                ):
+                if 0 <= nxt[0] < self.rows and 0 <= nxt[1] < self.cols and nxt not in blocked and nxt not in dist:
                     dist[nxt] = dist[(row, col)] + 1
                     frontier.append(nxt)
         return dist

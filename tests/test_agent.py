@@ -73,11 +73,14 @@ def test_example_greedy_agent_writes_the_same_bytes_as_the_builtin_greedy(tmp_pa
 
 
 def test_agent_to_stdout_and_its_stderr_passes_through(tmp_path):
-    agent = write_agent(tmp_path, """
+    agent = write_agent(
+        tmp_path,
+        """
         def respond(step, observation):
             print(f"agent log {step}", file=sys.stderr, flush=True)
             return answer(observation)
-    """)
+    """,
+    )
     done = ember_cli("run", "builtin:small-room", "--agent", agent)
     assert done.returncode == 0, done.stderr
     expected = tmp_path / "stay.record"
@@ -88,7 +91,9 @@ def test_agent_to_stdout_and_its_stderr_passes_through(tmp_path):
 
 def test_messages_scenario_observations_end_in_order_and_never_the_seed(tmp_path):
     log = tmp_path / "messages.jsonl"
-    agent = write_agent(tmp_path, f"""
+    agent = write_agent(
+        tmp_path,
+        f"""
         LOG = open({str(log)!r}, "w")
         def respond(step, observation):
             return answer(observation)
@@ -98,7 +103,8 @@ def test_messages_scenario_observations_end_in_order_and_never_the_seed(tmp_path
             LOG.flush()
             return _loads(line)
         json.loads = logged
-    """)
+    """,
+    )
     record = tmp_path / "run.record"
     done = ember_cli("run", "builtin:office", "--agent", agent, "--seed", 987654321, "-o", record)
     assert done.returncode == 0, done.stderr
@@ -120,12 +126,15 @@ def test_messages_scenario_observations_end_in_order_and_never_the_seed(tmp_path
 
 
 def test_slow_agent_times_out_at_its_step_and_the_partial_record_is_rejected(tmp_path):
-    agent = write_agent(tmp_path, """
+    agent = write_agent(
+        tmp_path,
+        """
         def respond(step, observation):
             if step == 3:
                 time.sleep(60)
             return answer(observation)
-    """)
+    """,
+    )
     record = tmp_path / "slow.record"
     done = ember_cli("run", "builtin:office", "--agent", agent, "--step-timeout", "0.5", "-o", record)
     assert done.returncode == 2
@@ -141,8 +150,12 @@ def test_agent_that_never_reads_cannot_hang_ember(tmp_path):
     # A scenario message far larger than a pipe buffer: writing it must not block EMBER.
     walls = [[r, c] for r in range(1, 300, 2) for c in range(1, 299)]
     scenario = {
-        "schema_version": "1.0", "scenario_id": "big", "grid": {"rows": 300, "cols": 300}, "walls": walls,
-        "exits": [{"exit_id": "x", "position": [0, 0]}], "people": [{"person_id": "p", "position": [0, 5]}],
+        "schema_version": "1.0",
+        "scenario_id": "big",
+        "grid": {"rows": 300, "cols": 300},
+        "walls": walls,
+        "exits": [{"exit_id": "x", "position": [0, 0]}],
+        "people": [{"person_id": "p", "position": [0, 5]}],
         "fire": {"ignitions": [], "spread_probability": "0/1", "enter_fire": "casualty"},
         "termination": {"max_steps": 5},
     }
@@ -151,19 +164,24 @@ def test_agent_that_never_reads_cannot_hang_ember(tmp_path):
     assert path.stat().st_size > 256 * 1024  # pipe buffers are 64 KiB on Linux
     deaf = tmp_path / "deaf.py"
     deaf.write_text("import time\ntime.sleep(60)\n")
-    done = ember_cli("run", path, "--agent", shlex.join([sys.executable, str(deaf)]), "--step-timeout", "0.5", "-o", tmp_path / "r")
+    done = ember_cli(
+        "run", path, "--agent", shlex.join([sys.executable, str(deaf)]), "--step-timeout", "0.5", "-o", tmp_path / "r"
+    )
     assert done.returncode == 2
     assert stderr_lines(done) == ["ember: step 1: the agent did not answer within 0.5 s (--step-timeout)."]
 
 
 def test_crashing_agent(tmp_path):
-    agent = write_agent(tmp_path, """
+    agent = write_agent(
+        tmp_path,
+        """
         def respond(step, observation):
             if step == 2:
                 print("agent: giving up", file=sys.stderr, flush=True)
                 sys.exit(3)
             return answer(observation)
-    """)
+    """,
+    )
     record = tmp_path / "crash.record"
     done = ember_cli("run", "builtin:office", "--agent", agent, "-o", record)
     assert done.returncode == 2
@@ -175,12 +193,15 @@ def test_crashing_agent(tmp_path):
 
 
 def test_agent_that_dies_mid_line(tmp_path):
-    agent = write_agent(tmp_path, """
+    agent = write_agent(
+        tmp_path,
+        """
         def respond(step, observation):
             sys.stdout.write('{"p0')
             sys.stdout.flush()
             sys.exit(0)
-    """)
+    """,
+    )
     done = ember_cli("run", "builtin:office", "--agent", agent, "-o", tmp_path / "r")
     assert done.returncode == 2
     assert stderr_lines(done) == [
@@ -202,7 +223,10 @@ LIES = {
         "ember: step 2: the agent sent illegal actions: person 'p00' has unknown action 'fly'; "
         "expected one of stay, north, south, west, east.",
     ),
-    "not JSON": ('"moving north"', "ember: step 2: the agent sent a line that is not JSON (Expecting value): 'moving north'."),
+    "not JSON": (
+        '"moving north"',
+        "ember: step 2: the agent sent a line that is not JSON (Expecting value): 'moving north'.",
+    ),
     "blank line": ('""', "ember: step 2: the agent sent a line that is not JSON (Expecting value): ''."),
     "not an object": (
         '"[\\"north\\"]"',
@@ -210,7 +234,7 @@ LIES = {
     ),
     "duplicate key": (
         '"{\\"p00\\": \\"stay\\", \\"p00\\": \\"north\\"}"',
-        "ember: step 2: the agent sent a line that is not JSON (duplicate key 'p00'): '{\"p00\": \"stay\", \"p00\": \"north\"}'.",
+        'ember: step 2: the agent sent a line that is not JSON (duplicate key \'p00\'): \'{"p00": "stay", "p00": "north"}\'.',  # noqa: E501 - whole message, greppable
     ),
 }
 
@@ -218,10 +242,13 @@ LIES = {
 @pytest.mark.parametrize("lie", sorted(LIES))
 def test_lying_agent(tmp_path, lie):
     expression, message = LIES[lie]
-    agent = write_agent(tmp_path, f"""
+    agent = write_agent(
+        tmp_path,
+        f"""
         def respond(step, observation):
             return answer(observation) if step == 1 else {expression}
-    """)
+    """,
+    )
     record = tmp_path / "lie.record"
     done = ember_cli("run", "builtin:office", "--agent", agent, "-o", record)
     assert done.returncode == 2
@@ -233,9 +260,15 @@ def test_lying_agent(tmp_path, lie):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--policy", "stay", "--agent", "x"], "ember: argument --agent: not allowed with argument --policy (see 'ember run --help')."),
-        (["--agent", "no-such-agent-program"], "ember: cannot start the agent 'no-such-agent-program': No such file or directory."),
-        (["--agent", "'unbalanced"], "ember: cannot parse the agent command \"'unbalanced\": No closing quotation."),
+        (
+            ["--policy", "stay", "--agent", "x"],
+            "ember: argument --agent: not allowed with argument --policy (see 'ember run --help').",
+        ),
+        (
+            ["--agent", "no-such-agent-program"],
+            "ember: cannot start the agent 'no-such-agent-program': No such file or directory.",
+        ),
+        (["--agent", "'unbalanced"], 'ember: cannot parse the agent command "\'unbalanced": No closing quotation.'),
         (["--agent", "   "], "ember: the agent command is empty."),
         (["--step-timeout", "2"], "ember: --step-timeout applies only with --agent."),
     ],
@@ -258,12 +291,17 @@ def test_step_timeout_must_be_a_positive_number(capsys, value):
 
 def test_agent_policy_drives_run_episode_and_reaps_a_lingering_agent(tmp_path):
     """The Python API: AgentPolicy is a policy callable; an agent ignoring the end is terminated."""
-    agent = write_agent(tmp_path, """
+    agent = write_agent(
+        tmp_path,
+        """
         def respond(step, observation):
             return answer(observation)
-    """)
+    """,
+    )
     lingering = agent + " --linger"
-    (tmp_path / "agent.py").write_text((tmp_path / "agent.py").read_text() + "\nif '--linger' in sys.argv:\n    time.sleep(60)\n")
+    (tmp_path / "agent.py").write_text(
+        (tmp_path / "agent.py").read_text() + "\nif '--linger' in sys.argv:\n    time.sleep(60)\n"
+    )
     scenario = ember.load_scenario("builtin:small-room")
     out = tmp_path / "api.record"
     with AgentPolicy(lingering, scenario, step_timeout=5) as policy:
@@ -274,10 +312,13 @@ def test_agent_policy_drives_run_episode_and_reaps_a_lingering_agent(tmp_path):
 
 
 def test_agent_policy_error_is_an_ember_error(tmp_path):
-    agent = write_agent(tmp_path, """
+    agent = write_agent(
+        tmp_path,
+        """
         def respond(step, observation):
             return "42"
-    """)
+    """,
+    )
     scenario = ember.load_scenario("builtin:small-room")
     with AgentPolicy(agent, scenario, step_timeout=5) as policy:
         with pytest.raises(AgentError, match=r"^step 1: the agent sent a number, not a JSON object"):

@@ -19,12 +19,13 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import make_scenario
-from ranking_results import assert_same
 
 import ember
 from ember.canonical import canonical_json
 from ember.record.writer import run_episode
+
+from conftest import make_scenario
+from ranking_results import assert_same
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE_AGENT = os.path.join(os.path.dirname(HERE), "examples", "greedy_agent.py")

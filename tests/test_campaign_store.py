@@ -61,7 +61,7 @@ def test_dropping_anything_is_refused(ids, policies, data):
         new = campaign([(sid, s) for sid, s in seeds.items() if sid != victim], policies)
         expected = f"({victim}) is missing from the campaign file"
     else:
-        new = campaign([(sid, s) for sid, s in seeds.items()], [p for p in policies if p != victim])
+        new = campaign(list(seeds.items()), [p for p in policies if p != victim])
         expected = f"({victim}) is missing from the campaign file"
     with pytest.raises(CampaignError, match="differs from the campaign file") as raised:
         merge_campaign(old, new, "campaign.json")

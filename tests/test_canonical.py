@@ -9,12 +9,12 @@ import ember
 from ember.canonical import canonical_json, canonical_json_reference
 
 ids = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,8}", fullmatch=True)
-scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1), ids, st.text(max_size=12)
-)
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1), ids, st.text(max_size=12))
 values = st.recursive(
     scalars,
-    lambda inner: st.one_of(st.lists(inner, max_size=5), st.dictionaries(st.one_of(ids, st.text(max_size=6)), inner, max_size=5)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5), st.dictionaries(st.one_of(ids, st.text(max_size=6)), inner, max_size=5)
+    ),
     max_leaves=30,
 )
 

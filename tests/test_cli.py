@@ -25,7 +25,10 @@ from strict import assert_same_json
 def ember_cli(*args, cwd=None, stdin=None, timeout=60):
     return subprocess.run(
         [sys.executable, "-m", "ember.cli", *map(str, args)],
-        capture_output=True, cwd=cwd, stdin=stdin, timeout=timeout,
+        capture_output=True,
+        cwd=cwd,
+        stdin=stdin,
+        timeout=timeout,
     )
 
 
@@ -99,7 +102,7 @@ def test_metrics_table_has_every_family_and_people_last(office_record):
     assert titles == list(FAMILIES) + ["people"]
     assert lines.index("people") > max(lines.index(name) for name in FAMILIES)
     # Aligned: in the people table, every row is as wide as its rule line (short of trailing blanks).
-    people = lines[lines.index("people") + 1:]
+    people = lines[lines.index("people") + 1 :]
     rule = people[1]
     assert set(rule) == {"-", " "}
     assert len(people) == 2 + 20
@@ -111,7 +114,9 @@ def test_metrics_json_is_the_default_and_compact_needs_json(office_record):
     explicit = ember_cli("metrics", "builtin:office", office_record, "--format", "json")
     assert default.returncode == 0 and default.stdout == explicit.stdout
     assert_same_json(json.loads(default.stdout), ember.episode_metrics("builtin:office", office_record).to_dict())
-    message = assert_one_line_error(ember_cli("metrics", "builtin:office", office_record, "--format", "table", "--compact"))
+    message = assert_one_line_error(
+        ember_cli("metrics", "builtin:office", office_record, "--format", "table", "--compact")
+    )
     assert message == "ember: --compact applies only to --format json."
 
 
@@ -196,15 +201,16 @@ def test_progress_is_throttled_and_passes_every_byte(tmp_path, monkeypatch):
     pieces = -(-len(data) // CHUNK_SIZE)
     # A frozen clock: only the first draw; a clock a second ahead per reading: a redraw per piece read.
     for tick, expected in ((0.0, 1), (1.0, 1 + pieces)):
-        for source in (str(path), path, open(path, "rb")):
-            monkeypatch.setattr(tqdm.std, "time", Clock(tick))
-            terminal = Terminal()
-            with progress.reading_progress(source, stream=terminal) as chunks:
-                assert chunks is not source
-                assert b"".join(chunks) == data
-            redraws = terminal.getvalue().count("\r") - 2  # erasing the line writes two
-            assert redraws == expected
-            assert terminal.getvalue().endswith("\r")
+        with open(path, "rb") as opened:
+            for source in (str(path), path, opened):
+                monkeypatch.setattr(tqdm.std, "time", Clock(tick))
+                terminal = Terminal()
+                with progress.reading_progress(source, stream=terminal) as chunks:
+                    assert chunks is not source
+                    assert b"".join(chunks) == data
+                redraws = terminal.getvalue().count("\r") - 2  # erasing the line writes two
+                assert redraws == expected
+                assert terminal.getvalue().endswith("\r")
     # Small, not a terminal, or of unknown size: the source is handed back untouched.
     small = tmp_path / "small"
     small.write_bytes(b"{}")
@@ -258,7 +264,20 @@ def test_run_and_demo_errors(tmp_path):
 def test_every_command_and_option_has_help():
     parser = build_parser()
     subparsers = next(a for a in parser._actions if a.dest == "command")
-    expected = {"run", "metrics", "replay", "demo", "render", "scenarios", "rank", "report", "evaluate", "export", "generate", "suite"}
+    expected = {
+        "run",
+        "metrics",
+        "replay",
+        "demo",
+        "render",
+        "scenarios",
+        "rank",
+        "report",
+        "evaluate",
+        "export",
+        "generate",
+        "suite",
+    }
     assert set(subparsers.choices) >= expected
     helps = {a.dest: a.help for a in subparsers._choices_actions}
     for name, sub in subparsers.choices.items():

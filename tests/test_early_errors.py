@@ -52,7 +52,7 @@ def test_feed_raises_at_once(name):
 @pytest.mark.parametrize("name", list(CASES))
 def test_feed_byte_by_byte_raises_at_the_deciding_byte(name):
     data, decisive, message = CASES[name]
-    assert feed_until_refused([data[i:i + 1] for i in range(len(data))]) == (decisive, message)
+    assert feed_until_refused([data[i : i + 1] for i in range(len(data))]) == (decisive, message)
 
 
 @settings(max_examples=60, deadline=None)
@@ -61,7 +61,7 @@ def test_feed_in_any_chunks_raises_at_the_chunk_holding_the_deciding_byte(name, 
     data, decisive, message = CASES[name]
     points = sorted({min(c, len(data)) for c in cuts} | {len(data)})
     chunks = [data[a:b] for a, b in zip([0] + points, points) if b > a]
-    ends = [sum(map(len, chunks[:i + 1])) for i in range(len(chunks))]
+    ends = [sum(map(len, chunks[: i + 1])) for i in range(len(chunks))]
     expected = next(i for i, end in enumerate(ends) if end > decisive)  # the chunk holding the deciding byte
     assert feed_until_refused(chunks) == (expected, message)
 
@@ -88,6 +88,6 @@ def test_a_good_record_in_any_chunks_still_takes_the_fast_path(monkeypatch):
         taken.clear()
         stream = ember.MetricsStream(SCENARIO)
         for start in range(0, len(RECORD), size):
-            stream.feed(RECORD[start:start + size])
+            stream.feed(RECORD[start : start + size])
         assert_same_json(stream.close().to_dict(), expected)
         assert len(taken) == RECORD.count(b"\n") - 5 and all(taken), size  # all but 3 head lines, "]," and final_state

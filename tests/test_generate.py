@@ -68,27 +68,55 @@ def check_guarantees(scenario):
 
 
 SMALL = {
-    "office": dict(rows=st.integers(16, 40), cols=st.integers(16, 40), people=st.integers(1, 25),
-                   room=st.integers(2, 4), corridor=st.integers(1, 2), exits=st.integers(1, 2)),
-    "hall": dict(rows=st.integers(14, 40), cols=st.integers(14, 40), people=st.integers(1, 40),
-                 exits=st.integers(1, 4), door=st.integers(1, 2), pillars=st.integers(0, 15),
-                 pillar_size=st.integers(1, 2)),
-    "bottleneck": dict(rows=st.integers(12, 30), cols=st.integers(16, 40), people=st.integers(1, 30),
-                       width=st.integers(1, 3), length=st.integers(1, 8), tables=st.integers(0, 8)),
-    "multi-exit": dict(rows=st.integers(14, 40), cols=st.integers(14, 40), people=st.integers(1, 30),
-                       exits=st.integers(2, 4), near=st.integers(2, 4), partitions=st.integers(0, 5)),
+    "office": {
+        "rows": st.integers(16, 40),
+        "cols": st.integers(16, 40),
+        "people": st.integers(1, 25),
+        "room": st.integers(2, 4),
+        "corridor": st.integers(1, 2),
+        "exits": st.integers(1, 2),
+    },
+    "hall": {
+        "rows": st.integers(14, 40),
+        "cols": st.integers(14, 40),
+        "people": st.integers(1, 40),
+        "exits": st.integers(1, 4),
+        "door": st.integers(1, 2),
+        "pillars": st.integers(0, 15),
+        "pillar_size": st.integers(1, 2),
+    },
+    "bottleneck": {
+        "rows": st.integers(12, 30),
+        "cols": st.integers(16, 40),
+        "people": st.integers(1, 30),
+        "width": st.integers(1, 3),
+        "length": st.integers(1, 8),
+        "tables": st.integers(0, 8),
+    },
+    "multi-exit": {
+        "rows": st.integers(14, 40),
+        "cols": st.integers(14, 40),
+        "people": st.integers(1, 30),
+        "exits": st.integers(2, 4),
+        "near": st.integers(2, 4),
+        "partitions": st.integers(0, 5),
+    },
 }
-COMMON = dict(
-    seed=st.integers(0, 2**64 - 1),
-    spread=st.sampled_from(["1/8", "1/3", "0/1", "1/1"]),
-    enter_fire=st.sampled_from(["casualty", "block"]),
-)
+COMMON = {
+    "seed": st.integers(0, 2**64 - 1),
+    "spread": st.sampled_from(["1/8", "1/3", "0/1", "1/1"]),
+    "enter_fire": st.sampled_from(["casualty", "block"]),
+}
 
 
 @pytest.mark.parametrize("family", FAMILY_NAMES)
 # No shrinking: a failing draw is reported as found (shrinking large grids takes minutes).
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow],
-          phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
 @given(data=st.data())
 def test_every_generated_scenario_keeps_the_guarantees(family, data):
     params = {name: data.draw(strategy, label=name) for name, strategy in SMALL[family].items()}
@@ -183,8 +211,26 @@ def test_cli_list_prints_one_family_a_line():
 
 
 def test_cli_writes_the_library_bytes_to_stdout_and_to_a_file(tmp_path):
-    args = ("generate", "hall", "--seed", "42", "--rows", "20", "--cols", "25", "--people", "12", "--door", "2",
-            "--spread", "1/5", "--enter-fire", "block", "--id", "my-hall")
+    args = (
+        "generate",
+        "hall",
+        "--seed",
+        "42",
+        "--rows",
+        "20",
+        "--cols",
+        "25",
+        "--people",
+        "12",
+        "--door",
+        "2",
+        "--spread",
+        "1/5",
+        "--enter-fire",
+        "block",
+        "--id",
+        "my-hall",
+    )
     expected = generate_bytes(
         "hall", 42, "my-hall", rows=20, cols=25, people=12, door=2, spread="1/5", enter_fire="block"
     )
@@ -198,18 +244,24 @@ def test_cli_writes_the_library_bytes_to_stdout_and_to_a_file(tmp_path):
     assert json.loads(expected)["fire"]["enter_fire"] == "block"
 
 
-@pytest.mark.parametrize("args, words", [
-    (("generate", "castle", "--seed", "1"), "unknown family 'castle'"),
-    (("generate", "hall", "--seed", "1", "--room", "3"), "unknown parameter --room"),
-    (("generate", "office", "--seed", "1", "--rows", "5"), "office --rows: expected an integer from 12 to 200, got 5"),
-    (("generate", "hall", "--seed", "1", "--spread", "3/2"), "hall --spread"),
-    (("generate", "hall", "--seed", "1", "--enter-fire", "burn"), "hall --enter-fire"),
-    (("generate", "hall", "--seed", str(2**64)), "seed"),
-    (("generate", "hall"), "--seed"),
-    (("generate",), "FAMILY"),
-    (("generate", "hall", "--seed", "1", "--rows", "12", "--cols", "12", "--people", "1000"), "hall-1"),
-    (("generate", "hall", "--seed", "1", "--id", "bad id"), "ID"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (("generate", "castle", "--seed", "1"), "unknown family 'castle'"),
+        (("generate", "hall", "--seed", "1", "--room", "3"), "unknown parameter --room"),
+        (
+            ("generate", "office", "--seed", "1", "--rows", "5"),
+            "office --rows: expected an integer from 12 to 200, got 5",
+        ),
+        (("generate", "hall", "--seed", "1", "--spread", "3/2"), "hall --spread"),
+        (("generate", "hall", "--seed", "1", "--enter-fire", "burn"), "hall --enter-fire"),
+        (("generate", "hall", "--seed", str(2**64)), "seed"),
+        (("generate", "hall"), "--seed"),
+        (("generate",), "FAMILY"),
+        (("generate", "hall", "--seed", "1", "--rows", "12", "--cols", "12", "--people", "1000"), "hall-1"),
+        (("generate", "hall", "--seed", "1", "--id", "bad id"), "ID"),
+    ],
+)
 def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path, args, words):
     out = tmp_path / "s.json"
     line = assert_one_line_error(ember_cli(*args, "-o", out))

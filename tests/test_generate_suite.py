@@ -3,10 +3,10 @@
 import hashlib
 import subprocess
 import sys
-import tomllib
 from importlib import resources
 
 import pytest
+import tomllib
 
 import ember
 from ember.canonical import canonical_json

@@ -39,9 +39,7 @@ def ref_distances(rows, cols, walls, exits, burning):
 
 def ref_reach(rows, cols, walls, exits, burning):
     return bytes(
-        1 if (r, c) in ref_distances(rows, cols, walls, exits, burning) else 0
-        for r in range(rows)
-        for c in range(cols)
+        1 if (r, c) in ref_distances(rows, cols, walls, exits, burning) else 0 for r in range(rows) for c in range(cols)
     )
 
 
@@ -133,9 +131,7 @@ def worlds(draw):
     burning = draw(st.lists(st.sampled_from(free), max_size=4, unique=True))
     # Batches of new ignitions: any non-wall cells (exits, isolated cells,
     # cells outside the region), several per batch, big jumps included.
-    batches = draw(
-        st.lists(st.lists(st.sampled_from(free), min_size=1, max_size=8, unique=True), max_size=25)
-    )
+    batches = draw(st.lists(st.lists(st.sampled_from(free), min_size=1, max_size=8, unique=True), max_size=25))
     return rows, cols, walls, exits, burning, batches
 
 
@@ -155,7 +151,9 @@ def test_incremental_structures_match_recomputation(world):
 def test_greedy_actions_match_recomputation(world, data):
     rows, cols, walls, exits, burning, batches = world
     others = [
-        (r, c) for r in range(rows) for c in range(cols)
+        (r, c)
+        for r in range(rows)
+        for c in range(cols)
         if (r, c) not in walls and (r, c) not in exits and (r, c) not in burning
     ]
     if not others:
@@ -169,8 +167,11 @@ def test_greedy_actions_match_recomputation(world, data):
             continue
         # Everyone who could be active: every open cell off the exits and the fire.
         people = {
-            i: (r, c) for i, (r, c) in enumerate(
-                (r, c) for r in range(rows) for c in range(cols)
+            i: (r, c)
+            for i, (r, c) in enumerate(
+                (r, c)
+                for r in range(rows)
+                for c in range(cols)
                 if (r, c) not in walls and (r, c) not in exits and (r, c) not in burning
             )
         }

@@ -32,23 +32,29 @@ def _first_answer_error(tmp_path, body, step_timeout=30):
 
 
 def test_agent_answer_starting_with_nul_is_reported_as_not_json(tmp_path):
-    message = _first_answer_error(tmp_path, """
+    message = _first_answer_error(
+        tmp_path,
+        """
 import sys
 sys.stdin.readline(); sys.stdin.readline()
 sys.stdout.buffer.write(b'\\x00{"a": "stay"}\\n'); sys.stdout.flush()
 sys.stdin.readline()
-""")
+""",
+    )
     assert "codec" not in message and "utf-16" not in message
     assert message.startswith("step 1: the agent sent a line that is not JSON (Expecting value): ")
 
 
 def test_agent_answer_that_is_not_utf8_names_the_byte(tmp_path):
-    message = _first_answer_error(tmp_path, """
+    message = _first_answer_error(
+        tmp_path,
+        """
 import sys
 sys.stdin.readline(); sys.stdin.readline()
 sys.stdout.buffer.write(b'{"a": "st\\xffay"}\\n'); sys.stdout.flush()
 sys.stdin.readline()
-""")
+""",
+    )
     assert message.startswith("step 1: the agent sent a line that is not UTF-8 (byte 0xff at offset 9): ")
 
 
@@ -89,9 +95,22 @@ def test_agent_that_exits_while_a_child_holds_its_output_cli(tmp_path):
     try:
         with open(errors, "wb") as stderr:
             done = subprocess.run(
-                [sys.executable, "-m", "ember.cli", "run", "builtin:small-room", "--agent", _agent(tmp_path, body),
-                 "--step-timeout", "20", "-o", tmp_path / "r.record"],
-                stdout=subprocess.PIPE, stderr=stderr, timeout=TIMEOUT,
+                [
+                    sys.executable,
+                    "-m",
+                    "ember.cli",
+                    "run",
+                    "builtin:small-room",
+                    "--agent",
+                    _agent(tmp_path, body),
+                    "--step-timeout",
+                    "20",
+                    "-o",
+                    tmp_path / "r.record",
+                ],
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                timeout=TIMEOUT,
             )
     finally:
         _kill_child(tmp_path / "child.pid")

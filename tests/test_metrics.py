@@ -32,59 +32,135 @@ def corridor():
 
 
 def test_corridor_safety(corridor):
-    assert_same_json(corridor["safety"], {
-        "population": 1, "evacuated": 1, "casualties": 0, "stranded": 0,
-        "evacuated_rate": 1.0, "casualty_rate": 0.0, "stranded_rate": 0.0,
-        "terminal_trapped_count": 0, "terminal_trapped_rate": 0.0,
-        "casualties_by_cause": {"entered_fire": 0, "fire_spread": 0},
-    })
+    assert_same_json(
+        corridor["safety"],
+        {
+            "population": 1,
+            "evacuated": 1,
+            "casualties": 0,
+            "stranded": 0,
+            "evacuated_rate": 1.0,
+            "casualty_rate": 0.0,
+            "stranded_rate": 0.0,
+            "terminal_trapped_count": 0,
+            "terminal_trapped_rate": 0.0,
+            "casualties_by_cause": {"entered_fire": 0, "fire_spread": 0},
+        },
+    )
 
 
 def test_corridor_time(corridor):
-    assert_same_json(corridor["time"], {
-        "episode_steps": 5, "max_steps": 10, "evacuees": 1, "non_evacuees": 0,
-        "evacuation_steps": {"A": 5}, "first_evacuation_step": 5, "last_evacuation_step": 5,
-        "mean_evacuation_step": 5.0, "median_evacuation_step": 5.0,
-        "person_time_to_safety_total": 5, "mean_person_time_to_safety": 5.0,
-    })
+    assert_same_json(
+        corridor["time"],
+        {
+            "episode_steps": 5,
+            "max_steps": 10,
+            "evacuees": 1,
+            "non_evacuees": 0,
+            "evacuation_steps": {"A": 5},
+            "first_evacuation_step": 5,
+            "last_evacuation_step": 5,
+            "mean_evacuation_step": 5.0,
+            "median_evacuation_step": 5.0,
+            "person_time_to_safety_total": 5,
+            "mean_person_time_to_safety": 5.0,
+        },
+    )
 
 
 def test_corridor_movement_and_path(corridor):
-    assert_same_json(corridor["movement"], {
-        "decisions": 5, "stay_actions": 1, "movement_attempts": 4, "successful_moves": 4,
-        "blocked_moves": 0,
-        "blocked_by_outcome": {k: 0 for k in ("blocked_boundary", "blocked_wall", "blocked_fire", "blocked_occupied", "blocked_conflict", "blocked_cycle")},
-        "congestion_blocks": 0, "stay_rate": 0.2, "blocked_rate": 0.0, "congestion_block_rate": 0.0,
-    })
-    assert_same_json(corridor["path_efficiency"], {
-        "evacuees_measured": 1, "total_cells_moved": 4, "total_static_lower_bound": 4,
-        "aggregate_path_efficiency": 1.0, "mean_path_efficiency": 1.0, "mean_detour_ratio": 1.0,
-    })
+    assert_same_json(
+        corridor["movement"],
+        {
+            "decisions": 5,
+            "stay_actions": 1,
+            "movement_attempts": 4,
+            "successful_moves": 4,
+            "blocked_moves": 0,
+            "blocked_by_outcome": dict.fromkeys(
+                (
+                    "blocked_boundary",
+                    "blocked_wall",
+                    "blocked_fire",
+                    "blocked_occupied",
+                    "blocked_conflict",
+                    "blocked_cycle",
+                ),
+                0,
+            ),
+            "congestion_blocks": 0,
+            "stay_rate": 0.2,
+            "blocked_rate": 0.0,
+            "congestion_block_rate": 0.0,
+        },
+    )
+    assert_same_json(
+        corridor["path_efficiency"],
+        {
+            "evacuees_measured": 1,
+            "total_cells_moved": 4,
+            "total_static_lower_bound": 4,
+            "aggregate_path_efficiency": 1.0,
+            "mean_path_efficiency": 1.0,
+            "mean_detour_ratio": 1.0,
+        },
+    )
 
 
 def test_corridor_no_fire_exposure(corridor):
     # Active person-states: s_0 .. s_4 (A evacuates at step 5).
-    assert_same_json(corridor["fire_exposure"], {
-        "active_person_states": 5, "person_states_with_fire": 0, "person_states_without_fire": 5,
-        "distance_histogram": {}, "adjacent_person_states": 0, "min_fire_distance": None,
-        "exposure_total": 0.0, "mean_exposure": 0.0,
-    })
+    assert_same_json(
+        corridor["fire_exposure"],
+        {
+            "active_person_states": 5,
+            "person_states_with_fire": 0,
+            "person_states_without_fire": 5,
+            "distance_histogram": {},
+            "adjacent_person_states": 0,
+            "min_fire_distance": None,
+            "exposure_total": 0.0,
+            "mean_exposure": 0.0,
+        },
+    )
 
 
 def test_corridor_exits_replanning_people(corridor):
-    assert_same_json(corridor["exits"], {
-        "exit_count": 1, "exits_used": 1, "evacuations_per_exit": {"e1": 1},
-        "exit_shares": {"e1": 1.0}, "max_exit_share": 1.0, "exit_balance": None,
-    })
+    assert_same_json(
+        corridor["exits"],
+        {
+            "exit_count": 1,
+            "exits_used": 1,
+            "evacuations_per_exit": {"e1": 1},
+            "exit_shares": {"e1": 1.0},
+            "max_exit_share": 1.0,
+            "exit_balance": None,
+        },
+    )
     assert corridor["replanning"]["blocked_events"] == 0
     assert corridor["replanning"]["recovery_proxy_rate"] is None
-    assert_same_json(corridor["people"]["A"], {
-        "person_id": "A", "initial_position": [0, 0], "final_position": [0, 4], "status": "evacuated",
-        "resolution_step": 5, "exit_id": "e1", "casualty_cause": None, "decisions": 5, "stay_actions": 1,
-        "cells_moved": 4, "blocked_moves": 0, "max_consecutive_blocks": 0, "time_to_safety": 5,
-        "static_exit_distance": 4, "path_efficiency": 1.0, "detour_ratio": 1.0,
-        "min_fire_distance": None, "fire_exposure": 0.0,
-    })
+    assert_same_json(
+        corridor["people"]["A"],
+        {
+            "person_id": "A",
+            "initial_position": [0, 0],
+            "final_position": [0, 4],
+            "status": "evacuated",
+            "resolution_step": 5,
+            "exit_id": "e1",
+            "casualty_cause": None,
+            "decisions": 5,
+            "stay_actions": 1,
+            "cells_moved": 4,
+            "blocked_moves": 0,
+            "max_consecutive_blocks": 0,
+            "time_to_safety": 5,
+            "static_exit_distance": 4,
+            "path_efficiency": 1.0,
+            "detour_ratio": 1.0,
+            "min_fire_distance": None,
+            "fire_exposure": 0.0,
+        },
+    )
     assert corridor["metrics_version"] == "1.0" and corridor["seed"] == 0
 
 
@@ -98,10 +174,10 @@ def test_corridor_exits_replanning_people(corridor):
 
 FIRE = picture_scenario(["1....", ".A#B.", "*...2"], max_steps=20)
 FIRE_PLAN = [
-    {"A": "east", "B": "west"},   # t1: A blocked_wall, B blocked_wall
+    {"A": "east", "B": "west"},  # t1: A blocked_wall, B blocked_wall
     {"A": "east", "B": "south"},  # t2: A blocked_wall again, B moves to [2,3]
     {"A": "north", "B": "east"},  # t3: A moves to [0,1], B evacuates via e2
-    {"A": "west"},                # t4: A evacuates via e1
+    {"A": "west"},  # t4: A evacuates via e1
 ]
 
 
@@ -122,12 +198,22 @@ def test_fire_episode_values(fire_episode):
     assert m["path_efficiency"]["aggregate_path_efficiency"] == 1.0
     # Replanning: A blocked t1 -> blocked t2 (same action), then t2 -> moved t3 (changed).
     # B blocked t1 -> moved t2 (changed).
-    assert_same_json(m["replanning"], {
-        "blocked_events": 3, "blocks_with_next_decision": 3, "blocks_without_next_decision": 0,
-        "moved_after_block": 2, "blocked_after_block": 1, "stayed_after_block": 0,
-        "action_changed_after_block": 2, "max_consecutive_blocks": 2,
-        "recovery_proxy_rate": 2 / 3, "repeated_block_proxy_rate": 1 / 3, "action_change_proxy_rate": 2 / 3,
-    })
+    assert_same_json(
+        m["replanning"],
+        {
+            "blocked_events": 3,
+            "blocks_with_next_decision": 3,
+            "blocks_without_next_decision": 0,
+            "moved_after_block": 2,
+            "blocked_after_block": 1,
+            "stayed_after_block": 0,
+            "action_changed_after_block": 2,
+            "max_consecutive_blocks": 2,
+            "recovery_proxy_rate": 2 / 3,
+            "repeated_block_proxy_rate": 1 / 3,
+            "action_change_proxy_rate": 2 / 3,
+        },
+    )
     # Exits: one each; shares 1/2; balance (1 - 1/2) / (1 - 1/2) = 1.
     assert_same_json(m["exits"]["exit_shares"], {"e1": 0.5, "e2": 0.5})
     assert m["exits"]["exit_balance"] == 1.0
@@ -190,7 +276,11 @@ def test_blocks_without_next_decision_rates_null():
     m = metrics_of(sc, record_bytes(sc, scripted([{}, {"A": "north"}])))
     r = m["replanning"]
     assert r["blocked_events"] == 1 and r["blocks_with_next_decision"] == 0 and r["blocks_without_next_decision"] == 1
-    assert r["recovery_proxy_rate"] is None and r["repeated_block_proxy_rate"] is None and r["action_change_proxy_rate"] is None
+    assert (
+        r["recovery_proxy_rate"] is None
+        and r["repeated_block_proxy_rate"] is None
+        and r["action_change_proxy_rate"] is None
+    )
 
 
 def test_all_resolved_before_horizon_censors_at_h():
@@ -236,7 +326,10 @@ def test_record_that_stops_before_termination_is_rejected():
     record["steps"].pop()
     last = record["steps"][-1]["snapshot"]
     record["final_state"] = {k: last[k] for k in ("step", "people", "trapped", "termination_reason")}
-    with pytest.raises(ember.MetricsInputError, match=r"^\$\.steps\[3\]\.snapshot\.terminated: the record ends at step 4 without termination"):
+    with pytest.raises(
+        ember.MetricsInputError,
+        match=r"^\$\.steps\[3\]\.snapshot\.terminated: the record ends at step 4 without termination",
+    ):
         ember.episode_metrics(CORRIDOR, encode(record))
 
 
@@ -246,7 +339,19 @@ def test_result_serialises_canonically(fire_episode):
     canonical_json(fire_episode)  # allow_nan=False: no NaN or infinity anywhere
     for family in ("safety", "time", "movement", "path_efficiency", "fire_exposure", "exits", "replanning"):
         for key, value in fire_episode[family].items():
-            if key.endswith(("_rate", "_share", "mean_evacuation_step", "median_evacuation_step", "exposure_total", "mean_exposure", "_efficiency", "_ratio", "mean_person_time_to_safety")):
+            if key.endswith(
+                (
+                    "_rate",
+                    "_share",
+                    "mean_evacuation_step",
+                    "median_evacuation_step",
+                    "exposure_total",
+                    "mean_exposure",
+                    "_efficiency",
+                    "_ratio",
+                    "mean_person_time_to_safety",
+                )
+            ):
                 assert value is None or type(value) is float, (family, key)
 
 
@@ -284,11 +389,16 @@ def episodes(draw):
     others = rest[n_people:]
     n_walls = draw(st.integers(0, len(others)))
     walls = others[:n_walls]
-    fire = others[n_walls:n_walls + draw(st.integers(0, 2))]
+    fire = others[n_walls : n_walls + draw(st.integers(0, 2))]
     from conftest import make_scenario
 
     sc = make_scenario(
-        rows, cols, people=people, exits=exits, walls=walls, ignitions=fire,
+        rows,
+        cols,
+        people=people,
+        exits=exits,
+        walls=walls,
+        ignitions=fire,
         p=draw(st.sampled_from(["0/1", "1/3", "1/2", "1/1"])),
         enter_fire=draw(st.sampled_from(["casualty", "block"])),
         max_steps=draw(st.integers(1, 25)),

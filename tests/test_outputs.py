@@ -237,7 +237,8 @@ def _slow_run(tmp_path, out):
     agent = shlex.join([sys.executable, str(agent_file)])
     return subprocess.Popen(
         [sys.executable, "-m", "ember.cli", "run", "builtin:office", "--agent", agent, "-o", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
 
 
@@ -279,8 +280,19 @@ def test_run_concurrent_writers_one_wins_whole(tmp_path):
         ember.run_episode(ember.load_scenario(SCENARIO), "random", seed, expected[seed])
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "ember.cli", "run", SCENARIO, "--policy", "random", "--seed", str(seed),
-             "-o", str(out)],
+            [
+                sys.executable,
+                "-m",
+                "ember.cli",
+                "run",
+                SCENARIO,
+                "--policy",
+                "random",
+                "--seed",
+                str(seed),
+                "-o",
+                str(out),
+            ],
             stderr=subprocess.PIPE,
         )
         for seed in (1, 2)

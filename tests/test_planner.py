@@ -4,13 +4,14 @@ import io
 import json
 
 import pytest
-from conftest import picture_scenario
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import ember
 from ember.generate import generate
 from ember.sim.policies import POLICY_NAMES, PlannerPolicy, make_policy
+
+from conftest import picture_scenario
 
 
 def record_of(scenario, policy, seed):
@@ -59,10 +60,13 @@ def planner_outcomes(scenario, seed):
 
 
 @pytest.mark.parametrize("family", ["office", "hall", "bottleneck", "multi-exit"])
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow],
-          phases=[Phase.explicit, Phase.reuse, Phase.generate])
-@given(seed=st.integers(0, 2**32), fire_seed=st.integers(0, 2**64 - 1),
-       mode=st.sampled_from(["casualty", "block"]))
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
+@given(seed=st.integers(0, 2**32), fire_seed=st.integers(0, 2**64 - 1), mode=st.sampled_from(["casualty", "block"]))
 def test_planner_moves_never_block_each_other(family, seed, fire_seed, mode):
     """Every move the planner orders happens: no conflict, cycle, occupied, wall, fire or boundary blocks."""
     scenario = generate(family, seed, rows=20, cols=24, people=25, enter_fire=mode, spread="1/4")
@@ -89,7 +93,7 @@ def test_planner_shares_the_crowd_between_exits_by_capacity():
     cells = [(r, c) for c in range(1, 6) for r in range(1, 8) if (r, c) != (4, 1)][:30]
     for ch, (r, c) in zip(letters, cells):
         row = picture[r]
-        picture[r] = row[:c] + ch + row[c + 1:]
+        picture[r] = row[:c] + ch + row[c + 1 :]
     scenario = picture_scenario(picture, p="0/1", max_steps=200)
     exits_used = {}
     for name in ("greedy", "planner"):
@@ -110,7 +114,10 @@ def test_cli_runs_the_planner(tmp_path):
     import sys
 
     out = tmp_path / "r.record"
-    done = subprocess.run([sys.executable, "-m", "ember.cli", "run", "builtin:small-room", "--policy", "planner",
-                           "-o", out], capture_output=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "ember.cli", "run", "builtin:small-room", "--policy", "planner", "-o", out],
+        capture_output=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert ember.episode_metrics("builtin:small-room", str(out)).to_dict()["safety"]["population"] == 4

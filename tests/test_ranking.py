@@ -9,6 +9,10 @@ from fractions import Fraction
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from ember.errors import EmberError, MissingExtraError, RankingInputError
+from ember.ranking import FORMULA, compute_ranking, format_leaderboard, ranking_bytes
+
 from ranking_results import (
     assert_same,
     builtin_metrics,
@@ -19,9 +23,6 @@ from ranking_results import (
     hand_metrics,
     ok_row,
 )
-
-from ember.errors import EmberError, MissingExtraError, RankingInputError
-from ember.ranking import FORMULA, compute_ranking, format_leaderboard, ranking_bytes
 
 H1 = "sha256:" + "1" * 64
 H2 = "sha256:" + "2" * 64
@@ -115,12 +116,12 @@ def batch_ranking(campaign, episodes):
             )
     ranked.sort(key=lambda t: (t[0], t[1]))
     out, pairs = [], []
-    for i, (tup, name, entry) in enumerate(ranked):
+    for i, (tup, _name, entry) in enumerate(ranked):
         rank = i + 1
         while rank > 1 and ranked[rank - 2][0] == tup:
             rank -= 1
         out.append({"rank": rank, **entry})
-    for (ta, a, _), (tb, b, _) in itertools.pairwise(ranked):
+    for (_, a, _), (_, b, _) in itertools.pairwise(ranked):
         tally = {"above_better": 0, "below_better": 0, "equal": 0}
         for key in keys:
             va, vb = values(last[a, key]["metrics"]), values(last[b, key]["metrics"])
@@ -611,8 +612,8 @@ BAD_CAMPAIGNS = {
         "$.policies[1].name: repeated policy name",
     ),
     "campaign not a string": (lambda c: c.update(campaign=3), "$.campaign: expected an ID"),
-    "campaign not an ID": (lambda c: c.update(campaign="my study"), '$.campaign: expected an ID'),
-    "policy not an ID": (lambda c: c["policies"][0].update(name="<b>"), '$.policies[0].name: expected an ID'),
+    "campaign not an ID": (lambda c: c.update(campaign="my study"), "$.campaign: expected an ID"),
+    "policy not an ID": (lambda c: c["policies"][0].update(name="<b>"), "$.policies[0].name: expected an ID"),
     "scenario not an ID": (lambda c: c["scenarios"][0].update(scenario_id="\ud800"), "$.scenarios[0].scenario_id"),
 }
 

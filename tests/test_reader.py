@@ -50,7 +50,7 @@ def make_record(n_steps=5):
     steps = [
         {
             "step": t,
-            "actions": {p: "north" for p in IDS},
+            "actions": dict.fromkeys(IDS, "north"),
             "movements": [{"person_id": p, "origin": [1, 1], "target": [0, 1], "outcome": "moved"} for p in IDS],
             "ignitions": [[0, t % 5]],
             "evacuations": [],
@@ -258,7 +258,7 @@ def test_sink_errors_pass_unchanged_and_kill_the_parser():
     for error in (Boom("mine"), ValueError("also mine"), MetricsInputError("the sink's own")):
 
         class Failing(Sink):
-            def step(self, index, value):
+            def step(self, index, value, error=error):  # bound now: the class is used within this iteration
                 if index == 2:
                     raise error
 
@@ -383,7 +383,9 @@ def test_missing_keys_are_refused(missing):
     )
 
 
-@pytest.mark.parametrize("value, what", [(b"{}", "an object"), (b"3", "a number"), (b'"x"', "a string"), (b"null", "null")])
+@pytest.mark.parametrize(
+    "value, what", [(b"{}", "an object"), (b"3", "a number"), (b'"x"', "a string"), (b"null", "null")]
+)
 def test_steps_must_be_an_array(value, what):
     data = b'{"header":{},"initial_state":{},"steps":' + value + b',"final_state":{}}'
     assert refused(data) == f"$.steps: Wrong type: steps must be an array, not {what}."
@@ -391,12 +393,16 @@ def test_steps_must_be_an_array(value, what):
 
 @pytest.mark.parametrize("number", [b"1.0", b"1e3", b"-0.5", b"1E+2", b"0e0", b"-1.5e-7", b"1e99999999999999999999999"])
 def test_non_integer_numbers_are_refused(number):
-    data = with_step(DATA, 12, lambda text: text.replace(b'"trapped":["p1","p2","p3"', b'"trapped":["p1","p2","p3",' + number, 1))
+    data = with_step(
+        DATA, 12, lambda text: text.replace(b'"trapped":["p1","p2","p3"', b'"trapped":["p1","p2","p3",' + number, 1)
+    )
     assert refused(data).startswith("$.steps[12].snapshot.trapped[3]: Non-integer number:")
     assert refused(b'{"header":{"seed":' + number + b"}}").startswith("$.header.seed: Non-integer number:")
 
 
-@pytest.mark.parametrize("token", [b"NaN", b"Infinity", b"-Infinity", b"01", b"-01", b"00", b"+1", b"0x10", b".5", b"1."])
+@pytest.mark.parametrize(
+    "token", [b"NaN", b"Infinity", b"-Infinity", b"01", b"-01", b"00", b"+1", b"0x10", b".5", b"1."]
+)
 def test_nan_infinity_and_malformed_integers_are_refused(token):
     message = refused(b'{"header":{"seed":' + token + b"}}")
     assert message.startswith("$.header.seed: Malformed JSON:")
@@ -404,7 +410,9 @@ def test_nan_infinity_and_malformed_integers_are_refused(token):
 
 def test_integers_within_the_grammar_are_kept_exactly():
     values = [0, -0, 1, -1, 2**64 - 1, -(2**63), 10**39, -(10**39)]
-    assert parse(b'{"header":' + json.dumps(values).encode() + b',"initial_state":{},"steps":[],"final_state":{}}')[0] == (
+    assert parse(b'{"header":' + json.dumps(values).encode() + b',"initial_state":{},"steps":[],"final_state":{}}')[
+        0
+    ] == (
         "header",
         values,
     )
@@ -493,8 +501,9 @@ def test_unpaired_surrogate_escapes_are_refused(escape):
 
 
 def test_limit_defaults():
-    assert DEFAULT_LIMITS == Limits(
-        max_depth=32, max_string_length=1_048_576, max_integer_digits=40, max_part_bytes=64 * 1024 * 1024
+    assert (
+        Limits(max_depth=32, max_string_length=1_048_576, max_integer_digits=40, max_part_bytes=64 * 1024 * 1024)
+        == DEFAULT_LIMITS
     )
     with pytest.raises(dataclasses.FrozenInstanceError):
         DEFAULT_LIMITS.max_depth = 3
@@ -512,7 +521,10 @@ def nested_step(depth):
 def test_max_depth():
     assert parse(nested_step(32))[2] == ("step", 0, {"a": json.loads("[" * 29 + "]" * 29)})
     message = refused(nested_step(33))
-    assert message == "$.steps[0].a" + "[0]" * 29 + ": Limit exceeded: arrays and objects are nested more than max_depth=32 deep."
+    assert (
+        message
+        == "$.steps[0].a" + "[0]" * 29 + ": Limit exceeded: arrays and objects are nested more than max_depth=32 deep."
+    )
     assert refused(nested_step(10), limits=Limits(max_depth=9)).startswith("$.steps[0].a[0]")
     assert refused(b"[" * 100_000).startswith("$: Wrong type")
     assert "max_depth=1" in refused(b'{"header":{}}', limits=Limits(max_depth=1))
@@ -540,7 +552,9 @@ def test_max_integer_digits():
         for chunk in (None, 1, 7):
             message = refused(b'{"header":{"seed":' + number + b"}}", chunk)
             assert message == "$.header.seed: Limit exceeded: a number has more than max_integer_digits=40 digits."
-    assert refused(b'{"header":[123456]}', limits=Limits(max_integer_digits=5)).startswith("$.header[0]: Limit exceeded")
+    assert refused(b'{"header":[123456]}', limits=Limits(max_integer_digits=5)).startswith(
+        "$.header[0]: Limit exceeded"
+    )
 
 
 @pytest.mark.parametrize("int_max_str_digits", [None, 0])
@@ -704,7 +718,11 @@ def records(draw):
         "final_state": draw(objects),
     }
     first = draw(st.permutations(["header", "initial_state"]))
-    order = draw(st.sampled_from([[*first, "steps", "final_state"], [*first, "final_state", "steps"], ["final_state", *first, "steps"]]))
+    order = draw(
+        st.sampled_from(
+            [[*first, "steps", "final_state"], [*first, "final_state", "steps"], ["final_state", *first, "steps"]]
+        )
+    )
     return {key: record[key] for key in order}
 
 

@@ -4,12 +4,13 @@ import json
 import sys
 
 import pytest
-from conftest import picture_scenario
-from records import scripted
 
 import ember
 from ember import render
 from ember.cli import main
+
+from conftest import picture_scenario
+from records import scripted
 
 FLOOR, WALL, EXIT, FIRE = (245, 245, 240), (60, 60, 60), (40, 160, 70), (235, 80, 20)
 EVACUATED, CASUALTY, ACTIVE, TRAPPED = (120, 215, 235), (0, 0, 0), (30, 90, 220), (200, 40, 200)
@@ -160,7 +161,10 @@ def test_frame_sampler_keeps_evenly_spaced_frames_and_the_last():
         (["-o", "x.jpg"], "ember: the output 'x.jpg' must end in .png (a still) or .gif (an animation)."),
         (["--ascii", "--step", "3"], "ember: --step 3: the record has only 2 steps."),
         (["--ascii", "--cell-size", "3"], "ember: --cell-size applies only to images, not to --ascii."),
-        (["-o", "x.png", "--cell-size", "0"], "ember: argument --cell-size: the cell size must be an integer from 1 to 64 pixels, got '0' (see 'ember render --help')."),
+        (
+            ["-o", "x.png", "--cell-size", "0"],
+            "ember: argument --cell-size: the cell size must be an integer from 1 to 64 pixels, got '0' (see 'ember render --help').",  # noqa: E501 - whole message, greppable
+        ),
         ([], "ember: one of the arguments -o/--output --ascii is required (see 'ember render --help')."),
     ],
 )
@@ -178,7 +182,8 @@ def test_render_option_errors(capsys, tmp_path, monkeypatch, all_kinds, args, me
 def test_render_refuses_an_invalid_record_and_writes_nothing(capsys, tmp_path, all_kinds):
     pytest.importorskip("PIL.Image")
     sc, record = all_kinds
-    data = open(record, "rb").read()
+    with open(record, "rb") as handle:
+        data = handle.read()
     truncated = tmp_path / "truncated.record"
     truncated.write_bytes(data[: len(data) - 40])
     out = tmp_path / "bad.png"

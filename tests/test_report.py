@@ -7,6 +7,13 @@ import re
 import sys
 
 import pytest
+
+from ember.cli import main
+from ember.errors import MissingExtraError
+from ember.ranking import Episode, compute_ranking
+from ember.report import build_report
+from ember.report.data import EpisodeView, evacuation_curve
+
 from ranking_results import (
     builtin_metrics,
     builtin_results,
@@ -16,12 +23,6 @@ from ranking_results import (
     hand_metrics,
     ok_row,
 )
-
-from ember.cli import main
-from ember.errors import MissingExtraError
-from ember.ranking import Episode, compute_ranking
-from ember.report import build_report
-from ember.report.data import EpisodeView, evacuation_curve
 
 H1 = "sha256:" + "1" * 64
 

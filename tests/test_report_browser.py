@@ -7,6 +7,7 @@ checker itself is tested on pages that break each rule.
 """
 
 import base64
+import contextlib
 import fcntl
 import io
 import json
@@ -18,9 +19,10 @@ import sys
 import time
 
 import pytest
-from ranking_results import builtin_results, failed_row
 
 from ember.report import build_report
+
+from ranking_results import builtin_results, failed_row
 
 CHROMIUM = shutil.which("chromium")
 FLAGS = (
@@ -136,10 +138,8 @@ class DevTools:
     def close(self):
         try:
             if self.process.poll() is None:
-                try:
+                with contextlib.suppress(OSError, RuntimeError, TimeoutError):
                     self.send("Browser.close")
-                except (OSError, RuntimeError, TimeoutError):
-                    pass
                 try:
                     self.process.wait(timeout=20)
                 except subprocess.TimeoutExpired:

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_scenario, stay_all
 from ember import ScenarioError, Simulator, load_scenario, scenario_hash
 from ember.scenario import builtin_names
 from ember.sim.policies import make_policy
+
+from conftest import make_scenario, stay_all
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "src" / "ember" / "scenarios"
 
@@ -24,7 +25,8 @@ def base():
     # 2 . . c . *
     # 3 # . . . S
     return make_scenario(
-        4, 5,
+        4,
+        5,
         people={"p0": (1, 1), "p1": (1, 3), "p2": (2, 2)},
         exits={"north": (0, 2), "south": (3, 4)},
         walls=[(0, 0), (3, 0)],
@@ -194,9 +196,16 @@ def setter(*keys_and_value):
 
 @pytest.mark.parametrize(
     "container, key",
-    [("$", "fire"), ("$", "schema_version"), ("$.grid", "cols"), ("$.exits[1]", "position"),
-     ("$.people[0]", "person_id"), ("$.fire", "enter_fire"), ("$.fire", "ignitions"),
-     ("$.termination", "max_steps")],
+    [
+        ("$", "fire"),
+        ("$", "schema_version"),
+        ("$.grid", "cols"),
+        ("$.exits[1]", "position"),
+        ("$.people[0]", "person_id"),
+        ("$.fire", "enter_fire"),
+        ("$.fire", "ignitions"),
+        ("$.termination", "max_steps"),
+    ],
 )
 def test_missing_key(container, key):
     sc = base()
@@ -209,9 +218,9 @@ def test_missing_key(container, key):
     message = str(info.value)
     # Either the missing key's own path, or its object's path naming the key.
     full = f"{container}.{key}"
-    assert full in message or (
-        re.search(re.escape(container) + r"(?![\w.\[])", message) and repr(key) in message
-    ), message
+    assert full in message or (re.search(re.escape(container) + r"(?![\w.\[])", message) and repr(key) in message), (
+        message
+    )
 
 
 @pytest.mark.parametrize(
@@ -316,8 +325,17 @@ def base_text():
         ('"max_steps": 20', '"max_steps": -0.0', "$.termination.max_steps"),
         ('"cols": 5', '"cols": 5.000', "$.grid.cols"),
     ],
-    ids=["exponent", "exponent-sign", "float-exponent", "nan", "infinity", "minus-infinity", "5000-digits",
-         "minus-zero-float", "trailing-zeros"],
+    ids=[
+        "exponent",
+        "exponent-sign",
+        "float-exponent",
+        "nan",
+        "infinity",
+        "minus-infinity",
+        "5000-digits",
+        "minus-zero-float",
+        "trailing-zeros",
+    ],
 )
 def test_non_integer_numbers_in_json_text(old, new, path):
     text = base_text()
@@ -438,8 +456,27 @@ def test_exit_may_burn_and_walls_may_be_empty():
     assert load_scenario(sc) == sc
 
 
-BAD_IDS = ["a" * 65, ".a", "-a", "_a", "", " a", "a ", "a b", "a/b", "a:b", "a\n", "é", "aé", "ａ", "١", "a\u200b",
-           "ß", 5, None]
+BAD_IDS = [
+    "a" * 65,
+    ".a",
+    "-a",
+    "_a",
+    "",
+    " a",
+    "a ",
+    "a b",
+    "a/b",
+    "a:b",
+    "a\n",
+    "é",
+    "aé",
+    "ａ",
+    "١",
+    "a\u200b",
+    "ß",
+    5,
+    None,
+]
 GOOD_IDS = ["a" * 64, "Z" * 64, "0", "A", "a.", "a..b", "a-_.9", "9" + "-" * 63]
 ID_PLACES = [
     ("$.scenario_id", lambda sc, v: sc.__setitem__("scenario_id", v)),
@@ -464,8 +501,34 @@ def test_good_ids(place, edit):
         assert load_scenario(sc) == sc
 
 
-BAD_P = ["1/0", "01/2", "1/02", "3/2", "1/4294967297", "4294967297/4294967297", " 1/2", "1/2 ", "1/2\n", "-1/2",
-         "+1/2", "1 /2", "1/2/3", "", "1", "/2", "1/", "½", "١/٢", "0x1/2", "0.5", "1/2.0", "0/0", 0.5, 1, ["1", "2"]]
+BAD_P = [
+    "1/0",
+    "01/2",
+    "1/02",
+    "3/2",
+    "1/4294967297",
+    "4294967297/4294967297",
+    " 1/2",
+    "1/2 ",
+    "1/2\n",
+    "-1/2",
+    "+1/2",
+    "1 /2",
+    "1/2/3",
+    "",
+    "1",
+    "/2",
+    "1/",
+    "½",
+    "١/٢",
+    "0x1/2",
+    "0.5",
+    "1/2.0",
+    "0/0",
+    0.5,
+    1,
+    ["1", "2"],
+]
 
 
 @pytest.mark.parametrize("value", BAD_P, ids=[repr(v) for v in BAD_P])

@@ -11,12 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ACTIONS, make_scenario, picture_scenario, stay_all
 from ember import ActionError, Simulator, load_scenario, run_episode, scenario_hash
 from ember.canonical import canonical_json, canonical_record
 from ember.scenario import builtin_names
 from ember.sim.fire import fire_draw
 from ember.sim.policies import make_policy
+
+from conftest import ACTIONS, make_scenario, picture_scenario, stay_all
 
 DIRS = {"north": (-1, 0), "south": (1, 0), "west": (0, -1), "east": (0, 1)}
 TWO_64 = 2**64
@@ -52,7 +53,7 @@ class Reference:
         self.walls = {tuple(c) for c in scenario["walls"]}
         self.exit_of = {tuple(e["position"]): e["exit_id"] for e in scenario["exits"]}
         self.pos = {p["person_id"]: tuple(p["position"]) for p in scenario["people"]}
-        self.status = {pid: "active" for pid in self.pos}
+        self.status = dict.fromkeys(self.pos, "active")
         self.burning = {tuple(c) for c in scenario["fire"]["ignitions"]}
         n, d = scenario["fire"]["spread_probability"].split("/")
         self.n, self.d = int(n), int(d)
@@ -232,147 +233,321 @@ def reference_greedy(scenario, observation):
 # 1. Movement: the golden table.
 
 
-def case(picture, actions, movements, people, *, pre=(), evacuations=(), casualties=(), ignitions=(),
-         trapped=(), reason=None, id, **kwargs):
+def case(
+    picture,
+    actions,
+    movements,
+    people,
+    *,
+    pre=(),
+    evacuations=(),
+    casualties=(),
+    ignitions=(),
+    trapped=(),
+    reason=None,
+    id,
+    **kwargs,
+):
     """movements: {pid: (outcome, target)}; people: {pid: (status, position)} for everyone."""
     return pytest.param(
-        dict(picture=picture, kwargs=kwargs, pre=list(pre), actions=actions, movements=movements,
-             people=people, evacuations=list(evacuations), casualties=list(casualties),
-             ignitions=[list(c) for c in ignitions], trapped=list(trapped), reason=reason),
+        {
+            "picture": picture,
+            "kwargs": kwargs,
+            "pre": list(pre),
+            "actions": actions,
+            "movements": movements,
+            "people": people,
+            "evacuations": list(evacuations),
+            "casualties": list(casualties),
+            "ignitions": [list(c) for c in ignitions],
+            "trapped": list(trapped),
+            "reason": reason,
+        },
         id=id,
     )
 
 
 GOLDEN = [
-    case([".ab", "0.."], {"a": "west", "b": "west"},
-         {"a": ("moved", [0, 0]), "b": ("moved", [0, 1])},
-         {"a": ("active", [0, 0]), "b": ("active", [0, 1])},
-         id="chain-leader-has-smaller-id"),
-    case([".ba", "0.."], {"a": "west", "b": "west"},
-         {"b": ("moved", [0, 0]), "a": ("moved", [0, 1])},
-         {"b": ("active", [0, 0]), "a": ("active", [0, 1])},
-         id="chain-leader-has-larger-id"),
-    case(["0cab"], {"a": "west", "b": "west", "c": "west"},
-         {"c": ("moved", [0, 0]), "a": ("moved", [0, 1]), "b": ("moved", [0, 2])},
-         {"c": ("evacuated", [0, 0]), "a": ("active", [0, 1]), "b": ("active", [0, 2])},
-         evacuations=[("c", "e0")],
-         id="chain-of-three-leader-evacuates"),
-    case(["sab", "0.."], {"a": "west", "b": "west", "s": "stay"},
-         {"s": ("stayed", None), "a": ("blocked_occupied", [0, 0]), "b": ("blocked_occupied", [0, 1])},
-         {"s": ("active", [0, 0]), "a": ("active", [0, 1]), "b": ("active", [0, 2])},
-         id="chain-into-stayer-all-blocked-occupied"),
-    case(["#ab", "0.."], {"a": "west", "b": "west"},
-         {"a": ("blocked_wall", [0, 0]), "b": ("blocked_occupied", [0, 1])},
-         {"a": ("active", [0, 1]), "b": ("active", [0, 2])},
-         id="chain-into-wall-blocked-person"),
-    case(["ab", "0."], {"a": "west", "b": "west"},
-         {"a": ("blocked_boundary", [0, -1]), "b": ("blocked_occupied", [0, 0])},
-         {"a": ("active", [0, 0]), "b": ("active", [0, 1])},
-         id="chain-into-boundary-blocked-person"),
-    case(["*ab", "0.."], {"a": "west", "b": "west"},
-         {"a": ("blocked_fire", [0, 0]), "b": ("blocked_occupied", [0, 1])},
-         {"a": ("active", [0, 1]), "b": ("active", [0, 2])},
-         enter_fire="block",
-         id="chain-into-fire-blocked-person"),
-    case(["*ab", "0.."], {"a": "west", "b": "west"},
-         {"a": ("moved", [0, 0]), "b": ("moved", [0, 1])},
-         {"a": ("casualty", [0, 0]), "b": ("active", [0, 1])},
-         casualties=[("a", "entered_fire")],
-         id="chain-led-into-fire-casualty-mode"),
-    case(["ab", "0."], {"a": "east", "b": "west"},
-         {"a": ("blocked_cycle", [0, 1]), "b": ("blocked_cycle", [0, 0])},
-         {"a": ("active", [0, 0]), "b": ("active", [0, 1])},
-         id="swap-blocked-cycle"),
-    case(["ab.", "dc.", "..0"], {"a": "east", "b": "south", "c": "west", "d": "north"},
-         {"a": ("blocked_cycle", [0, 1]), "b": ("blocked_cycle", [1, 1]),
-          "c": ("blocked_cycle", [1, 0]), "d": ("blocked_cycle", [0, 0])},
-         {"a": ("active", [0, 0]), "b": ("active", [0, 1]), "c": ("active", [1, 1]), "d": ("active", [1, 0])},
-         id="four-cycle-clockwise"),
-    case(["ab.", "dc.", "..0"], {"a": "south", "d": "east", "c": "north", "b": "west"},
-         {"a": ("blocked_cycle", [1, 0]), "b": ("blocked_cycle", [0, 0]),
-          "c": ("blocked_cycle", [0, 1]), "d": ("blocked_cycle", [1, 1])},
-         {"a": ("active", [0, 0]), "b": ("active", [0, 1]), "c": ("active", [1, 1]), "d": ("active", [1, 0])},
-         id="four-cycle-counter-clockwise"),
-    case(["eab", ".dc", "..0"], {"e": "east", "a": "east", "b": "south", "c": "west", "d": "north"},
-         {"e": ("blocked_conflict", [0, 1]), "d": ("blocked_conflict", [0, 1]),
-          "a": ("blocked_occupied", [0, 2]), "b": ("blocked_occupied", [1, 2]), "c": ("blocked_occupied", [1, 1])},
-         {"e": ("active", [0, 0]), "a": ("active", [0, 1]), "b": ("active", [0, 2]),
-          "c": ("active", [1, 2]), "d": ("active", [1, 1])},
-         id="conflict-breaks-a-would-be-cycle"),
-    case([".a.", "b.c", "..0"], {"a": "south", "b": "east", "c": "west"},
-         {"a": ("blocked_conflict", [1, 1]), "b": ("blocked_conflict", [1, 1]), "c": ("blocked_conflict", [1, 1])},
-         {"a": ("active", [0, 1]), "b": ("active", [1, 0]), "c": ("active", [1, 2])},
-         id="three-way-conflict"),
-    case([".a.", "b.c", ".d0"], {"a": "south", "b": "east", "c": "west", "d": "north"},
-         {k: ("blocked_conflict", [1, 1]) for k in "abcd"},
-         {"a": ("active", [0, 1]), "b": ("active", [1, 0]), "c": ("active", [1, 2]), "d": ("active", [2, 1])},
-         id="four-way-conflict"),
-    case(["a.bc", "0..."], {"a": "east", "b": "west", "c": "west"},
-         {"a": ("blocked_conflict", [0, 1]), "b": ("blocked_conflict", [0, 1]), "c": ("blocked_occupied", [0, 2])},
-         {"a": ("active", [0, 0]), "b": ("active", [0, 2]), "c": ("active", [0, 3])},
-         id="conflict-feeding-a-chain"),
-    case(["a0b", "c.."], {"a": "east", "b": "west", "c": "north"},
-         {"a": ("blocked_conflict", [0, 1]), "b": ("blocked_conflict", [0, 1]), "c": ("blocked_occupied", [0, 0])},
-         {"a": ("active", [0, 0]), "b": ("active", [0, 2]), "c": ("active", [1, 0])},
-         id="conflict-over-an-exit"),
-    case(["a.b", "...", "c0d"], {"a": "north", "b": "east", "c": "west", "d": "south"},
-         {"a": ("blocked_boundary", [-1, 0]), "b": ("blocked_boundary", [0, 3]),
-          "c": ("blocked_boundary", [2, -1]), "d": ("blocked_boundary", [3, 2])},
-         {"a": ("active", [0, 0]), "b": ("active", [0, 2]), "c": ("active", [2, 0]), "d": ("active", [2, 2])},
-         id="out-of-bounds-each-side"),
-    case(["a#", "0."], {"a": "east"},
-         {"a": ("blocked_wall", [0, 1])}, {"a": ("active", [0, 0])},
-         id="wall"),
-    case(["a*", "0."], {"a": "east"},
-         {"a": ("blocked_fire", [0, 1])}, {"a": ("active", [0, 0])},
-         enter_fire="block", id="fire-block-mode"),
-    case(["a*", "0."], {"a": "east"},
-         {"a": ("moved", [0, 1])}, {"a": ("casualty", [0, 1])},
-         casualties=[("a", "entered_fire")], reason="all_resolved",
-         id="fire-casualty-mode-keeps-burning-cell"),
-    case(["a0", ".."], {"a": "east"},
-         {"a": ("blocked_fire", [0, 1])}, {"a": ("active", [0, 0])},
-         ignitions=(), trapped=["a"], enter_fire="block", fire_extra=[(0, 1)],
-         id="burning-exit-block-mode"),
-    case(["a0", ".."], {"a": "east"},
-         {"a": ("moved", [0, 1])}, {"a": ("casualty", [0, 1])},
-         casualties=[("a", "entered_fire")], reason="all_resolved", fire_extra=[(0, 1)],
-         id="burning-exit-casualty-mode"),
-    case(["*0a"], {"a": "west"},
-         {"a": ("moved", [0, 1])}, {"a": ("evacuated", [0, 1])},
-         evacuations=[("a", "e0")], ignitions=[(0, 1)], reason="all_resolved", p="1/1",
-         id="exit-ignites-as-person-leaves-casualty-mode"),
-    case(["*0a"], {"a": "west"},
-         {"a": ("moved", [0, 1])}, {"a": ("evacuated", [0, 1])},
-         evacuations=[("a", "e0")], ignitions=[(0, 1)], reason="all_resolved", p="1/1", enter_fire="block",
-         id="exit-ignites-as-person-leaves-block-mode"),
-    case(["*a.0"], {"a": "stay"},
-         {"a": ("stayed", None)}, {"a": ("casualty", [0, 1])},
-         casualties=[("a", "fire_spread")], ignitions=[(0, 1)], reason="all_resolved", p="1/1",
-         id="own-cell-ignites-fire-spread"),
-    case(["*.a0"], {"a": "west"},
-         {"a": ("moved", [0, 1])}, {"a": ("casualty", [0, 1])},
-         casualties=[("a", "fire_spread")], ignitions=[(0, 1)], reason="all_resolved", p="1/1",
-         id="moved-onto-cell-that-ignites-fire-spread"),
-    case(["*a.0"], {"a": "east"},
-         {"a": ("moved", [0, 2])}, {"a": ("active", [0, 2])},
-         ignitions=[(0, 1)], p="1/1",
-         id="moved-off-cell-that-ignites"),
-    case(["a0b"], {"b": "west"},
-         {"b": ("moved", [0, 1])}, {"a": ("evacuated", [0, 1]), "b": ("evacuated", [0, 1])},
-         pre=[{"a": "east", "b": "stay"}], evacuations=[("b", "e0")], reason="all_resolved",
-         id="onto-exit-where-evacuee-stands"),
-    case(["a*b", "0.."], {"b": "west"},
-         {"b": ("moved", [0, 1])}, {"a": ("casualty", [0, 1]), "b": ("casualty", [0, 1])},
-         pre=[{"a": "east", "b": "stay"}], casualties=[("b", "entered_fire")], reason="all_resolved",
-         id="onto-cell-where-casualty-stands"),
-    case(["1ab0"], {"a": "west", "b": "east"},
-         {"a": ("moved", [0, 0]), "b": ("moved", [0, 3])}, {"a": ("evacuated", [0, 0]), "b": ("evacuated", [0, 3])},
-         evacuations=[("a", "e1"), ("b", "e0")], reason="all_resolved",
-         id="evacuation-names-its-exit"),
-    case(["a.", "0."], {"a": "stay"},
-         {"a": ("stayed", None)}, {"a": ("active", [0, 0])}, max_steps=1, reason="max_steps",
-         id="stay-at-horizon"),
+    case(
+        [".ab", "0.."],
+        {"a": "west", "b": "west"},
+        {"a": ("moved", [0, 0]), "b": ("moved", [0, 1])},
+        {"a": ("active", [0, 0]), "b": ("active", [0, 1])},
+        id="chain-leader-has-smaller-id",
+    ),
+    case(
+        [".ba", "0.."],
+        {"a": "west", "b": "west"},
+        {"b": ("moved", [0, 0]), "a": ("moved", [0, 1])},
+        {"b": ("active", [0, 0]), "a": ("active", [0, 1])},
+        id="chain-leader-has-larger-id",
+    ),
+    case(
+        ["0cab"],
+        {"a": "west", "b": "west", "c": "west"},
+        {"c": ("moved", [0, 0]), "a": ("moved", [0, 1]), "b": ("moved", [0, 2])},
+        {"c": ("evacuated", [0, 0]), "a": ("active", [0, 1]), "b": ("active", [0, 2])},
+        evacuations=[("c", "e0")],
+        id="chain-of-three-leader-evacuates",
+    ),
+    case(
+        ["sab", "0.."],
+        {"a": "west", "b": "west", "s": "stay"},
+        {"s": ("stayed", None), "a": ("blocked_occupied", [0, 0]), "b": ("blocked_occupied", [0, 1])},
+        {"s": ("active", [0, 0]), "a": ("active", [0, 1]), "b": ("active", [0, 2])},
+        id="chain-into-stayer-all-blocked-occupied",
+    ),
+    case(
+        ["#ab", "0.."],
+        {"a": "west", "b": "west"},
+        {"a": ("blocked_wall", [0, 0]), "b": ("blocked_occupied", [0, 1])},
+        {"a": ("active", [0, 1]), "b": ("active", [0, 2])},
+        id="chain-into-wall-blocked-person",
+    ),
+    case(
+        ["ab", "0."],
+        {"a": "west", "b": "west"},
+        {"a": ("blocked_boundary", [0, -1]), "b": ("blocked_occupied", [0, 0])},
+        {"a": ("active", [0, 0]), "b": ("active", [0, 1])},
+        id="chain-into-boundary-blocked-person",
+    ),
+    case(
+        ["*ab", "0.."],
+        {"a": "west", "b": "west"},
+        {"a": ("blocked_fire", [0, 0]), "b": ("blocked_occupied", [0, 1])},
+        {"a": ("active", [0, 1]), "b": ("active", [0, 2])},
+        enter_fire="block",
+        id="chain-into-fire-blocked-person",
+    ),
+    case(
+        ["*ab", "0.."],
+        {"a": "west", "b": "west"},
+        {"a": ("moved", [0, 0]), "b": ("moved", [0, 1])},
+        {"a": ("casualty", [0, 0]), "b": ("active", [0, 1])},
+        casualties=[("a", "entered_fire")],
+        id="chain-led-into-fire-casualty-mode",
+    ),
+    case(
+        ["ab", "0."],
+        {"a": "east", "b": "west"},
+        {"a": ("blocked_cycle", [0, 1]), "b": ("blocked_cycle", [0, 0])},
+        {"a": ("active", [0, 0]), "b": ("active", [0, 1])},
+        id="swap-blocked-cycle",
+    ),
+    case(
+        ["ab.", "dc.", "..0"],
+        {"a": "east", "b": "south", "c": "west", "d": "north"},
+        {
+            "a": ("blocked_cycle", [0, 1]),
+            "b": ("blocked_cycle", [1, 1]),
+            "c": ("blocked_cycle", [1, 0]),
+            "d": ("blocked_cycle", [0, 0]),
+        },
+        {"a": ("active", [0, 0]), "b": ("active", [0, 1]), "c": ("active", [1, 1]), "d": ("active", [1, 0])},
+        id="four-cycle-clockwise",
+    ),
+    case(
+        ["ab.", "dc.", "..0"],
+        {"a": "south", "d": "east", "c": "north", "b": "west"},
+        {
+            "a": ("blocked_cycle", [1, 0]),
+            "b": ("blocked_cycle", [0, 0]),
+            "c": ("blocked_cycle", [0, 1]),
+            "d": ("blocked_cycle", [1, 1]),
+        },
+        {"a": ("active", [0, 0]), "b": ("active", [0, 1]), "c": ("active", [1, 1]), "d": ("active", [1, 0])},
+        id="four-cycle-counter-clockwise",
+    ),
+    case(
+        ["eab", ".dc", "..0"],
+        {"e": "east", "a": "east", "b": "south", "c": "west", "d": "north"},
+        {
+            "e": ("blocked_conflict", [0, 1]),
+            "d": ("blocked_conflict", [0, 1]),
+            "a": ("blocked_occupied", [0, 2]),
+            "b": ("blocked_occupied", [1, 2]),
+            "c": ("blocked_occupied", [1, 1]),
+        },
+        {
+            "e": ("active", [0, 0]),
+            "a": ("active", [0, 1]),
+            "b": ("active", [0, 2]),
+            "c": ("active", [1, 2]),
+            "d": ("active", [1, 1]),
+        },
+        id="conflict-breaks-a-would-be-cycle",
+    ),
+    case(
+        [".a.", "b.c", "..0"],
+        {"a": "south", "b": "east", "c": "west"},
+        {"a": ("blocked_conflict", [1, 1]), "b": ("blocked_conflict", [1, 1]), "c": ("blocked_conflict", [1, 1])},
+        {"a": ("active", [0, 1]), "b": ("active", [1, 0]), "c": ("active", [1, 2])},
+        id="three-way-conflict",
+    ),
+    case(
+        [".a.", "b.c", ".d0"],
+        {"a": "south", "b": "east", "c": "west", "d": "north"},
+        {k: ("blocked_conflict", [1, 1]) for k in "abcd"},
+        {"a": ("active", [0, 1]), "b": ("active", [1, 0]), "c": ("active", [1, 2]), "d": ("active", [2, 1])},
+        id="four-way-conflict",
+    ),
+    case(
+        ["a.bc", "0..."],
+        {"a": "east", "b": "west", "c": "west"},
+        {"a": ("blocked_conflict", [0, 1]), "b": ("blocked_conflict", [0, 1]), "c": ("blocked_occupied", [0, 2])},
+        {"a": ("active", [0, 0]), "b": ("active", [0, 2]), "c": ("active", [0, 3])},
+        id="conflict-feeding-a-chain",
+    ),
+    case(
+        ["a0b", "c.."],
+        {"a": "east", "b": "west", "c": "north"},
+        {"a": ("blocked_conflict", [0, 1]), "b": ("blocked_conflict", [0, 1]), "c": ("blocked_occupied", [0, 0])},
+        {"a": ("active", [0, 0]), "b": ("active", [0, 2]), "c": ("active", [1, 0])},
+        id="conflict-over-an-exit",
+    ),
+    case(
+        ["a.b", "...", "c0d"],
+        {"a": "north", "b": "east", "c": "west", "d": "south"},
+        {
+            "a": ("blocked_boundary", [-1, 0]),
+            "b": ("blocked_boundary", [0, 3]),
+            "c": ("blocked_boundary", [2, -1]),
+            "d": ("blocked_boundary", [3, 2]),
+        },
+        {"a": ("active", [0, 0]), "b": ("active", [0, 2]), "c": ("active", [2, 0]), "d": ("active", [2, 2])},
+        id="out-of-bounds-each-side",
+    ),
+    case(["a#", "0."], {"a": "east"}, {"a": ("blocked_wall", [0, 1])}, {"a": ("active", [0, 0])}, id="wall"),
+    case(
+        ["a*", "0."],
+        {"a": "east"},
+        {"a": ("blocked_fire", [0, 1])},
+        {"a": ("active", [0, 0])},
+        enter_fire="block",
+        id="fire-block-mode",
+    ),
+    case(
+        ["a*", "0."],
+        {"a": "east"},
+        {"a": ("moved", [0, 1])},
+        {"a": ("casualty", [0, 1])},
+        casualties=[("a", "entered_fire")],
+        reason="all_resolved",
+        id="fire-casualty-mode-keeps-burning-cell",
+    ),
+    case(
+        ["a0", ".."],
+        {"a": "east"},
+        {"a": ("blocked_fire", [0, 1])},
+        {"a": ("active", [0, 0])},
+        ignitions=(),
+        trapped=["a"],
+        enter_fire="block",
+        fire_extra=[(0, 1)],
+        id="burning-exit-block-mode",
+    ),
+    case(
+        ["a0", ".."],
+        {"a": "east"},
+        {"a": ("moved", [0, 1])},
+        {"a": ("casualty", [0, 1])},
+        casualties=[("a", "entered_fire")],
+        reason="all_resolved",
+        fire_extra=[(0, 1)],
+        id="burning-exit-casualty-mode",
+    ),
+    case(
+        ["*0a"],
+        {"a": "west"},
+        {"a": ("moved", [0, 1])},
+        {"a": ("evacuated", [0, 1])},
+        evacuations=[("a", "e0")],
+        ignitions=[(0, 1)],
+        reason="all_resolved",
+        p="1/1",
+        id="exit-ignites-as-person-leaves-casualty-mode",
+    ),
+    case(
+        ["*0a"],
+        {"a": "west"},
+        {"a": ("moved", [0, 1])},
+        {"a": ("evacuated", [0, 1])},
+        evacuations=[("a", "e0")],
+        ignitions=[(0, 1)],
+        reason="all_resolved",
+        p="1/1",
+        enter_fire="block",
+        id="exit-ignites-as-person-leaves-block-mode",
+    ),
+    case(
+        ["*a.0"],
+        {"a": "stay"},
+        {"a": ("stayed", None)},
+        {"a": ("casualty", [0, 1])},
+        casualties=[("a", "fire_spread")],
+        ignitions=[(0, 1)],
+        reason="all_resolved",
+        p="1/1",
+        id="own-cell-ignites-fire-spread",
+    ),
+    case(
+        ["*.a0"],
+        {"a": "west"},
+        {"a": ("moved", [0, 1])},
+        {"a": ("casualty", [0, 1])},
+        casualties=[("a", "fire_spread")],
+        ignitions=[(0, 1)],
+        reason="all_resolved",
+        p="1/1",
+        id="moved-onto-cell-that-ignites-fire-spread",
+    ),
+    case(
+        ["*a.0"],
+        {"a": "east"},
+        {"a": ("moved", [0, 2])},
+        {"a": ("active", [0, 2])},
+        ignitions=[(0, 1)],
+        p="1/1",
+        id="moved-off-cell-that-ignites",
+    ),
+    case(
+        ["a0b"],
+        {"b": "west"},
+        {"b": ("moved", [0, 1])},
+        {"a": ("evacuated", [0, 1]), "b": ("evacuated", [0, 1])},
+        pre=[{"a": "east", "b": "stay"}],
+        evacuations=[("b", "e0")],
+        reason="all_resolved",
+        id="onto-exit-where-evacuee-stands",
+    ),
+    case(
+        ["a*b", "0.."],
+        {"b": "west"},
+        {"b": ("moved", [0, 1])},
+        {"a": ("casualty", [0, 1]), "b": ("casualty", [0, 1])},
+        pre=[{"a": "east", "b": "stay"}],
+        casualties=[("b", "entered_fire")],
+        reason="all_resolved",
+        id="onto-cell-where-casualty-stands",
+    ),
+    case(
+        ["1ab0"],
+        {"a": "west", "b": "east"},
+        {"a": ("moved", [0, 0]), "b": ("moved", [0, 3])},
+        {"a": ("evacuated", [0, 0]), "b": ("evacuated", [0, 3])},
+        evacuations=[("a", "e1"), ("b", "e0")],
+        reason="all_resolved",
+        id="evacuation-names-its-exit",
+    ),
+    case(
+        ["a.", "0."],
+        {"a": "stay"},
+        {"a": ("stayed", None)},
+        {"a": ("active", [0, 0])},
+        max_steps=1,
+        reason="max_steps",
+        id="stay-at-horizon",
+    ),
 ]
 
 
@@ -449,7 +624,8 @@ def frontier(rows, cols, walls, burning):
         [r, c]
         for r in range(rows)
         for c in range(cols)
-        if (r, c) not in walls and (r, c) not in burning
+        if (r, c) not in walls
+        and (r, c) not in burning
         and any((r + dr, c + dc) in burning for dr, dc in DIRS.values())
     )
 
@@ -570,7 +746,16 @@ def test_different_seeds_give_different_fire():
         (["a.", "*.", ".0"], [], []),  # detour around the fire
         (["a*", "*.", ".0"], [], ["a"]),  # fire cuts every path, diagonal gaps do not count
     ],
-    ids=["people-never-block", "wall", "fire", "burning-exit", "other-exit", "reachable-exit-burns", "detour", "no-diagonals"],
+    ids=[
+        "people-never-block",
+        "wall",
+        "fire",
+        "burning-exit",
+        "other-exit",
+        "reachable-exit-burns",
+        "detour",
+        "no-diagonals",
+    ],
 )
 def test_trapped_set_rule_6(picture, extra, trapped):
     sim = Simulator(picture_scenario(picture, ignitions=extra), 0)
@@ -624,11 +809,17 @@ def test_after_termination_step_and_observe_raise():
         sim.observe()
     snap = last["snapshot"]
     assert sim.final_state == {
-        "step": snap["step"], "people": snap["people"], "trapped": snap["trapped"],
+        "step": snap["step"],
+        "people": snap["people"],
+        "trapped": snap["trapped"],
         "termination_reason": snap["termination_reason"],
     }
-    assert sim.final_state == {"step": 1, "people": [{"person_id": "a", "status": "evacuated", "position": [0, 1]}],
-                               "trapped": [], "termination_reason": "all_resolved"}
+    assert sim.final_state == {
+        "step": 1,
+        "people": [{"person_id": "a", "status": "evacuated", "position": [0, 1]}],
+        "trapped": [],
+        "termination_reason": "all_resolved",
+    }
 
 
 def test_final_state_after_max_steps_keeps_trapped():
@@ -637,8 +828,12 @@ def test_final_state_after_max_steps_keeps_trapped():
     assert sim.final_state is None
     last = sim.step({"a": "west"})
     assert last["movements"][0]["outcome"] == "blocked_wall"
-    assert sim.final_state == {"step": 2, "people": [{"person_id": "a", "status": "active", "position": [0, 2]}],
-                               "trapped": ["a"], "termination_reason": "max_steps"}
+    assert sim.final_state == {
+        "step": 2,
+        "people": [{"person_id": "a", "status": "active", "position": [0, 2]}],
+        "trapped": ["a"],
+        "termination_reason": "max_steps",
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -703,7 +898,9 @@ def test_action_error_at_step_one_then_full_run_identical():
 
 def record_bytes(sc, policy_name, seed, policy_seed=None):
     out = io.BytesIO()
-    run_episode(sc, make_policy(policy_name, load_scenario(sc), seed if policy_seed is None else policy_seed), seed, out)
+    run_episode(
+        sc, make_policy(policy_name, load_scenario(sc), seed if policy_seed is None else policy_seed), seed, out
+    )
     return out.getvalue()
 
 
@@ -717,8 +914,8 @@ def test_same_inputs_same_bytes(policy):
 def test_different_seeds_different_records():
     sc = pocket_scenario()
     a, b = record_bytes(sc, "stay", 1), record_bytes(sc, "stay", 2)
-    fire_a = [json.loads(l.rstrip(b",\n"))["ignitions"] for l in a.splitlines(keepends=True)[3:-2]]
-    fire_b = [json.loads(l.rstrip(b",\n"))["ignitions"] for l in b.splitlines(keepends=True)[3:-2]]
+    fire_a = [json.loads(line.rstrip(b",\n"))["ignitions"] for line in a.splitlines(keepends=True)[3:-2]]
+    fire_b = [json.loads(line.rstrip(b",\n"))["ignitions"] for line in b.splitlines(keepends=True)[3:-2]]
     assert len(fire_a) == len(fire_b) == 30 and fire_a != fire_b
 
 
@@ -770,7 +967,7 @@ def test_list_and_key_order_do_not_change_results(name, policy):
     a, b = base.getvalue().splitlines(keepends=True), perm.getvalue().splitlines(keepends=True)
     assert len(a) == len(b) > 5
     assert a[1:] == b[1:]
-    head_a, head_b = json.loads(a[0][len(b'{"header":'):-2]), json.loads(b[0][len(b'{"header":'):-2])
+    head_a, head_b = json.loads(a[0][len(b'{"header":') : -2]), json.loads(b[0][len(b'{"header":') : -2])
     assert head_a["scenario_hash"] == scenario_hash(sc)
     assert head_b["scenario_hash"] == scenario_hash(other)
     assert {**head_a, "scenario_hash": None} == {**head_b, "scenario_hash": None}
@@ -782,7 +979,8 @@ def test_list_and_key_order_do_not_change_results(name, policy):
 
 def test_observation_exact_contents():
     sc = make_scenario(
-        3, 4,
+        3,
+        4,
         people={"p2": (0, 0), "p10": (1, 0), "B": (1, 3)},
         exits={"door": (2, 0)},
         walls=[(0, 3), (1, 2)],
@@ -813,8 +1011,12 @@ def test_observation_exact_contents():
     }
     header = sim.header
     assert header == {
-        "schema_version": "1.0", "simulator_version": "1.0", "observation_version": "1.0",
-        "scenario_id": "test", "scenario_hash": scenario_hash(sc), "seed": 17,
+        "schema_version": "1.0",
+        "simulator_version": "1.0",
+        "observation_version": "1.0",
+        "scenario_id": "test",
+        "scenario_hash": scenario_hash(sc),
+        "seed": 17,
     }
 
 
@@ -833,7 +1035,9 @@ GREEDY_CASES = [
 ]
 
 
-@pytest.mark.parametrize("picture, expected", GREEDY_CASES, ids=[f"greedy-{i}-{e}" for i, (_, e) in enumerate(GREEDY_CASES)])
+@pytest.mark.parametrize(
+    "picture, expected", GREEDY_CASES, ids=[f"greedy-{i}-{e}" for i, (_, e) in enumerate(GREEDY_CASES)]
+)
 def test_greedy_policy(picture, expected):
     sc = picture_scenario(picture)
     obs = Simulator(sc, 0).observe()
@@ -940,8 +1144,12 @@ def test_run_episode_equals_canonical_record(name, policy):
 
     value = json.loads(out.getvalue())
     assert list(value) == ["header", "initial_state", "steps", "final_state"]
-    assert value == {"header": sim.header, "initial_state": sim.initial_state, "steps": steps,
-                     "final_state": sim.final_state}
+    assert value == {
+        "header": sim.header,
+        "initial_state": sim.initial_state,
+        "steps": steps,
+        "final_state": sim.final_state,
+    }
 
     lines = out.getvalue().splitlines(keepends=True)
     T = len(steps)
@@ -952,10 +1160,10 @@ def test_run_episode_equals_canonical_record(name, policy):
     assert lines[3 + T] == b"],\n"
     assert lines[4 + T].startswith(b'"final_state":') and lines[4 + T].endswith(b"}\n")
     parts = [
-        (sim.header, lines[0][len(b'{"header":'):-2]),
-        (sim.initial_state, lines[1][len(b'"initial_state":'):-2]),
-        *[(s, line[:-2] if k < T - 1 else line[:-1]) for k, (s, line) in enumerate(zip(steps, lines[3:3 + T]))],
-        (sim.final_state, lines[4 + T][len(b'"final_state":'):-2]),
+        (sim.header, lines[0][len(b'{"header":') : -2]),
+        (sim.initial_state, lines[1][len(b'"initial_state":') : -2]),
+        *[(s, line[:-2] if k < T - 1 else line[:-1]) for k, (s, line) in enumerate(zip(steps, lines[3 : 3 + T]))],
+        (sim.final_state, lines[4 + T][len(b'"final_state":') : -2]),
     ]
     for value, raw in parts:
         assert json.loads(canonical_json(value)) == value
@@ -980,7 +1188,7 @@ def test_writer_flushes_every_line_as_it_goes():
         t = obs["step"]
         assert log.flushes, "nothing was flushed before the first decision"
         assert bytes(log.data) == log.flushes[-1], "written bytes not flushed"
-        assert log.flushes[-1] == b"".join(lines[:3 + t - 1])
+        assert log.flushes[-1] == b"".join(lines[: 3 + t - 1])
         seen.append(t)
         return inner(obs)
 
@@ -995,7 +1203,7 @@ def test_writer_flushes_every_line_as_it_goes():
     # Each step k < T was flushed on its own, ending right after its line.
     ends = {len(f) for f in log.flushes}
     for k in range(1, T):
-        assert len(b"".join(lines[:3 + k])) in ends
+        assert len(b"".join(lines[: 3 + k])) in ends
 
 
 def test_run_episode_to_a_path(tmp_path):
@@ -1034,7 +1242,9 @@ def small_scenarios(draw):
     rows = draw(st.integers(1, 5))
     cols = draw(st.integers(2 if rows == 1 else 1, 5))
     cells = draw(st.permutations([(r, c) for r in range(rows) for c in range(cols)]))
-    kinds = ["exit", "person"] + draw(st.lists(st.sampled_from(KINDS), min_size=len(cells) - 2, max_size=len(cells) - 2))
+    kinds = ["exit", "person"] + draw(
+        st.lists(st.sampled_from(KINDS), min_size=len(cells) - 2, max_size=len(cells) - 2)
+    )
     walls = [c for c, k in zip(cells, kinds) if k == "wall"]
     fire = [c for c, k in zip(cells, kinds) if k in ("fire", "burning_exit")]
     exit_cells = [c for c, k in zip(cells, kinds) if k in ("exit", "burning_exit")]
@@ -1042,7 +1252,8 @@ def small_scenarios(draw):
     exit_ids = draw(st.lists(ID, min_size=len(exit_cells), max_size=len(exit_cells), unique=True))
     person_ids = draw(st.lists(ID, min_size=len(person_cells), max_size=len(person_cells), unique=True))
     return make_scenario(
-        rows, cols,
+        rows,
+        cols,
         people=dict(zip(person_ids, person_cells)),
         exits=dict(zip(exit_ids, exit_cells)),
         walls=walls,
@@ -1054,8 +1265,9 @@ def small_scenarios(draw):
 
 
 def action_plans(n_people, steps):
-    return st.lists(st.lists(st.sampled_from(ACTIONS), min_size=n_people, max_size=n_people),
-                    min_size=steps, max_size=steps)
+    return st.lists(
+        st.lists(st.sampled_from(ACTIONS), min_size=n_people, max_size=n_people), min_size=steps, max_size=steps
+    )
 
 
 @st.composite

@@ -47,7 +47,8 @@ def test_the_base_record_has_what_the_cases_need():
     step = step_one(CROWD_RECORD)
     assert step["evacuations"] == [{"exit_id": "e1", "person_id": "A"}, {"exit_id": "e2", "person_id": "B"}]
     assert step["casualties"] == [
-        {"cause": "fire_spread", "person_id": "C"}, {"cause": "fire_spread", "person_id": "D"},
+        {"cause": "fire_spread", "person_id": "C"},
+        {"cause": "fire_spread", "person_id": "D"},
     ]
     assert step["snapshot"]["termination_reason"] == "all_resolved" and len(CROWD_RECORD["steps"]) == 1
     assert ember.episode_metrics(CROWD, encode(CROWD_RECORD)).to_dict()["safety"]["casualties"] == 2
@@ -120,11 +121,14 @@ def test_more_movements_than_active_people_is_refused():
     )
 
 
-@pytest.mark.parametrize("where, value, expected", [
-    (("snapshot", "people", 0, "status"), "escaped", "expected 'active', 'evacuated' or 'casualty'"),
-    (("casualties", 0, "cause"), "smoke", "expected 'entered_fire' or 'fire_spread'"),
-    (("snapshot", "termination_reason"), "timeout", "expected null, 'all_resolved' or 'max_steps'"),
-])
+@pytest.mark.parametrize(
+    "where, value, expected",
+    [
+        (("snapshot", "people", 0, "status"), "escaped", "expected 'active', 'evacuated' or 'casualty'"),
+        (("casualties", 0, "cause"), "smoke", "expected 'entered_fire' or 'fire_spread'"),
+        (("snapshot", "termination_reason"), "timeout", "expected null, 'all_resolved' or 'max_steps'"),
+    ],
+)
 def test_unknown_enumeration_strings_are_refused(where, value, expected):
     def edit(record):
         target = step_one(record)
@@ -204,8 +208,9 @@ def test_replay_cli_exits_2_on_a_record_that_does_not_replay(tmp_path):
     scenario_path, record_path = tmp_path / "s.json", tmp_path / "r.record"
     scenario_path.write_text(json.dumps(sc))
     record_path.write_bytes(encode(record))
-    done = subprocess.run([sys.executable, "-m", "ember.cli", "replay", scenario_path, record_path],
-                          capture_output=True, timeout=TIMEOUT)
+    done = subprocess.run(
+        [sys.executable, "-m", "ember.cli", "replay", scenario_path, record_path], capture_output=True, timeout=TIMEOUT
+    )
     assert done.returncode == 2
     assert done.stdout == b""
     lines = done.stderr.decode().splitlines()

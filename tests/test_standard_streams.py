@@ -74,9 +74,14 @@ def test_closed_stdout_does_not_stop_commands_that_write_files(record, tmp_path)
 def test_closed_stderr_errors_never_reach_stdout(tmp_path, record):
     bad = tmp_path / "bad.record"
     bad.write_bytes(record.read_bytes()[:-10])
-    for args in (("metrics", SCENARIO, bad), ("replay", SCENARIO, bad), ("render", SCENARIO, bad, "--ascii"),
-                 ("run", "builtin:nonesuch"), ("metrics", SCENARIO, tmp_path / "missing.record"),
-                 ("metrics", SCENARIO, bad, "--bogus-option")):
+    for args in (
+        ("metrics", SCENARIO, bad),
+        ("replay", SCENARIO, bad),
+        ("render", SCENARIO, bad, "--ascii"),
+        ("run", "builtin:nonesuch"),
+        ("metrics", SCENARIO, tmp_path / "missing.record"),
+        ("metrics", SCENARIO, bad, "--bogus-option"),
+    ):
         done = ember_closed("stderr", *args)
         assert done.returncode == 2, args
         assert done.stdout == b"", args
@@ -92,8 +97,9 @@ def test_closed_stderr_success_still_writes_the_result(record):
 @pytest.mark.parametrize("args", [("scenarios",), ("run", "builtin:office")])
 def test_unwritable_stdout_is_a_one_line_error(args):
     with open("/dev/full", "wb") as full:
-        done = subprocess.run([sys.executable, "-m", "ember.cli", *args], stdout=full, stderr=subprocess.PIPE,
-                              timeout=TIMEOUT)
+        done = subprocess.run(
+            [sys.executable, "-m", "ember.cli", *args], stdout=full, stderr=subprocess.PIPE, timeout=TIMEOUT
+        )
     assert done.returncode == 2
     lines = done.stderr.decode().splitlines()
     assert len(lines) == 1 and lines[0].startswith("ember: ") and "No space left on device" in lines[0]

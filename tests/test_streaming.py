@@ -32,7 +32,7 @@ def test_push_one_byte_at_a_time_equals_pull(office_record):
     data = record_bytes(sc, scripted([{"A": "east", "B": "east"}] * 3))
     stream = ember.MetricsStream(sc)
     for k in range(len(data)):
-        stream.feed(data[k:k + 1])
+        stream.feed(data[k : k + 1])
     assert_same_json(stream.close().to_dict(), ember.episode_metrics(sc, data).to_dict())
     assert_same_json(ember.episode_metrics(sc, data).to_dict(), batch_metrics(sc, data))
 
@@ -42,7 +42,7 @@ def test_push_in_odd_chunks(office_record):
     for size in (7, 4096, 65537):
         stream = ember.MetricsStream(OFFICE)
         for start in range(0, len(office_record), size):
-            stream.feed(office_record[start:start + size])
+            stream.feed(office_record[start : start + size])
         assert_same_json(stream.close().to_dict(), expected)
 
 
@@ -73,10 +73,10 @@ def test_sources_path_file_bytes_chunks(tmp_path, office_record):
     assert_same_json(ember.episode_metrics(OFFICE, path).to_dict(), expected)
     with open(path, "rb") as handle:
         assert_same_json(ember.episode_metrics(OFFICE, handle).to_dict(), expected)
-    chunks = (office_record[i:i + 1000] for i in range(0, len(office_record), 1000))
+    chunks = (office_record[i : i + 1000] for i in range(0, len(office_record), 1000))
     assert_same_json(ember.episode_metrics(OFFICE, chunks).to_dict(), expected)
     assert_same_json(ember.episode_metrics(OFFICE, bytearray(office_record)).to_dict(), expected)
-    with open(path, "r") as text, pytest.raises(ember.MetricsInputError, match="binary"):
+    with open(path) as text, pytest.raises(ember.MetricsInputError, match="binary"):
         ember.episode_metrics(OFFICE, text)
 
 
@@ -154,7 +154,10 @@ def test_memory_does_not_grow_with_steps(tmp_path):
 
 def test_cli_pipe_run_into_metrics():
     """ember run ... | ember metrics ... - through a real OS pipe."""
-    cmd = f"{sys.executable} -m ember.cli run builtin:office --policy greedy --seed 4 | {sys.executable} -m ember.cli metrics builtin:office - --compact"
+    cmd = (
+        f"{sys.executable} -m ember.cli run builtin:office --policy greedy --seed 4 | "
+        f"{sys.executable} -m ember.cli metrics builtin:office - --compact"
+    )
     done = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr
     import json

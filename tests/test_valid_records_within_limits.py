@@ -33,7 +33,10 @@ def crowd(rows, cols, count, *, p="1/1", max_steps=50, ignitions=((0, 0),)):
     cells = ((r, c) for r in range(rows) for c in range(cols) if (r, c) not in taken)
     people = [{"person_id": long_id("p", i), "position": list(next(cells))} for i in range(count)]
     return {
-        "schema_version": "1.0", "scenario_id": "c" * 64, "grid": {"rows": rows, "cols": cols}, "walls": [],
+        "schema_version": "1.0",
+        "scenario_id": "c" * 64,
+        "grid": {"rows": rows, "cols": cols},
+        "walls": [],
         "exits": [
             {"exit_id": "E" * 64, "position": [rows - 1, cols - 1]},
             {"exit_id": "F" * 63, "position": [rows - 1, 0]},
@@ -59,8 +62,12 @@ def worst_step(compiled):
         "ignitions": cells,
         "movements": [{"origin": cell, "outcome": "blocked_boundary", "person_id": pid, "target": cell} for pid in ids],
         "snapshot": {
-            "burning": cells, "people": [{"person_id": pid, "position": cell, "status": "evacuated"} for pid in ids],
-            "step": t, "terminated": False, "termination_reason": "all_resolved", "trapped": [],
+            "burning": cells,
+            "people": [{"person_id": pid, "position": cell, "status": "evacuated"} for pid in ids],
+            "step": t,
+            "terminated": False,
+            "termination_reason": "all_resolved",
+            "trapped": [],
         },
         "step": t,
     }
@@ -84,11 +91,14 @@ class PartCounter:
         pass
 
 
-@pytest.mark.parametrize("rows, cols, count, p, seed", [
-    (12, 13, 100, "1/1", 0),  # the fire takes every cell: ignitions and burning at their largest
-    (31, 40, 300, "1/3", 4),
-    (101, 9, 300, "0/1", 1),  # three-digit rows, targets out of bounds at -1 and 101
-])
+@pytest.mark.parametrize(
+    "rows, cols, count, p, seed",
+    [
+        (12, 13, 100, "1/1", 0),  # the fire takes every cell: ignitions and burning at their largest
+        (31, 40, 300, "1/3", 4),
+        (101, 9, 300, "0/1", 1),  # three-digit rows, targets out of bounds at -1 and 101
+    ],
+)
 def test_largest_part_bound_holds_for_records_the_simulator_writes(rows, cols, count, p, seed):
     scenario = crowd(rows, cols, count, p=p)
     compiled = compile_scenario(scenario)
@@ -152,7 +162,10 @@ def test_the_widest_words_are_the_longest_of_their_vocabularies():
     from ember.checks.shape import ACTIONS, CAUSES, OUTCOMES, REASONS, STATUSES
 
     for word, vocabulary in (
-        (limits.WIDEST_ACTION, ACTIONS), (limits.WIDEST_OUTCOME, OUTCOMES), (limits.WIDEST_STATUS, STATUSES),
-        (limits.WIDEST_CAUSE, CAUSES), (limits.WIDEST_REASON, [r for r in REASONS if r is not None]),
+        (limits.WIDEST_ACTION, ACTIONS),
+        (limits.WIDEST_OUTCOME, OUTCOMES),
+        (limits.WIDEST_STATUS, STATUSES),
+        (limits.WIDEST_CAUSE, CAUSES),
+        (limits.WIDEST_REASON, [r for r in REASONS if r is not None]),
     ):
         assert word in vocabulary and len(word) == max(map(len, vocabulary))

@@ -67,18 +67,48 @@ def swap_people(record):
 
 STAGE_ONE_AND_TWO = [
     # stage 1: compatibility
-    ("simulator version", setp(["header", "simulator_version"], "2.0"), "$.header.simulator_version", "simulator version"),
-    ("observation version", setp(["header", "observation_version"], "0.9"), "$.header.observation_version", "observation version"),
+    (
+        "simulator version",
+        setp(["header", "simulator_version"], "2.0"),
+        "$.header.simulator_version",
+        "simulator version",
+    ),
+    (
+        "observation version",
+        setp(["header", "observation_version"], "0.9"),
+        "$.header.observation_version",
+        "observation version",
+    ),
     ("schema version", setp(["header", "schema_version"], "1.1"), "$.header.schema_version", "not supported"),
     ("scenario id", setp(["header", "scenario_id"], "other"), "$.header.scenario_id", "another scenario"),
-    ("scenario hash", setp(["header", "scenario_hash"], "sha256:" + "0" * 64), "$.header.scenario_hash", "content hash"),
+    (
+        "scenario hash",
+        setp(["header", "scenario_hash"], "sha256:" + "0" * 64),
+        "$.header.scenario_hash",
+        "content hash",
+    ),
     ("seed range", setp(["header", "seed"], 2**64), "$.header.seed", "2^64"),
     # initial state
     ("initial step", setp(["initial_state", "step"], 1), "$.initial_state.step", "expected 0"),
-    ("initial position", setp(["initial_state", "people", 0, "position"], [0, 1]), "$.initial_state.people[0].position", "scenario position"),
-    ("initial status", setp(["initial_state", "people", 0, "status"], "evacuated"), "$.initial_state.people[0].status", "expected 'active'"),
+    (
+        "initial position",
+        setp(["initial_state", "people", 0, "position"], [0, 1]),
+        "$.initial_state.people[0].position",
+        "scenario position",
+    ),
+    (
+        "initial status",
+        setp(["initial_state", "people", 0, "status"], "evacuated"),
+        "$.initial_state.people[0].status",
+        "expected 'active'",
+    ),
     ("initial burning", setp(["initial_state", "burning"], []), "$.initial_state.burning", "ignitions"),
-    ("initial terminated", setp(["initial_state", "terminated"], True), "$.initial_state.terminated", "not to be terminated"),
+    (
+        "initial terminated",
+        setp(["initial_state", "terminated"], True),
+        "$.initial_state.terminated",
+        "not to be terminated",
+    ),
     ("initial trapped", setp(["initial_state", "trapped"], ["A"]), "$.initial_state.trapped", "trapped set"),
     # numbering and coverage
     ("step number", setp(["steps", 1, "step"], 5), "$.steps[1].step", "expected step number 2"),
@@ -87,40 +117,125 @@ STAGE_ONE_AND_TWO = [
     ("extra action", setp(["steps", 0, "actions", "Z"], "stay"), "$.steps[0].actions.Z", "not active"),
     ("missing movement", lambda r: r["steps"][0]["movements"].pop(1), "$.steps[0].movements", "'B' has none"),
     # movement consistency
-    ("origin", setp(["steps", 0, "movements", 0, "origin"], [0, 0]), "$.steps[0].movements[0].origin", "position in s_0"),
-    ("stay needs stayed", setp(["steps", 1, "actions", "B"], "stay"), "$.steps[1].movements[1].outcome", "must have outcome 'stayed'"),
-    ("stayed needs stay", setp(["steps", 0, "movements", 0, "outcome"], "stayed"), "$.steps[0].movements[0].outcome", "requires action 'stay'"),
+    (
+        "origin",
+        setp(["steps", 0, "movements", 0, "origin"], [0, 0]),
+        "$.steps[0].movements[0].origin",
+        "position in s_0",
+    ),
+    (
+        "stay needs stayed",
+        setp(["steps", 1, "actions", "B"], "stay"),
+        "$.steps[1].movements[1].outcome",
+        "must have outcome 'stayed'",
+    ),
+    (
+        "stayed needs stay",
+        setp(["steps", 0, "movements", 0, "outcome"], "stayed"),
+        "$.steps[0].movements[0].outcome",
+        "requires action 'stay'",
+    ),
     ("target", setp(["steps", 0, "movements", 0, "target"], [0, 1]), "$.steps[0].movements[0].target", "origin + east"),
-    ("moved into wall", setp(["steps", 0, "movements", 0, "outcome"], "moved"), "$.steps[0].movements[0].outcome", "which is a wall"),
-    ("end position", setp(["steps", 1, "snapshot", "people", 1, "position"], [1, 3]), "$.steps[1].snapshot.people[1].position", "end of its movement"),
+    (
+        "moved into wall",
+        setp(["steps", 0, "movements", 0, "outcome"], "moved"),
+        "$.steps[0].movements[0].outcome",
+        "which is a wall",
+    ),
+    (
+        "end position",
+        setp(["steps", 1, "snapshot", "people", 1, "position"], [1, 3]),
+        "$.steps[1].snapshot.people[1].position",
+        "end of its movement",
+    ),
     # fire
     ("ignition on wall", add_ignition_on_wall, "$.steps[0].ignitions[0]", "is a wall"),
     ("ignition not new", setp(["steps", 0, "ignitions"], [[2, 0]]), "$.steps[0].ignitions[0]", "already burning"),
-    ("burning union", setp(["steps", 0, "snapshot", "burning"], [[0, 4], [2, 0]]), "$.steps[0].snapshot.burning", "∪ ignitions"),
+    (
+        "burning union",
+        setp(["steps", 0, "snapshot", "burning"], [[0, 4], [2, 0]]),
+        "$.steps[0].snapshot.burning",
+        "∪ ignitions",
+    ),
     # events and statuses
     ("missing evacuation", setp(["steps", 2, "evacuations"], []), "$.steps[2].evacuations", "has no entry"),
-    ("wrong exit", setp(["steps", 2, "evacuations", 0, "exit_id"], "e1"), "$.steps[2].evacuations[0].exit_id", "expected 'e2'"),
-    ("event without change", setp(["steps", 0, "casualties"], [{"person_id": "A", "cause": "fire_spread"}]), "$.steps[0].casualties[0]", "no matching status change"),
-    ("status without cause", setp(["steps", 2, "snapshot", "people", 1, "status"], "casualty"), "$.steps[2].snapshot.people[1].status", "expected 'B' to be 'evacuated'"),
-    ("active on exit", setp(["steps", 2, "snapshot", "people", 1, "status"], "active"), "$.steps[2].snapshot.people[1].status", "stands on exit 'e2'"),
-    ("resolved changes", setp(["steps", 3, "snapshot", "people", 1, "position"], [2, 3]), "$.steps[3].snapshot.people[1]", "must never change"),
+    (
+        "wrong exit",
+        setp(["steps", 2, "evacuations", 0, "exit_id"], "e1"),
+        "$.steps[2].evacuations[0].exit_id",
+        "expected 'e2'",
+    ),
+    (
+        "event without change",
+        setp(["steps", 0, "casualties"], [{"person_id": "A", "cause": "fire_spread"}]),
+        "$.steps[0].casualties[0]",
+        "no matching status change",
+    ),
+    (
+        "status without cause",
+        setp(["steps", 2, "snapshot", "people", 1, "status"], "casualty"),
+        "$.steps[2].snapshot.people[1].status",
+        "expected 'B' to be 'evacuated'",
+    ),
+    (
+        "active on exit",
+        setp(["steps", 2, "snapshot", "people", 1, "status"], "active"),
+        "$.steps[2].snapshot.people[1].status",
+        "stands on exit 'e2'",
+    ),
+    (
+        "resolved changes",
+        setp(["steps", 3, "snapshot", "people", 1, "position"], [2, 3]),
+        "$.steps[3].snapshot.people[1]",
+        "must never change",
+    ),
     ("trapped", setp(["steps", 0, "snapshot", "trapped"], ["A"]), "$.steps[0].snapshot.trapped", "trapped set"),
     # termination
-    ("early termination", lambda r: r["steps"][0]["snapshot"].update(terminated=True, termination_reason="max_steps"), "$.steps[0].snapshot.terminated", "expected not terminated"),
-    ("no termination", lambda r: r["steps"][3]["snapshot"].update(terminated=False, termination_reason=None), "$.steps[3].snapshot.termination_reason", "'all_resolved'"),
-    ("wrong reason", setp(["steps", 3, "snapshot", "termination_reason"], "max_steps"), "$.steps[3].snapshot.termination_reason", "'all_resolved'"),
+    (
+        "early termination",
+        lambda r: r["steps"][0]["snapshot"].update(terminated=True, termination_reason="max_steps"),
+        "$.steps[0].snapshot.terminated",
+        "expected not terminated",
+    ),
+    (
+        "no termination",
+        lambda r: r["steps"][3]["snapshot"].update(terminated=False, termination_reason=None),
+        "$.steps[3].snapshot.termination_reason",
+        "'all_resolved'",
+    ),
+    (
+        "wrong reason",
+        setp(["steps", 3, "snapshot", "termination_reason"], "max_steps"),
+        "$.steps[3].snapshot.termination_reason",
+        "'all_resolved'",
+    ),
     ("step after termination", append_step_after_end, "$.steps[4]", "only the last snapshot"),
     ("no steps", setp(["steps"], []), "$.steps", "no steps"),
     ("final state", setp(["final_state", "step"], 3), "$.final_state.step", "s_4"),
     ("final trapped", setp(["final_state", "trapped"], ["A"]), "$.final_state.trapped", "s_4"),
     # shapes and orderings
-    ("outcome name", setp(["steps", 0, "movements", 0, "outcome"], "flew"), "$.steps[0].movements[0].outcome", "expected one of"),
+    (
+        "outcome name",
+        setp(["steps", 0, "movements", 0, "outcome"], "flew"),
+        "$.steps[0].movements[0].outcome",
+        "expected one of",
+    ),
     ("people order", swap_people, "$.steps[0].snapshot.people[0].person_id", "sorted by ID"),
-    ("boolean as integer", setp(["steps", 0, "snapshot", "people", 0, "position"], [True, 1]), "$.steps[0].snapshot.people[0].position", "two integers"),
+    (
+        "boolean as integer",
+        setp(["steps", 0, "snapshot", "people", 0, "position"], [True, 1]),
+        "$.steps[0].snapshot.people[0].position",
+        "two integers",
+    ),
     ("extra key", setp(["steps", 0, "extra"], 1), "$.steps[0].extra", "unexpected key"),
     ("missing key", lambda r: r["steps"][0].pop("ignitions"), "$.steps[0]", "missing key 'ignitions'"),
     ("null list", setp(["steps", 0, "casualties"], None), "$.steps[0].casualties", "expected a list"),
-    ("cell out of bounds", setp(["steps", 0, "snapshot", "people", 0, "position"], [9, 9]), "$.steps[0].snapshot.people[0].position", "out of bounds"),
+    (
+        "cell out of bounds",
+        setp(["steps", 0, "snapshot", "people", 0, "position"], [9, 9]),
+        "$.steps[0].snapshot.people[0].position",
+        "out of bounds",
+    ),
     ("burning order", add_ignition, None, None),  # valid shape: new ignition, but not the RNG's: replay catches it
 ]
 
@@ -254,7 +369,15 @@ def test_whitespace_and_key_order_are_accepted():
 
     record = parts(record_bytes(QUEUE, scripted(QUEUE_PLAN)))
     pretty = json.dumps(record, indent=3, sort_keys=True).encode()
-    reordered = json.dumps({"header": record["header"], "initial_state": record["initial_state"], "steps": record["steps"], "final_state": record["final_state"]}, indent=1).encode()
+    reordered = json.dumps(
+        {
+            "header": record["header"],
+            "initial_state": record["initial_state"],
+            "steps": record["steps"],
+            "final_state": record["final_state"],
+        },
+        indent=1,
+    ).encode()
     expected = ember.episode_metrics(QUEUE, encode(record)).to_dict()
     assert_same_json(ember.episode_metrics(QUEUE, pretty).to_dict(), expected)
     assert_same_json(ember.episode_metrics(QUEUE, reordered).to_dict(), expected)

@@ -8,6 +8,7 @@ only ever waits on a queue with a deadline: an agent that neither reads
 nor writes cannot hang EMBER, whatever the pipe buffers hold.
 """
 
+import contextlib
 import json
 import queue
 import re
@@ -100,10 +101,8 @@ class AgentPolicy:
             if process.poll() is not None:
                 break
             if stop is not None:
-                try:
+                with contextlib.suppress(OSError):  # it exited in between
                     stop()
-                except OSError:  # it exited in between
-                    pass
             try:
                 process.wait(wait)
                 break
@@ -145,10 +144,8 @@ class AgentPolicy:
                 stream.flush()
         except (OSError, ValueError):
             pass  # the agent stopped reading (it exited): the reader reports it
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.close()
-        except (OSError, ValueError):
-            pass
 
     def _send(self, message):
         self._outbox.put(canonical_json(message) + b"\n")
@@ -221,10 +218,13 @@ class AgentPolicy:
                 reason = "nested too deeply"
             else:  # a JSONDecodeError's msg has no line/column: an answer is one line anyway
                 reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-            raise AgentError(f"step {self.step}: the agent sent a line that is not JSON ({reason}): {_preview(line)}.") from None
+            raise AgentError(
+                f"step {self.step}: the agent sent a line that is not JSON ({reason}): {_preview(line)}."
+            ) from None
         if not isinstance(value, dict):
             raise AgentError(
-                f"step {self.step}: the agent sent {_json_type(value)}, not a JSON object {{person_id: action}}: {_preview(line)}."
+                f"step {self.step}: the agent sent {_json_type(value)}, "
+                f"not a JSON object {{person_id: action}}: {_preview(line)}."
             )
         return value
 

@@ -7,9 +7,7 @@ try:  # optional speed-up; the pure-Python encoder below is the definition
 except ImportError:  # pragma: no cover - exercised when the 'fast' extra is absent
     orjson = None
 
-_encoder = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-)
+_encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def canonical_json_reference(value) -> bytes:

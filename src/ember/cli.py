@@ -294,8 +294,13 @@ def cmd_evaluate(args):
 
     try:
         summary = evaluate(
-            args.campaign, args.output, workers=args.workers, scheduler=args.scheduler, retries=args.retries,
-            retry_failed=args.retry_failed, keep_records=args.keep_records,
+            args.campaign,
+            args.output,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            retries=args.retries,
+            retry_failed=args.retry_failed,
+            keep_records=args.keep_records,
         )
     except Terminated:
         print("ember: terminated; every finished episode is in episodes.jsonl, run again to resume.", file=sys.stderr)
@@ -309,7 +314,10 @@ def cmd_evaluate(args):
         return _results_error(args.output, exc)
     print(f"ember: {summary.line()}", file=sys.stderr)
     if leaderboard is None:
-        print("ember: ranking.json is written; the leaderboard table needs tabulate: pip install 'ember-eval[cli]'.", file=sys.stderr)
+        print(
+            "ember: ranking.json is written; the leaderboard table needs tabulate: pip install 'ember-eval[cli]'.",
+            file=sys.stderr,
+        )
     else:
         sys.stdout.write(leaderboard.rstrip("\n") + "\n")
     return 0 if summary.missing == 0 else 1
@@ -357,7 +365,7 @@ def cmd_generate(args):
     if args.seed is None:
         return _fail("give the generator seed with --seed N.")
     given = {name: value for name, value in vars(args).items() if name.startswith("param_")}
-    given = {name[len("param_"):]: value for name, value in given.items()}
+    given = {name[len("param_") :]: value for name, value in given.items()}
     _write_output(args.output, generate_bytes(args.family, args.seed, args.id, **given))
     return 0
 
@@ -394,7 +402,10 @@ def _generate_parameters(parser):
             shown = next(iter(defaults.values()))
         bounds = f" ({parameter.low}-{parameter.high})" if parameter.kind is int else ""
         parser.add_argument(
-            f"--{name.replace('_', '-')}", dest=f"param_{name}", type=parameter.kind, default=argparse.SUPPRESS,
+            f"--{name.replace('_', '-')}",
+            dest=f"param_{name}",
+            type=parameter.kind,
+            default=argparse.SUPPRESS,
             metavar="N" if parameter.kind is int else "TEXT",
             help=f"{parameter.help}{bounds}; {takers}; default: {shown}",
         )
@@ -441,7 +452,9 @@ def _cell_size(text):
 
     value = _int_in(text, 1, MAX_CELL_SIZE)
     if value is None:
-        raise argparse.ArgumentTypeError(f"the cell size must be an integer from 1 to {MAX_CELL_SIZE} pixels, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"the cell size must be an integer from 1 to {MAX_CELL_SIZE} pixels, got {text!r}"
+        )
     return value
 
 
@@ -456,7 +469,8 @@ def _render_epilog():
         f"Colours: {colours}; 'trapped' is an active person with no path to a usable exit. "
         "People are squares inset in their cell, so the exit or fire under them stays visible. "
         f"ASCII: {chars}; a person hides the ground under it. "
-        f"A GIF has at most {MAX_GIF_FRAMES} frames (fewer for very large images): longer episodes are sampled evenly (every 2^k-th step), "
+        f"A GIF has at most {MAX_GIF_FRAMES} frames (fewer for very large images): "
+        "longer episodes are sampled evenly (every 2^k-th step), "
         "and the last step is always shown; identical consecutive frames are merged."
     )
 
@@ -471,7 +485,10 @@ class _Parser(argparse.ArgumentParser):
 def _progress_note():
     from .progress import PROGRESS_MIN_BYTES
 
-    return f"When standard error is a terminal and RECORD is a file of {PROGRESS_MIN_BYTES // 2**20} MiB or more, a progress bar shows the bytes read."
+    return (
+        f"When standard error is a terminal and RECORD is a file of {PROGRESS_MIN_BYTES // 2**20} MiB or more, "
+        "a progress bar shows the bytes read."
+    )
 
 
 def build_parser():
@@ -489,7 +506,8 @@ def build_parser():
         "run",
         help="run a policy or an agent on a scenario and stream the record",
         description="Run one episode and write its canonical record, one line per step, flushed as the episode runs.",
-        epilog="An agent is a program that speaks JSON lines on its standard input and output (docs/agent-protocol.md); "
+        epilog="An agent is a program that speaks JSON lines on its standard input and output "
+        "(docs/agent-protocol.md); "
         "its standard error passes through. With -o: a new file is written in place as the run goes "
         "(followable with tail -f); if the run fails, the record written so far stays, unterminated. "
         "An existing record is kept until the run succeeds: "
@@ -500,9 +518,24 @@ def build_parser():
     run.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
     chooser = run.add_mutually_exclusive_group()
     chooser.add_argument("--policy", choices=POLICY_NAMES, default="greedy", help="built-in policy (default: greedy)")
-    chooser.add_argument("--agent", metavar="COMMAND", help="run this agent program instead of a built-in policy, e.g. \"python3 examples/greedy_agent.py\" (split like a shell command line, not run by a shell)")
-    run.add_argument("--step-timeout", type=_step_timeout, metavar="SECONDS", help=f"with --agent: seconds the agent may take to answer one observation (default: {DEFAULT_STEP_TIMEOUT:g})")
-    run.add_argument("--seed", type=_seed, default=0, help="fire RNG seed, 0 <= N < 2^64 (default: 0); never shown to the policy or agent")
+    chooser.add_argument(
+        "--agent",
+        metavar="COMMAND",
+        help='run this agent program instead of a built-in policy, e.g. "python3 examples/greedy_agent.py" '
+        "(split like a shell command line, not run by a shell)",
+    )
+    run.add_argument(
+        "--step-timeout",
+        type=_step_timeout,
+        metavar="SECONDS",
+        help=f"with --agent: seconds the agent may take to answer one observation (default: {DEFAULT_STEP_TIMEOUT:g})",
+    )
+    run.add_argument(
+        "--seed",
+        type=_seed,
+        default=0,
+        help="fire RNG seed, 0 <= N < 2^64 (default: 0); never shown to the policy or agent",
+    )
     run.add_argument(
         "-o",
         "--output",
@@ -512,36 +545,97 @@ def build_parser():
     )
     run.set_defaults(handler=cmd_run)
 
-    metrics = sub.add_parser("metrics", help="validate, replay and measure a record", description="Compute the official per-episode metrics of a record, after validating and replaying it. Bad input: one line on stderr, exit status 2, nothing on stdout.", epilog=_progress_note())
+    metrics = sub.add_parser(
+        "metrics",
+        help="validate, replay and measure a record",
+        description="Compute the official per-episode metrics of a record, after validating and replaying it. "
+        "Bad input: one line on stderr, exit status 2, nothing on stdout.",
+        epilog=_progress_note(),
+    )
     metrics.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
-    metrics.add_argument("record", metavar="RECORD", help="record file, or - for standard input (e.g. a pipe from 'ember run')")
+    metrics.add_argument(
+        "record", metavar="RECORD", help="record file, or - for standard input (e.g. a pipe from 'ember run')"
+    )
     metrics.add_argument("-o", "--output", metavar="OUT", help="write the metrics to OUT instead of standard output")
-    metrics.add_argument("--format", choices=("json", "table"), default="json", help="json (default, the official output) or table (plain-text tables, one per metric family, people last)")
-    metrics.add_argument("--compact", action="store_true", help="with --format json: compact JSON on one line instead of indented")
+    metrics.add_argument(
+        "--format",
+        choices=("json", "table"),
+        default="json",
+        help="json (default, the official output) or table (plain-text tables, one per metric family, people last)",
+    )
+    metrics.add_argument(
+        "--compact", action="store_true", help="with --format json: compact JSON on one line instead of indented"
+    )
     metrics.set_defaults(handler=cmd_metrics)
 
-    replay = sub.add_parser("replay", help="check that a record replays byte-identically", description="Replay a record's actions with its seed; exit 0 when the replay is byte-identical, else 2 with the first difference on stderr.", epilog=_progress_note())
+    replay = sub.add_parser(
+        "replay",
+        help="check that a record replays byte-identically",
+        description="Replay a record's actions with its seed; exit 0 when the replay is byte-identical, "
+        "else 2 with the first difference on stderr.",
+        epilog=_progress_note(),
+    )
     replay.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
     replay.add_argument("record", metavar="RECORD", help="record file, or - for standard input")
     replay.set_defaults(handler=cmd_replay)
 
-    demo = sub.add_parser("demo", help="run the greedy policy on a built-in scenario and summarise it", description="Run the greedy policy, write the record, compute its metrics and print a short summary: who got out, how fast, how often moves were blocked, which exits were used.")
-    demo.add_argument("--scenario", metavar="SCENARIO", default="builtin:office", help="scenario file or builtin:NAME (default: builtin:office)")
+    demo = sub.add_parser(
+        "demo",
+        help="run the greedy policy on a built-in scenario and summarise it",
+        description="Run the greedy policy, write the record, compute its metrics and print a short summary: "
+        "who got out, how fast, how often moves were blocked, which exits were used.",
+    )
+    demo.add_argument(
+        "--scenario",
+        metavar="SCENARIO",
+        default="builtin:office",
+        help="scenario file or builtin:NAME (default: builtin:office)",
+    )
     demo.add_argument("--seed", type=_seed, default=0, help="fire RNG seed, 0 <= N < 2^64 (default: 0)")
-    demo.add_argument("-o", "--output", metavar="RECORD", help=f"where to write the record (default: {DEMO_RECORD} in the current directory)")
+    demo.add_argument(
+        "-o",
+        "--output",
+        metavar="RECORD",
+        help=f"where to write the record (default: {DEMO_RECORD} in the current directory)",
+    )
     demo.set_defaults(handler=cmd_demo)
 
-    render = sub.add_parser("render", help="draw a record as a GIF, a PNG or ASCII text", description="Draw an episode: an animated GIF of every step, a PNG still of one step, or (--ascii, no Pillow needed) the grid of one step as text on standard output. Images need Pillow: pip install 'ember-eval[viz]'.", epilog=_render_epilog())
+    render = sub.add_parser(
+        "render",
+        help="draw a record as a GIF, a PNG or ASCII text",
+        description="Draw an episode: an animated GIF of every step, a PNG still of one step, "
+        "or (--ascii, no Pillow needed) the grid of one step as text on standard output. "
+        "Images need Pillow: pip install 'ember-eval[viz]'.",
+        epilog=_render_epilog(),
+    )
     render.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
     render.add_argument("record", metavar="RECORD", help="record file, or - for standard input")
     target = render.add_mutually_exclusive_group(required=True)
-    target.add_argument("-o", "--output", metavar="FILE", help="the image to write: FILE.gif (animation) or FILE.png (still)")
-    target.add_argument("--ascii", action="store_true", help="print one step as text on standard output instead of writing an image")
-    render.add_argument("--step", type=_step, metavar="N", help="the step to draw for a PNG or --ascii, 0 being the initial state (default: the last)")
-    render.add_argument("--cell-size", type=_cell_size, metavar="PX", help="pixels per grid cell (default: 12, less for grids over 80 cells wide or high)")
+    target.add_argument(
+        "-o", "--output", metavar="FILE", help="the image to write: FILE.gif (animation) or FILE.png (still)"
+    )
+    target.add_argument(
+        "--ascii", action="store_true", help="print one step as text on standard output instead of writing an image"
+    )
+    render.add_argument(
+        "--step",
+        type=_step,
+        metavar="N",
+        help="the step to draw for a PNG or --ascii, 0 being the initial state (default: the last)",
+    )
+    render.add_argument(
+        "--cell-size",
+        type=_cell_size,
+        metavar="PX",
+        help="pixels per grid cell (default: 12, less for grids over 80 cells wide or high)",
+    )
     render.set_defaults(handler=cmd_render)
 
-    scenarios = sub.add_parser("scenarios", help="list the built-in scenarios", description="List the scenarios shipped with EMBER, addressed as builtin:NAME.")
+    scenarios = sub.add_parser(
+        "scenarios",
+        help="list the built-in scenarios",
+        description="List the scenarios shipped with EMBER, addressed as builtin:NAME.",
+    )
     scenarios.set_defaults(handler=cmd_scenarios)
     rank = sub.add_parser(
         "rank",
@@ -554,7 +648,12 @@ def build_parser():
     )
     rank.add_argument("results", metavar="RESULTS_DIR", help="a results directory written by 'ember evaluate -o'")
     rank.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
-    rank.add_argument("--format", choices=("json", "table", "markdown"), default="json", help="json (default: ranking.json's canonical bytes), table (plain text) or markdown")
+    rank.add_argument(
+        "--format",
+        choices=("json", "table", "markdown"),
+        default="json",
+        help="json (default: ranking.json's canonical bytes), table (plain text) or markdown",
+    )
     rank.set_defaults(handler=cmd_rank)
 
     report = sub.add_parser(
@@ -565,7 +664,13 @@ def build_parser():
         "fire distances), each showing the spread over seeds. Needs matplotlib: pip install 'ember-eval[report]'.",
     )
     report.add_argument("results", metavar="RESULTS_DIR", help="a results directory written by 'ember evaluate -o'")
-    report.add_argument("-o", "--output", metavar="FILE.html", default=REPORT_FILE, help=f"where to write the page (default: {REPORT_FILE} in the current directory; - for standard output)")
+    report.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE.html",
+        default=REPORT_FILE,
+        help=f"where to write the page (default: {REPORT_FILE} in the current directory; - for standard output)",
+    )
     report.set_defaults(handler=cmd_report)
 
     evaluate = sub.add_parser(
@@ -579,22 +684,50 @@ def build_parser():
         "130 after Ctrl-C, 143 after SIGTERM. A progress bar shows on a terminal (needs the 'cli' extra).",
     )
     evaluate.add_argument("campaign", metavar="CAMPAIGN", help="the campaign file (TOML)")
-    evaluate.add_argument("-o", "--output", metavar="RESULTS_DIR", required=True, help="the results directory (created if missing; an existing one is resumed)")
-    evaluate.add_argument("--workers", type=_count(1), metavar="N", help="local worker processes (default: the number of CPUs)")
-    evaluate.add_argument("--scheduler", metavar="ADDRESS", help="run the episodes on this Dask distributed scheduler instead (e.g. tcp://host:8786; needs the 'dask' extra)")
-    evaluate.add_argument("--retries", type=_count(0), default=2, metavar="N", help="times an episode whose worker was lost is tried again (default: 2)")
+    evaluate.add_argument(
+        "-o",
+        "--output",
+        metavar="RESULTS_DIR",
+        required=True,
+        help="the results directory (created if missing; an existing one is resumed)",
+    )
+    evaluate.add_argument(
+        "--workers", type=_count(1), metavar="N", help="local worker processes (default: the number of CPUs)"
+    )
+    evaluate.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run the episodes on this Dask distributed scheduler instead "
+        "(e.g. tcp://host:8786; needs the 'dask' extra)",
+    )
+    evaluate.add_argument(
+        "--retries",
+        type=_count(0),
+        default=2,
+        metavar="N",
+        help="times an episode whose worker was lost is tried again (default: 2)",
+    )
     evaluate.add_argument("--retry-failed", action="store_true", help="run again the episodes whose last row is failed")
-    evaluate.add_argument("--keep-records", action="store_true", help="store each run episode's record as RESULTS_DIR/records/POLICY/SCENARIO/SEED.record.gz")
+    evaluate.add_argument(
+        "--keep-records",
+        action="store_true",
+        help="store each run episode's record as RESULTS_DIR/records/POLICY/SCENARIO/SEED.record.gz",
+    )
     evaluate.set_defaults(handler=cmd_evaluate)
 
-    export = sub.add_parser("export", help="write a results directory's rows as CSV", description="One CSV row per counting row (the last row of each policy and episode), ordered by policy, scenario and seed, with every numeric metric as a dotted column.")
+    export = sub.add_parser(
+        "export",
+        help="write a results directory's rows as CSV",
+        description="One CSV row per counting row (the last row of each policy and episode), "
+        "ordered by policy, scenario and seed, with every numeric metric as a dotted column.",
+    )
     export.add_argument("results", metavar="RESULTS_DIR", help="a results directory of 'ember evaluate'")
     export.add_argument("-o", "--output", metavar="FILE", help="write the CSV here instead of standard output")
     export.set_defaults(handler=cmd_export)
 
-
     generate = sub.add_parser(
-        "generate", help="generate a scenario from a seeded family",
+        "generate",
+        help="generate a scenario from a seeded family",
         description="Write a scenario of a family (see --list) for a generator seed, as canonical JSON. "
         "The same arguments give the same bytes on every machine and Python version; every person can reach "
         "an exit at t = 0, and the fire can cut at least one person's route (docs/generate.md).",
@@ -609,7 +742,8 @@ def build_parser():
     generate.set_defaults(handler=cmd_generate)
 
     suite = sub.add_parser(
-        "suite", help="write the campaign file of a scenario suite",
+        "suite",
+        help="write the campaign file of a scenario suite",
         description="Write a campaign file (TOML, campaign.md) with every scenario of the suite, its seeds, and the "
         "built-in baselines; add your agent as another [[policies]] entry and run 'ember evaluate' on it. "
         "Needs the 'suite' extra (tomli-w).",

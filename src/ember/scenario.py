@@ -150,7 +150,9 @@ def parse_scenario_json(data):
             parse_constant=_parse_constant,
         )
     except json.JSONDecodeError as exc:
-        raise ScenarioError(f"$: the scenario is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") from exc
+        raise ScenarioError(
+            f"$: the scenario is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."
+        ) from exc
     except RecursionError as exc:
         raise ScenarioError("$: the scenario nests too deeply to be a scenario.") from exc
     try:
@@ -167,7 +169,7 @@ def _read_source(source):
         return parse_scenario_json(source)
     if isinstance(source, str):
         if source.startswith(BUILTIN_PREFIX):
-            return parse_scenario_json(_builtin_bytes(source[len(BUILTIN_PREFIX):]))
+            return parse_scenario_json(_builtin_bytes(source[len(BUILTIN_PREFIX) :]))
         if source.startswith("\ufeff") or source.lstrip().startswith("{"):
             return parse_scenario_json(source)
         return _read_path(source)
@@ -218,7 +220,9 @@ def _probability_problem(probability):
     if digits is None:
         return f'expected a string "N/D" with N and D decimal integers, got {_show(probability)}.'
     if not digits.group(2).strip("0"):
-        return f'the denominator D must be at least 1 (expected "N/D" with 0 <= N <= D <= 2^32), got {_show(probability)}.'
+        return (
+            f'the denominator D must be at least 1 (expected "N/D" with 0 <= N <= D <= 2^32), got {_show(probability)}.'
+        )
     return f'expected "N/D" with N and D written without leading zeros, got {_show(probability)}.'
 
 
@@ -369,7 +373,10 @@ def validate_scenario(value):
         _fail("$.fire.spread_probability", _probability_problem(probability))
     # No leading zeros, so more than 10 digits is above 2^32; and int() of a
     # long digit string raises ValueError past sys.get_int_max_str_digits().
-    if max(len(match.group(1)), len(match.group(2))) > 10 or not int(match.group(1)) <= int(match.group(2)) <= MAX_DENOMINATOR:
+    if (
+        max(len(match.group(1)), len(match.group(2))) > 10
+        or not int(match.group(1)) <= int(match.group(2)) <= MAX_DENOMINATOR
+    ):
         _fail("$.fire.spread_probability", f"expected 0 <= N <= D <= 2^32, got {_show(probability)}.")
     if not isinstance(fire["enter_fire"], str) or fire["enter_fire"] not in ENTER_FIRE_MODES:
         _fail("$.fire.enter_fire", f"expected 'casualty' or 'block', got {_show(fire['enter_fire'])}.")

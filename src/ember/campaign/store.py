@@ -11,7 +11,9 @@ import fcntl
 import json
 import os
 
-from ..canonical import canonical_json_reference  # rows hold floats: json.dumps spelling (5e-05), which orjson does not write
+from ..canonical import (
+    canonical_json_reference,
+)  # rows hold floats: json.dumps spelling (5e-05), which orjson does not write
 from ..errors import CampaignError
 from ..files import write_atomically
 

@@ -51,9 +51,8 @@ class Parameter:
             match = PROBABILITY_PATTERN.fullmatch(value) if isinstance(value, str) else None
             if not match or len(value) > 21 or not int(match.group(1)) <= int(match.group(2)) <= 2**32:
                 raise GenerationError(f'{where}: expected "N/D" with 0 <= N <= D <= 2^32, got {value!r}.')
-        elif self.name == "enter_fire":
-            if value not in ENTER_FIRE_MODES:
-                raise GenerationError(f"{where}: expected 'casualty' or 'block', got {value!r}.")
+        elif self.name == "enter_fire" and value not in ENTER_FIRE_MODES:
+            raise GenerationError(f"{where}: expected 'casualty' or 'block', got {value!r}.")
         return value
 
 
@@ -276,10 +275,14 @@ def _multi_exit(draws, p):
     pools = []
     # At least two steps from the exit: next to it, an ignition would seal a door at t = 0, not threaten it.
     for e in draws.sample(layout.exits, p["near_exits"]):
-        pools.append(sorted(
-            (r, c) for r in range(e[0] - near, e[0] + near + 1) for c in range(e[1] - near, e[1] + near + 1)
-            if 0 < r < rows - 1 and 0 < c < cols - 1 and 2 <= abs(r - e[0]) + abs(c - e[1]) <= near
-        ))
+        pools.append(
+            sorted(
+                (r, c)
+                for r in range(e[0] - near, e[0] + near + 1)
+                for c in range(e[1] - near, e[1] + near + 1)
+                if 0 < r < rows - 1 and 0 < c < cols - 1 and 2 <= abs(r - e[0]) + abs(c - e[1]) <= near
+            )
+        )
     layout.ignition_pools = pools + [None] * (p["ignitions"] - len(pools))
     return layout
 
@@ -294,16 +297,22 @@ class Family:
 
 FAMILIES = (
     Family(
-        "office", "office floor: rooms with one door each on corridors, corridor-end exits", _office,
-        _common(30, 40, 20, "1/8") + (
+        "office",
+        "office floor: rooms with one door each on corridors, corridor-end exits",
+        _office,
+        _common(30, 40, 20, "1/8")
+        + (
             Parameter("room", 5, "room depth (and typical width)", 2, 20),
             Parameter("corridor", 2, "corridor width", 1, 5),
             Parameter("exits", 2, "number of exits at corridor ends", 1, 16),
         ),
     ),
     Family(
-        "hall", "open hall with square pillars and doors on the walls", _hall,
-        _common(40, 40, 80, "1/8") + (
+        "hall",
+        "open hall with square pillars and doors on the walls",
+        _hall,
+        _common(40, 40, 80, "1/8")
+        + (
             Parameter("exits", 4, "number of doors", 1, 16),
             Parameter("door", 1, "exit cells per door", 1, 5),
             Parameter("pillars", 20, "number of pillars", 0, 2000),
@@ -311,8 +320,11 @@ FAMILIES = (
         ),
     ),
     Family(
-        "bottleneck", "a crowded room emptying through one corridor; the fire starts in the room", _bottleneck,
-        _common(20, 30, 60, "1/10") + (
+        "bottleneck",
+        "a crowded room emptying through one corridor; the fire starts in the room",
+        _bottleneck,
+        _common(20, 30, 60, "1/10")
+        + (
             Parameter("width", 1, "corridor width", 1, 8),
             Parameter("length", 6, "corridor length", 1, 150),
             Parameter("exits", 1, "exit cells at the corridor's end", 1, 8),
@@ -320,8 +332,11 @@ FAMILIES = (
         ),
     ),
     Family(
-        "multi-exit", "building with several exits, some next to where the fire starts", _multi_exit,
-        _common(40, 40, 60, "1/8") + (
+        "multi-exit",
+        "building with several exits, some next to where the fire starts",
+        _multi_exit,
+        _common(40, 40, 60, "1/8")
+        + (
             Parameter("exits", 4, "number of exits", 2, 16),
             Parameter("near_exits", 1, "exits with an ignition close by", 1, 8),
             Parameter("near", 3, "how close (steps) those ignitions are to their exit", 2, 10),
@@ -374,7 +389,7 @@ def generate_bytes(name, seed, scenario_id=None, **given):
 def _finish(layout, draws, p, scenario_id):
     rows, cols = layout.rows, layout.cols
     grid = Grid(rows, cols, [r * cols + c for r, c in layout.walls])
-    exits = sorted(set(r * cols + c for r, c in layout.exits))
+    exits = sorted({r * cols + c for r, c in layout.exits})
     exit_set = set(exits)
     open_cells = [i for i in range(grid.size) if grid.open[i] and i not in exit_set]
     pools = layout.ignition_pools or [None] * p["ignitions"]
@@ -425,10 +440,7 @@ def _cut_places(grid, exits, ignitions, places, dist0):
     for cell in zone:
         passable[cell] = 0
     dist1 = grid.distances(exits, passable)
-    return [
-        cell for cell in places
-        if cell not in zone and (dist1[cell] == UNREACHABLE or dist1[cell] > dist0[cell])
-    ]
+    return [cell for cell in places if cell not in zone and (dist1[cell] == UNREACHABLE or dist1[cell] > dist0[cell])]
 
 
 def _scenario(layout, grid, exits, ignitions, people, p, scenario_id):

@@ -24,30 +24,114 @@ ENTER_FIRE = ("casualty", "block")
 
 # Parameters per tier and family; every entry is run in both enter_fire modes.
 _TIERS = (
-    ("small", (
-        ("office", {"rows": 30, "cols": 40, "people": 30, "room": 5, "exits": 2, "spread": "1/6"}),
-        ("hall", {"rows": 30, "cols": 30, "people": 80, "pillars": 12, "exits": 3, "spread": "1/6"}),
-        ("bottleneck", {"rows": 16, "cols": 24, "people": 50, "width": 1, "length": 5, "tables": 4, "spread": "1/8"}),
-        ("multi-exit", {"rows": 30, "cols": 30, "people": 50, "exits": 3, "near_exits": 1, "spread": "1/6"}),
-    )),
-    ("medium", (
-        ("office", {"rows": 60, "cols": 80, "people": 150, "room": 6, "exits": 3, "spread": "1/5"}),
-        ("hall", {"rows": 80, "cols": 80, "people": 300, "pillars": 60, "exits": 4, "door": 2, "spread": "1/5"}),
-        ("bottleneck", {"rows": 40, "cols": 60, "people": 150, "width": 3, "length": 12, "exits": 3, "tables": 20,
-                        "ignitions": 2, "spread": "1/10"}),
-        ("multi-exit", {"rows": 80, "cols": 80, "people": 250, "exits": 5, "near_exits": 2, "ignitions": 2,
-                        "partitions": 10, "spread": "1/5"}),
-    )),
-    ("large", (
-        ("office", {"rows": 120, "cols": 160, "people": 500, "room": 7, "exits": 4, "ignitions": 2, "spread": "1/4",
-                    "max_steps": 600}),
-        ("hall", {"rows": 200, "cols": 200, "people": 1000, "pillars": 250, "pillar_size": 3, "exits": 6, "door": 3,
-                  "ignitions": 3, "spread": "1/4", "max_steps": 600}),
-        ("bottleneck", {"rows": 100, "cols": 120, "people": 600, "width": 4, "length": 20, "exits": 4, "tables": 80,
-                        "ignitions": 2, "spread": "1/8", "max_steps": 600}),
-        ("multi-exit", {"rows": 150, "cols": 150, "people": 800, "exits": 6, "near_exits": 3, "ignitions": 4,
-                        "partitions": 24, "spread": "1/4", "max_steps": 600}),
-    )),
+    (
+        "small",
+        (
+            ("office", {"rows": 30, "cols": 40, "people": 30, "room": 5, "exits": 2, "spread": "1/6"}),
+            ("hall", {"rows": 30, "cols": 30, "people": 80, "pillars": 12, "exits": 3, "spread": "1/6"}),
+            (
+                "bottleneck",
+                {"rows": 16, "cols": 24, "people": 50, "width": 1, "length": 5, "tables": 4, "spread": "1/8"},
+            ),
+            ("multi-exit", {"rows": 30, "cols": 30, "people": 50, "exits": 3, "near_exits": 1, "spread": "1/6"}),
+        ),
+    ),
+    (
+        "medium",
+        (
+            ("office", {"rows": 60, "cols": 80, "people": 150, "room": 6, "exits": 3, "spread": "1/5"}),
+            ("hall", {"rows": 80, "cols": 80, "people": 300, "pillars": 60, "exits": 4, "door": 2, "spread": "1/5"}),
+            (
+                "bottleneck",
+                {
+                    "rows": 40,
+                    "cols": 60,
+                    "people": 150,
+                    "width": 3,
+                    "length": 12,
+                    "exits": 3,
+                    "tables": 20,
+                    "ignitions": 2,
+                    "spread": "1/10",
+                },
+            ),
+            (
+                "multi-exit",
+                {
+                    "rows": 80,
+                    "cols": 80,
+                    "people": 250,
+                    "exits": 5,
+                    "near_exits": 2,
+                    "ignitions": 2,
+                    "partitions": 10,
+                    "spread": "1/5",
+                },
+            ),
+        ),
+    ),
+    (
+        "large",
+        (
+            (
+                "office",
+                {
+                    "rows": 120,
+                    "cols": 160,
+                    "people": 500,
+                    "room": 7,
+                    "exits": 4,
+                    "ignitions": 2,
+                    "spread": "1/4",
+                    "max_steps": 600,
+                },
+            ),
+            (
+                "hall",
+                {
+                    "rows": 200,
+                    "cols": 200,
+                    "people": 1000,
+                    "pillars": 250,
+                    "pillar_size": 3,
+                    "exits": 6,
+                    "door": 3,
+                    "ignitions": 3,
+                    "spread": "1/4",
+                    "max_steps": 600,
+                },
+            ),
+            (
+                "bottleneck",
+                {
+                    "rows": 100,
+                    "cols": 120,
+                    "people": 600,
+                    "width": 4,
+                    "length": 20,
+                    "exits": 4,
+                    "tables": 80,
+                    "ignitions": 2,
+                    "spread": "1/8",
+                    "max_steps": 600,
+                },
+            ),
+            (
+                "multi-exit",
+                {
+                    "rows": 150,
+                    "cols": 150,
+                    "people": 800,
+                    "exits": 6,
+                    "near_exits": 3,
+                    "ignitions": 4,
+                    "partitions": 24,
+                    "spread": "1/4",
+                    "max_steps": 600,
+                },
+            ),
+        ),
+    ),
 )
 
 
@@ -113,9 +197,17 @@ def _entries():
             seed += 1  # one layout per tier and family: its two scenarios differ only in enter_fire
             for mode in ENTER_FIRE:
                 name = f"{tier}-{family}-{mode}"
-                entries.append(SuiteEntry(
-                    "ember-v1", tier, name, family, seed, dict(parameters, enter_fire=mode), PINNED.get(name),
-                ))
+                entries.append(
+                    SuiteEntry(
+                        "ember-v1",
+                        tier,
+                        name,
+                        family,
+                        seed,
+                        dict(parameters, enter_fire=mode),
+                        PINNED.get(name),
+                    )
+                )
     return tuple(entries)
 
 
@@ -135,9 +227,7 @@ def campaign(name):
     entries = suite_entries(name)
     return {
         "campaign": name,
-        "scenarios": [
-            {"source": e.source, "seeds": {"start": 0, "count": CAMPAIGN_SEEDS[e.tier]}} for e in entries
-        ],
+        "scenarios": [{"source": e.source, "seeds": {"start": 0, "count": CAMPAIGN_SEEDS[e.tier]}} for e in entries],
         "policies": [{"name": b, "builtin": b} for b in BASELINES],
     }
 

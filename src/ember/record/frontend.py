@@ -132,7 +132,7 @@ class CanonicalLines:
         end = len(chunk) if newline < 0 else newline + 1
         piece = chunk[start:end]
         expected = (HEADER_LINE_START, INITIAL_LINE_START, STEPS_LINE)[self.line_number]
-        head = self.line_head + piece[:len(expected) - len(self.line_head)]
+        head = self.line_head + piece[: len(expected) - len(self.line_head)]
         self.line_head = head
         self.parser.feed(piece)
         if not expected.startswith(head) or (newline >= 0 and head != expected):
@@ -172,7 +172,7 @@ class CanonicalLines:
         elif before < len(STEP_LINE_START):
             # A line that cannot be a canonical step line goes to the strict reader at
             # once (it would at its newline anyway), so its errors surface at this feed.
-            head = b"".join(self.partial)[:len(STEP_LINE_START)]
+            head = b"".join(self.partial)[: len(STEP_LINE_START)]
             if not STEP_LINE_START.startswith(head):
                 self._stop()
 

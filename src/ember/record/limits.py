@@ -101,34 +101,54 @@ def largest_part_bytes(scenario):
     # A target is origin + action, so a row runs from -1 to ``rows``: the widest of the two.
     cell = [max((-1, grid.rows), key=lambda v: len(str(v))), max((-1, grid.cols), key=lambda v: len(str(v)))]
     t = scenario.max_steps
-    step = size({
-        "actions": {}, "casualties": [], "evacuations": [], "ignitions": [], "movements": [],
-        "snapshot": {
-            "burning": [], "people": [], "step": t, "terminated": False, "termination_reason": WIDEST_REASON,
-            "trapped": [],
-        },
-        "step": t,
-    })
+    step = size(
+        {
+            "actions": {},
+            "casualties": [],
+            "evacuations": [],
+            "ignitions": [],
+            "movements": [],
+            "snapshot": {
+                "burning": [],
+                "people": [],
+                "step": t,
+                "terminated": False,
+                "termination_reason": WIDEST_REASON,
+                "trapped": [],
+            },
+            "step": t,
+        }
+    )
     exit_id = max(scenario.exit_ids, key=len)
     per_length = {}
     for length in {len(person_id) for person_id in scenario.person_ids}:
         pid = "x" * length  # IDs are ASCII (simulator.md §1): their canonical size is their length + 2
         per_length[length] = (
-            size({pid: WIDEST_ACTION}) - 1  # '"id":"north",' is the object less its braces, plus a comma
-            + size({"origin": cell, "outcome": WIDEST_OUTCOME, "person_id": pid, "target": cell}) + 1
+            size({pid: WIDEST_ACTION})
+            - 1  # '"id":"north",' is the object less its braces, plus a comma
+            + size({"origin": cell, "outcome": WIDEST_OUTCOME, "person_id": pid, "target": cell})
+            + 1
             + max(
                 size({"exit_id": exit_id, "person_id": pid}),
                 size({"cause": WIDEST_CAUSE, "person_id": pid}),
                 size(pid),
-            ) + 1
-            + size({"person_id": pid, "position": cell, "status": WIDEST_STATUS}) + 1
+            )
+            + 1
+            + size({"person_id": pid, "position": cell, "status": WIDEST_STATUS})
+            + 1
         )
     step += sum(per_length[len(person_id)] for person_id in scenario.person_ids)
     step += 2 * (size(cell) + 1) * grid.open.count(1)
-    header = size({
-        "observation_version": OBSERVATION_VERSION, "scenario_hash": scenario.hash, "scenario_id": scenario.scenario_id,
-        "schema_version": SCHEMA_VERSION, "seed": 2**64 - 1, "simulator_version": SIMULATOR_VERSION,
-    })
+    header = size(
+        {
+            "observation_version": OBSERVATION_VERSION,
+            "scenario_hash": scenario.hash,
+            "scenario_id": scenario.scenario_id,
+            "schema_version": SCHEMA_VERSION,
+            "seed": 2**64 - 1,
+            "simulator_version": SIMULATOR_VERSION,
+        }
+    )
     return max(step, header)
 
 

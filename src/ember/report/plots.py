@@ -85,7 +85,7 @@ def _legend(fig, axes, policies, colour):
     top = 1 - 0.07 * rows * 3.7 / fig.get_figheight()
     fig.legend(
         handles,
-        [p for p in policies],
+        list(policies),
         loc="upper center",
         ncol=min(len(policies), 6),
         bbox_to_anchor=(0.5, 1.0),
