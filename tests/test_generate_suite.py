@@ -6,7 +6,11 @@ import sys
 from importlib import resources
 
 import pytest
-import tomllib
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the tomli backport (a dependency there)
+    import tomli as tomllib
 
 import ember
 from ember.canonical import canonical_json
