@@ -4,7 +4,19 @@ People are indexed by rank in ID order, cells by ``row * cols + col``; the
 dicts of the record are built from that state once per step.  Per-step cost
 is O(active people + frontier + snapshot size): the fire frontier and the
 exit reachability are kept incrementally, never rescanned from the grid.
+
+A step makes thousands of small containers on a large scenario (13,000
+burning cells are 13,000 fresh ``[row, col]`` lists a snapshot), all alive
+until the step returns, so the cyclic garbage collector, set off by
+allocation counts, would scan them over and over for nothing: none of them
+is ever part of a cycle.  ``step`` and ``observe`` therefore run with the
+collector paused (and restore it as they found it); the caller usually
+drops the previous record before the next collection, which then finds
+little to scan.
 """
+
+import gc
+from bisect import insort
 
 from ..errors import ActionError, EmberError
 from ..grid import DELTAS, ExitReachability
@@ -81,14 +93,18 @@ class Simulator:
         self.ids = sc.person_ids
         self.status = [ACTIVE] * len(self.ids)
         self.position = list(sc.start_cells)
+        self.position_rc = [divmod(c, grid.cols) for c in self.position]  # the same as (row, col)
         self.burning = bytearray(grid.size)
         for cell in sc.ignitions:
             self.burning[cell] = 1
         self.burning_sorted = list(sc.ignitions)
+        # The same cells as (row, col) tuples: fresh [row, col] lists are made
+        # from them at C speed (list(map(list, ...))) for every snapshot.
+        self.burning_rc = [divmod(c, grid.cols) for c in self.burning_sorted]
+        self.fire = FireSpread(grid, self.seed, sc.spread_numerator, sc.spread_denominator)
         self.frontier = set()
         for cell in sc.ignitions:
             self._extend_frontier(cell)
-        self.fire = FireSpread(grid, self.seed, sc.spread_numerator, sc.spread_denominator)
         self.reachability = ExitReachability(grid, sc.exit_cells, sc.ignitions)
         self.active = list(range(len(self.ids)))
         self.t = 0
@@ -113,19 +129,39 @@ class Simulator:
 
     def observe(self):
         """The observation of the current state, for the step about to be taken."""
-        if self.terminated:
-            raise ActionError("the episode has terminated: there is nothing left to observe.")
-        cols, ids, position = self.grid.cols, self.ids, self.position
-        return {
-            "observation_version": OBSERVATION_VERSION,
-            "step": self.t + 1,
-            "people": [{"person_id": ids[i], "position": [position[i] // cols, position[i] % cols]} for i in self.active],
-            "burning": [[c // cols, c % cols] for c in self.burning_sorted],
-            "trapped": list(self.trapped),
-        }
+        if not gc.isenabled():
+            return self._observe()
+        gc.disable()
+        try:
+            return self._observe()
+        finally:
+            gc.enable()
 
     def step(self, actions):
         """Run one step (simulator.md §3) and return its record dict."""
+        if not gc.isenabled():
+            return self._step(actions)
+        gc.disable()
+        try:
+            return self._step(actions)
+        finally:
+            gc.enable()
+
+    # -- internals ----------------------------------------------------------
+
+    def _observe(self):
+        if self.terminated:
+            raise ActionError("the episode has terminated: there is nothing left to observe.")
+        ids, position_rc = self.ids, self.position_rc
+        return {
+            "observation_version": OBSERVATION_VERSION,
+            "step": self.t + 1,
+            "people": [{"person_id": ids[i], "position": list(position_rc[i])} for i in self.active],
+            "burning": list(map(list, self.burning_rc)),
+            "trapped": list(self.trapped),
+        }
+
+    def _step(self, actions):
         chosen = self._check_actions(actions)
         grid, cols, position = self.grid, self.grid.cols, self.position
         t = self.t + 1
@@ -138,8 +174,9 @@ class Simulator:
         n = len(active)
         outcomes, origins, targets, cells = [None] * n, [None] * n, [None] * n, [None] * n
         claims = {}  # target cell -> the slot claiming it, or -1 once contested
+        position_rc = self.position_rc
         for k in range(n):
-            row, col = divmod(position[active[k]], cols)
+            row, col = position_rc[active[k]]
             origins[k] = [row, col]
             action = chosen[k]
             if action == "stay":
@@ -169,7 +206,9 @@ class Simulator:
         resolve_moves(outcomes, cells, {position[i]: k for k, i in enumerate(active)})
         for k, result in enumerate(outcomes):
             if result == "moved":
-                position[active[k]] = cells[k]
+                i = active[k]
+                position[i] = cells[k]
+                position_rc[i] = tuple(targets[k])
         outcome = dict(zip(active, outcomes))
 
         # 2. Entering fire; 3. evacuation.
@@ -193,8 +232,15 @@ class Simulator:
         for cell in ignited:
             self.frontier.discard(cell)
             self._extend_frontier(cell)
+        ignited_rc = [divmod(c, cols) for c in ignited]
         if ignited:
-            self.burning_sorted = sorted(self.burning_sorted + ignited)
+            # A few cells into thousands: binary search and a memmove each,
+            # where sorting the concatenation compares every pair once.
+            # (row, col) order is flat order.
+            burning_sorted, burning_rc = self.burning_sorted, self.burning_rc
+            for cell, rc in zip(ignited, ignited_rc):
+                insort(burning_sorted, cell)
+                insort(burning_rc, rc)
             self.reachability.ignite(ignited)
             for i in self.active:
                 if self.status[i] == ACTIVE and self.burning[position[i]]:
@@ -220,7 +266,7 @@ class Simulator:
             "step": t,
             "actions": step_actions,
             "movements": movements,
-            "ignitions": [[c // cols, c % cols] for c in ignited],
+            "ignitions": list(map(list, ignited_rc)),
             "evacuations": [{"person_id": self.ids[i], "exit_id": e} for i, e in evacuations],
             "casualties": [{"person_id": self.ids[i], "cause": cause} for i, cause in casualties],
             "snapshot": self._snapshot(),
@@ -235,8 +281,6 @@ class Simulator:
                 "termination_reason": snap["termination_reason"],
             }
         return record
-
-    # -- internals ----------------------------------------------------------
 
     def _check_actions(self, actions):
         """Validate a step's actions; return them in active-ID order. Mutates nothing."""
@@ -260,7 +304,7 @@ class Simulator:
         return chosen
 
     def _extend_frontier(self, cell):
-        for _, n in self.grid.neighbours(cell):
+        for _, n, _ in self.fire.neighbours(cell):
             if self.grid.open[n] and not self.burning[n]:
                 self.frontier.add(n)
 
@@ -269,14 +313,13 @@ class Simulator:
         return [self.ids[i] for i in self.active if not reach[self.position[i]]]
 
     def _snapshot(self):
-        cols = self.grid.cols
         return {
             "step": self.t,
             "people": [
-                {"person_id": pid, "status": s, "position": [p // cols, p % cols]}
-                for pid, s, p in zip(self.ids, self.status, self.position)
+                {"person_id": pid, "status": s, "position": list(rc)}
+                for pid, s, rc in zip(self.ids, self.status, self.position_rc)
             ],
-            "burning": [[c // cols, c % cols] for c in self.burning_sorted],
+            "burning": list(map(list, self.burning_rc)),
             "trapped": list(self.trapped),
             "terminated": self.terminated,
             "termination_reason": self.termination_reason,
