@@ -29,10 +29,17 @@ class FireSpread:
         self._neighbours = {}  # cell -> grid.neighbours(cell), for the cells asked about
 
     def neighbours(self, cell):
-        """``grid.neighbours(cell)``, computed once per cell (frontier cells are asked every step)."""
+        """``grid.neighbours(cell)`` as (direction, neighbour, draw text after the step), computed once per cell.
+
+        Frontier cells are asked every step; the draw text of cell [row, col]
+        toward a direction ends in ``row|col|direction`` whatever the step.
+        """
         found = self._neighbours.get(cell)
         if found is None:
-            found = self._neighbours[cell] = tuple((d, n, d.encode()) for d, n in self.grid.neighbours(cell))
+            row, col = divmod(cell, self.grid.cols)
+            found = self._neighbours[cell] = tuple(
+                (d, n, f"{row}|{col}|{d}".encode()) for d, n in self.grid.neighbours(cell)
+            )
         return found
 
     def ignitions(self, step, frontier, burning):
@@ -41,16 +48,13 @@ class FireSpread:
             return []
         if self._certain:
             return sorted(frontier)  # u < 2^64 <= limit makes every draw succeed
-        cols, limit, neighbours = self.grid.cols, self._limit, self.neighbours
+        limit, neighbours = self._limit, self.neighbours
         prefix = f"ember/fire/1.0|{self.seed}|{step}|".encode()
         ignited = []
         for cell in frontier:
-            head = None
-            for _, neighbour, direction in neighbours(cell):
+            for _, neighbour, tail in neighbours(cell):
                 if burning[neighbour]:
-                    if head is None:
-                        head = prefix + b"%d|%d|" % divmod(cell, cols)
-                    if sha256(head + direction).digest()[:8] < limit:
+                    if sha256(prefix + tail).digest()[:8] < limit:
                         ignited.append(cell)
                         break  # draws have no side effects: one success decides
         ignited.sort()
