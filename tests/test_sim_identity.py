@@ -13,7 +13,7 @@ import hashlib
 
 import pytest
 
-from ember import Simulator, load_scenario
+from ember import ActionError, Simulator, load_scenario
 from ember.canonical import AFTER_HEADER, AFTER_INITIAL, AFTER_STEPS, BETWEEN_STEPS, RECORD_HEAD, RECORD_TAIL
 from ember.canonical import canonical_json
 from ember.sim.policies import make_policy
@@ -95,3 +95,64 @@ PINNED = {
 def test_records_and_observations_are_unchanged(case):
     key = f"{case[0]} {case[1]} {case[2]} {sorted(case[3].items())}"
     assert digest(case) == PINNED[key]
+
+
+# ---------------------------------------------------------------------------
+# What the speed work must not change besides the bytes.
+
+
+def test_the_collector_state_is_restored_by_step_and_observe():
+    import gc
+
+    sim = Simulator(scenario_for("small-room"), 0)
+    policy = make_policy("random", sim.scenario, 0)
+    assert gc.isenabled()
+    sim.step(policy(sim.observe()))
+    assert gc.isenabled()
+    with pytest.raises(ActionError):
+        sim.step({"nobody": "stay"})
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        sim.step(policy(sim.observe()))
+        assert not gc.isenabled()  # a caller's choice is left alone
+    finally:
+        gc.enable()
+
+
+def test_every_list_handed_out_is_fresh():
+    sim = Simulator(scenario_for("hall", max_steps=30, p="1/1"), 0)
+    policy = make_policy("random", sim.scenario, 0)
+    for _ in range(3):
+        step = sim.step(policy(sim.observe()))
+    snapshot_burning = step["snapshot"]["burning"]
+    expected = [list(cell) for cell in snapshot_burning]
+    observation = sim.observe()
+    assert observation["burning"] == expected
+    snapshot_burning[0][0] = -1  # a caller scribbling on what it was given
+    observation["burning"][1][1] = -1
+    observation["people"][0]["position"][0] = -1
+    step["snapshot"]["people"][0]["position"][0] = -1
+    again = sim.observe()
+    assert again["burning"] == expected
+    assert again["people"][0]["position"][0] >= 0
+    nxt = sim.step(policy(again))
+    assert nxt["snapshot"]["burning"][: len(expected)] != [] and [-1] not in [c[:1] for c in nxt["snapshot"]["burning"]]
+    assert all(p["position"][0] >= 0 for p in nxt["snapshot"]["people"])
+
+
+@pytest.mark.parametrize("actions, message", [
+    ({"p0000": ["north"]}, "has unknown action ['north']"),
+    ({"p0000": {}}, "has unknown action {}"),
+    ({"p0000": None}, "has unknown action None"),
+    ({}, "no action for active person 'p0000'"),
+])
+def test_unusual_actions_are_action_errors_naming_the_person(actions, message):
+    sim = Simulator(scenario_for("hall", max_steps=5), 0)
+    full = {p["person_id"]: "stay" for p in sim.observe()["people"]}
+    full.update(actions)
+    if not actions:
+        del full["p0000"]
+    with pytest.raises(ActionError, match=message.replace("[", r"\[").replace("]", r"\]").replace("{", r"\{").replace("}", r"\}")):
+        sim.step(full)
+    assert sim.t == 0
