@@ -78,8 +78,7 @@ def measure(kind, record, scenario_file):
     import ijson
 
     import ember
-    from ember.engine import EpisodeEngine, MetricsStream
-    from ember.record.reader import RecordParser
+    from ember.engine import EpisodeEngine, MetricsStream, engine_input
     from ember.scenario import compile_scenario
 
     scenario = compile_scenario(json.loads(Path(scenario_file).read_text()))
@@ -89,12 +88,12 @@ def measure(kind, record, scenario_file):
             for _ in ijson.items(handle, "steps.item"):
                 pass
     elif kind == "checks":
-        engine = EpisodeEngine(scenario, replay=False)
-        parser = RecordParser(engine)
+        engine = EpisodeEngine(scenario, replay=False)  # no replay: no canonical fast path either
+        record_input = engine_input(engine)
         with open(record, "rb") as handle:
             while chunk := handle.read(65536):
-                parser.feed(chunk)
-        parser.close()
+                record_input.feed(chunk)
+        record_input.close()
     elif kind == "full":
         ember.episode_metrics(scenario, record)
     elif kind == "push":

@@ -51,13 +51,13 @@ def builtin_record(name, policy, seed, max_steps):
 def replayed_flags(monkeypatch):
     """Record, per transition the engine feeds, whether it was a replayed one."""
     flags = []
-    original = EpisodeEngine.feed
+    original = EpisodeEngine.update
 
-    def feed(self, tr):
+    def update(self, tr):
         flags.append(tr.replayed)
         return original(self, tr)
 
-    monkeypatch.setattr(EpisodeEngine, "feed", feed)
+    monkeypatch.setattr(EpisodeEngine, "update", update)
     return flags
 
 

@@ -104,8 +104,8 @@ def test_live_record_through_a_pipe_while_it_is_written():
     consumed = threading.Event()
 
     class Watching(ember.engine.EpisodeEngine):
-        def feed(self, tr):
-            super().feed(tr)
+        def update(self, tr):
+            super().update(tr)
             seen_before_end.append(not finished.is_set())
             consumed.set()
 

@@ -9,23 +9,22 @@ record.  ``episode_metrics`` (pull) and ``MetricsStream`` (push) differ only
 in how bytes reach the same reader and engine.
 """
 
-import json
+import os
 
-from .canonical import canonical_json
-from .checks.replay import ReplayCheck, Replayer
+from .checks.replay import PolicyRun, ReplayCheck, Replayer
 from .checks.shape import check_final_state as check_final_shape
 from .checks.shape import check_step, fail
 from .checks.stage1 import check_compatibility
 from .checks.stage2 import check_final_state, check_initial_state, replayed_step_checks, step_checks
-from .errors import ActionError, MetricsInputError, ReplayMismatchError, ScenarioError
+from .errors import MetricsInputError, ReplayMismatchError, ScenarioError
 from .metrics.exposure import FireExposure
 from .metrics.movement import MovementCounts
 from .metrics.replanning import ReplanningCounts
 from .metrics.report import build_report
 from .metrics.resolutions import Resolutions
-from .record.frontend import CanonicalLines
-from .record.reader import DEFAULT_LIMITS, Limits, RecordParser
-from .record.source import iter_chunks
+from .record.pipeline import RecordInput, read_into
+from .record.reader import DEFAULT_LIMITS, Limits
+from .record.writer import RecordWriter
 from .scenario import compile_scenario
 from .transition import State, Transition, decode_snapshot
 
@@ -33,11 +32,18 @@ REPLAY_PREFIX = "record failed simulator replay verification: "
 
 
 class EpisodeEngine:
-    """Record parts in, episode metrics out (or a MetricsInputError)."""
+    """Record parts in, episode metrics out (or a MetricsInputError).
 
-    def __init__(self, scenario, replay=True):
+    A sink of the record reader (``header``, ``initial_state``, ``step``,
+    ``final_state``, ``end``), and ``take_line`` for the canonical-line front
+    end.  ``on_state(t, snapshot)``, when given, sees s_0 and then each s_t
+    once its transition has passed the checks (the pictures of ``render``).
+    """
+
+    def __init__(self, scenario, replay=True, on_state=None):
         self.scenario = scenario
-        self.replay_enabled = replay  # False only for benchmarks: stages 1-2 and metrics alone
+        self.replay_enabled = replay  # False: stages 1-2 and metrics alone (benchmarks, measure_run)
+        self.on_state = on_state
         self.header_value = None
         self.initial = None
         self.final_value = None
@@ -47,8 +53,6 @@ class EpisodeEngine:
         self.replayed_checks = ()
         self.replay = None
         self.burning = None
-        self.fast_index = -1  # last step taken by the canonical-line fast path
-        self.next_placeholder = 0  # the index whose placeholder the reader should bring next
         self.result = None  # the EpisodeMetrics, once the record has ended and passed
 
     # -- reader sink ----------------------------------------------------------
@@ -69,52 +73,37 @@ class EpisodeEngine:
         self.final_value = value
 
     def step(self, index, value):
-        if index == self.next_placeholder and index <= self.fast_index and type(value) is int and value == 0:
-            self.next_placeholder += 1
-            return  # the placeholder of a step the fast path has already taken
         path = f"$.steps[{index}]"
-        if index != self.steps:
-            # The fast path took steps whose placeholders the reader did not
-            # find at $.steps[i] (a canonical-looking line nested inside
-            # another value): what sits in their place is not those steps.
-            fail(path, f"steps 1..{self.steps} were read from step lines that are not the items of $.steps (a step line nested inside another value).")
         status, position, ignited = check_step(value, path, self.scenario)
-        self.feed(Transition(index + 1, path, self.prev, value, State(value["snapshot"], status, position), self.burning, ignited))
+        self.update(Transition(index + 1, path, self.prev, value, State(value["snapshot"], status, position), self.burning, ignited))
 
     def end(self):
         """The reader's explicit end-of-stream event: finish once, keep the result."""
         self.result = self.finish()
 
-    def try_canonical_step(self, index, line):
-        """Take step ``index`` from its canonical line if replay reproduces it exactly.
+    # -- replayed steps ---------------------------------------------------------
 
-        Returns False (and changes nothing the strict path depends on) when
-        the line is not the simulator's canonical bytes for this step.
+    def take_line(self, index, line):
+        """The front end's question: take step ``index`` from its canonical ``line``?
+
+        The replay check tries the line; when it is the replay's own step,
+        the engine turns that step into a transition and says True.
         """
-        replay = self.replay
-        if replay is None or replay.mismatch is not None or self.prev.terminated:
+        if self.replay is None or index != self.steps or self.prev.terminated:
             return False
-        end = line.find(b"}", len(b'{"actions":{'))
-        try:
-            actions = json.loads(line[len(b'{"actions":'):end + 1])
-        except (ValueError, RecursionError):  # deep nesting: the strict reader refuses it by its limits
+        replayed = self.replay.try_line(line)
+        if replayed is None:
             return False
-        sim = replay.replayer.sim
-        try:
-            replayed = sim.step(actions)
-        except ActionError:
-            return False  # the state is unchanged; the strict path will report it
-        if canonical_json(replayed) != line:
-            replay.pending = replayed  # the strict path compares against this step
-            return False
-        cols = self.scenario.grid.cols
-        cur = State(replayed["snapshot"], list(sim.status), list(sim.position))
-        ignited = [r * cols + c for r, c in replayed["ignitions"]]
-        transition = Transition(index + 1, f"$.steps[{index}]", self.prev, replayed, cur, self.burning, ignited)
-        transition.replayed = True
-        self.feed(transition)
-        self.fast_index = index
+        self.replayed_step(replayed)
         return True
+
+    def replayed_step(self, replayed):
+        """Measure the next step from the simulator's own ``ReplayedStep`` (already byte-exact)."""
+        step = replayed.step
+        t = self.steps + 1
+        cur = State(step["snapshot"], replayed.status, replayed.position)
+        ignited = [self.scenario.grid.index(row, col) for row, col in step["ignitions"]]
+        self.update(Transition(t, f"$.steps[{t - 1}]", self.prev, step, cur, self.burning, ignited, replayed=True))
 
     # -- the pipeline ---------------------------------------------------------
 
@@ -135,23 +124,30 @@ class EpisodeEngine:
         for cell in sc.ignitions:
             self.burning[cell] = 1
         self.prev = s0
+        if self.on_state is not None:
+            self.on_state(0, s0.raw)
 
-    def feed(self, tr):
-        # A replayed step is the simulator's own: the stage-2 rules hold by
-        # construction, so only the checks that keep state see it.
+    def update(self, tr):
+        """One transition to every check, the replay check and every metric, in that order.
+
+        A replayed step is the simulator's own: the stage-2 rules hold by
+        construction, so only the checks that keep state see it.
+        """
         for check in self.replayed_checks if tr.replayed else self.checks:
-            check.feed(tr)
+            check.update(tr)
         if self.replay is not None:
-            self.replay.feed(tr)
+            self.replay.update(tr)
         if self.replay is None or self.replay.mismatch is None:
             # A record that failed replay gets no result: stop measuring it
             # (the checks go on, for the precedence rule of simulator.md §7).
             for accumulator in self.metrics:
-                accumulator.feed(tr)
+                accumulator.update(tr)
         for cell in tr.ignited:
             self.burning[cell] = 1
         self.prev = tr.cur
         self.steps = tr.t
+        if self.on_state is not None:
+            self.on_state(tr.t, tr.cur.raw)
 
     def finish(self):
         """Termination checks, then the replay verdict, then the report."""
@@ -210,6 +206,42 @@ def _compile(scenario):
         raise MetricsInputError(f"invalid scenario: {exc}") from exc
 
 
+# --- the one way in ------------------------------------------------------------------
+
+
+def open_record(sink, limits=DEFAULT_LIMITS, take_line=None):
+    """The record-reading entry point, push form: a ``RecordInput`` to ``feed`` bytes and ``close``.
+
+    source bytes → decompression → canonical-line front end (with
+    ``take_line``) → strict reader (``limits``) → ``sink``.
+    """
+    return RecordInput(sink, limits, take_line)
+
+
+def read_record(record, sink, limits=DEFAULT_LIMITS, take_line=None):
+    """The record-reading entry point, pull form: read the whole record source into ``sink``.
+
+    ``record`` is anything output.md accepts (a path, a binary file or
+    pipe, bytes, an iterable of bytes chunks); the rest as ``open_record``.
+    Every reader of records (metrics, replay, render, campaigns, the CLI)
+    comes in here or through ``open_record``.
+    """
+    read_into(record, open_record(sink, limits, take_line))
+
+
+def engine_input(engine):
+    """``open_record`` for an ``EpisodeEngine``: its scenario's limits, its fast path."""
+    take_line = engine.take_line if engine.replay_enabled else None
+    return open_record(engine, record_limits(engine.scenario), take_line)
+
+
+def measure_record(compiled, record, on_state=None):
+    """Validate, replay and measure ``record`` of the compiled scenario; the ``EpisodeMetrics``."""
+    engine = EpisodeEngine(compiled, on_state=on_state)
+    read_into(record, engine_input(engine))
+    return engine.result
+
+
 class MetricsStream:
     """Push form of ``episode_metrics``: ``feed(chunk)`` repeatedly, then ``close()``.
 
@@ -219,7 +251,7 @@ class MetricsStream:
 
     def __init__(self, scenario):
         self._engine = EpisodeEngine(_compile(scenario))
-        self._parser = CanonicalLines(self._engine, RecordParser(self._engine, record_limits(self._engine.scenario)))
+        self._input = engine_input(self._engine)
         self._result = None
         self._failed = None
 
@@ -229,7 +261,7 @@ class MetricsStream:
             # bytes(5) would be five NUL bytes, bytes([1, 2]) two bytes: refuse, never convert.
             raise MetricsInputError(f"$: a record chunk must be bytes, not {type(chunk).__name__}.")
         try:
-            self._parser.feed(chunk)
+            self._input.feed(chunk)
         except Exception as exc:
             self._failed = exc
             raise
@@ -237,7 +269,7 @@ class MetricsStream:
     def close(self):
         self._guard()
         try:
-            self._parser.close()
+            self._input.close()
             self._result = self._engine.result
         except Exception as exc:
             self._failed = exc
@@ -253,10 +285,52 @@ class MetricsStream:
 
 def episode_metrics(scenario, record):
     """Validate, replay and measure one episode in a single streaming pass."""
-    stream = MetricsStream(scenario)
-    for chunk in iter_chunks(record):
-        stream.feed(chunk)
-    return stream.close()
+    return measure_record(_compile(scenario), record)
+
+
+def measure_run(scenario, policy, seed, out=None):
+    """Run ``policy`` on ``scenario`` under ``seed`` in EMBER's simulator and measure it as it runs.
+
+    The simulator-driven entry point (campaign.md §3): each step goes from
+    the simulator straight to the stage-2 checks and the metric
+    accumulators as a replayed transition, as the canonical-line fast path
+    does, without encoding, re-reading or replaying it; memory stays
+    constant in the number of steps.
+
+    ``scenario`` is a scenario dict or a compiled scenario (an invalid one
+    raises ``ScenarioError``, as ``run_episode``); ``policy`` a callable
+    ``observation -> {person_id: action}`` or the name of a built-in policy;
+    ``seed`` as for ``Simulator`` (a bad one raises its ``SeedError``).
+    Illegal actions raise ``ActionError``, as in ``run_episode``.  With
+    ``out`` (a path or a binary file) the canonical record is written there
+    as it runs, byte-identical to what ``run_episode`` writes, flushed step
+    by step.  Returns the ``EpisodeMetrics``: exactly what
+    ``episode_metrics(scenario, record)`` gives for that record.
+    """
+    compiled = compile_scenario(scenario)
+    run = PolicyRun(compiled, seed, policy)
+    if out is None:
+        return _measure_run(compiled, run, None)
+    if isinstance(out, (str, os.PathLike)):
+        with open(out, "wb") as stream:
+            return _measure_run(compiled, run, RecordWriter(stream))
+    return _measure_run(compiled, run, RecordWriter(out))
+
+
+def _measure_run(compiled, run, writer):
+    engine = EpisodeEngine(compiled, replay=False)
+    engine.header(run.header)
+    engine.initial_state(run.initial_state)
+    if writer is not None:
+        writer.start(run.header, run.initial_state)
+    while not run.terminated:
+        replayed = run.step()
+        engine.replayed_step(replayed)
+        if writer is not None:
+            writer.step(replayed.step, run.final_state)
+    engine.final_state(run.final_state)
+    engine.end()
+    return engine.result
 
 
 class _ReplaySink:
@@ -285,6 +359,15 @@ class _ReplaySink:
         else:
             self._check(self.replayer.initial_state(value))
 
+    def take_line(self, index, line):
+        """The fast path: a step line that is the replay's own step is verified."""
+        if self.replayer is None or self.replayer.sim is None or index != self.steps:
+            return False
+        if self.replayer.try_line(line) is None:
+            return False
+        self.steps = index + 1
+        return True
+
     def step(self, index, value):
         self.steps = index + 1
         self._check(self.replayer.step(index + 1, value, f"$.steps[{index}]"))
@@ -308,11 +391,8 @@ def verify_replay(scenario, record):
     except ScenarioError as exc:
         raise ReplayMismatchError(f"invalid scenario: {exc}") from exc
     sink = _ReplaySink(compiled)
-    parser = RecordParser(sink, record_limits(compiled))
     try:
-        for chunk in iter_chunks(record):
-            parser.feed(chunk)
-        parser.close()
+        read_record(record, sink, record_limits(compiled), sink.take_line)
     except ReplayMismatchError:
         raise
     except MetricsInputError as exc:

@@ -16,11 +16,9 @@ write images; ASCII needs nothing.
 
 import os
 
-from .engine import EpisodeEngine, record_limits
-from .files import write_atomically
+from .engine import measure_record
 from .errors import EmberError
-from .record.reader import RecordParser
-from .record.source import iter_chunks
+from .files import write_atomically
 from .scenario import compile_scenario
 
 # Ground codes, then people codes; a higher people code wins a shared cell
@@ -173,37 +171,13 @@ class FrameSampler:
         return frames
 
 
-class _FrameSink:
-    """Record-parser sink: the metrics engine validates each part before the collector sees it."""
-
-    def __init__(self, engine, collector):
-        self.engine = engine
-        self.collector = collector
-
-    def header(self, value):
-        self.engine.header(value)
-
-    def initial_state(self, value):
-        self.engine.initial_state(value)
-        self.collector.add(0, value)
-
-    def step(self, index, value):
-        self.engine.step(index, value)
-        self.collector.add(index + 1, value["snapshot"])
-
-    def final_state(self, value):
-        self.engine.final_state(value)
-
-    def end(self):
-        self.engine.end()  # termination, final state and replay verdict
-
-
 def collect(compiled, record, collector):
-    """Stream ``record`` through validation into ``collector``; raise on any defect."""
-    parser = RecordParser(_FrameSink(EpisodeEngine(compiled), collector), record_limits(compiled))
-    for chunk in iter_chunks(record):
-        parser.feed(chunk)
-    parser.close()
+    """Stream ``record`` through validation into ``collector``; raise on any defect.
+
+    The engine's entry point with its fast path; the collector sees each
+    state once its transition has passed the checks.
+    """
+    measure_record(compiled, record, on_state=collector.add)
     return collector.result()
 
 

@@ -37,7 +37,7 @@ class Transition:
 
     __slots__ = ("t", "path", "prev", "step", "cur", "burning", "ignited", "ignited_set", "movers", "replayed")
 
-    def __init__(self, t, path, prev, step, cur, burning, ignited):
+    def __init__(self, t, path, prev, step, cur, burning, ignited, replayed=False):
         self.t = t
         self.path = path
         self.prev = prev
@@ -47,4 +47,4 @@ class Transition:
         self.ignited = ignited  # flat cells, in record order
         self.ignited_set = frozenset(ignited)
         self.movers = prev.active
-        self.replayed = False  # True when the step is the replaying simulator's own
+        self.replayed = replayed  # True when the step is the replaying simulator's own

@@ -5,12 +5,27 @@ simulator.  ``Replayer`` compares part by part and returns the first
 mismatch; ``ReplayCheck`` is its accumulator form inside the engine, which
 remembers the first divergence and stops replaying there while the
 structural checks go on (the precedence rule of simulator.md §7).
+
+The replay owns "try this line" of the canonical-line fast path
+(simulator.md §5): ``Replayer.try_line`` slices a step line's actions,
+steps the simulator and compares canonical bytes; a step it took but could
+not match is kept as pending, for the strict comparison of the same step.
+``PolicyRun`` drives the same simulator with a policy instead of a record
+(``ember.engine.measure_run``).
 """
+
+import json
 
 from ..accumulator import Accumulator
 from ..canonical import canonical_json
 from ..errors import ActionError, ReplayMismatchError
+from ..sim.policies import make_policy
 from ..sim.simulator import SeedError, Simulator
+
+# A canonical step line starts with its actions object, which holds no
+# nested object: its first "}" closes it.
+_ACTIONS_KEY = b'{"actions":'
+_ACTIONS_START = len(_ACTIONS_KEY) + 1
 
 
 def _kind(value):
@@ -52,11 +67,23 @@ def _lookup(value, path, root):
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+class ReplayedStep:
+    """A step the replaying simulator has taken, with the state it left (person indexes, flat cells)."""
+
+    __slots__ = ("step", "status", "position")
+
+    def __init__(self, sim, step):
+        self.step = step
+        self.status = list(sim.status)
+        self.position = list(sim.position)
+
+
 class Replayer:
     """A simulator fed the record's actions, compared part by part."""
 
     def __init__(self, scenario, header):
         self.sim = None
+        self.pending = None  # a step try_line took but could not match: the strict comparison's replay
         try:
             self.sim = Simulator(scenario, header.get("seed") if isinstance(header, dict) else None)
         except SeedError as exc:
@@ -79,8 +106,32 @@ class Replayer:
     def initial_state(self, value):
         return self.compare(value, self.sim.initial_state, "$.initial_state", 0)
 
-    def step(self, t, value, path, replayed=None):
-        """Compare step ``t``; ``replayed`` is the simulator's step if already taken."""
+    def try_line(self, line):
+        """The ``ReplayedStep`` whose canonical bytes are exactly ``line`` (a step line without
+        its separator), or None.
+
+        None changes nothing the strict path depends on: either the
+        simulator has not moved (unreadable actions, actions it refuses), or
+        its step is kept as pending and the strict comparison of that step
+        uses it instead of stepping again.
+        """
+        end = line.find(b"}", _ACTIONS_START)
+        try:
+            actions = json.loads(line[len(_ACTIONS_KEY) : end + 1])
+        except (ValueError, RecursionError):  # deep nesting: the strict reader refuses it by its limits
+            return None
+        try:
+            replayed = self.sim.step(actions)
+        except ActionError:
+            return None  # the state is unchanged; the strict path will report it
+        if canonical_json(replayed) != line:
+            self.pending = replayed
+            return None
+        return ReplayedStep(self.sim, replayed)
+
+    def step(self, t, value, path):
+        """Compare step ``t`` with the replay (the pending step of ``try_line``, if any)."""
+        replayed, self.pending = self.pending, None
         if replayed is None:
             actions = value.get("actions") if isinstance(value, dict) else None
             try:
@@ -103,13 +154,17 @@ class ReplayCheck(Accumulator):
     def __init__(self, scenario, header, initial_raw):
         self.replayer = Replayer(scenario, header)
         self.mismatch = self.replayer.error or self.replayer.initial_state(initial_raw)
-        self.pending = None  # a step the fast path replayed but could not match
 
-    def feed(self, tr):
+    def try_line(self, line):
+        """``Replayer.try_line``, while the replay has not diverged (else None)."""
+        if self.mismatch is not None:
+            return None
+        return self.replayer.try_line(line)
+
+    def update(self, tr):
         if tr.replayed or self.mismatch is not None:
             return  # already byte-identical, or replay has stopped
-        pending, self.pending = self.pending, None
-        self.mismatch = self.replayer.step(tr.t, tr.step, tr.path, pending)
+        self.mismatch = self.replayer.step(tr.t, tr.step, tr.path)
 
     def finish(self, final_raw, steps):
         if self.mismatch is None:
@@ -117,3 +172,30 @@ class ReplayCheck(Accumulator):
 
     def result(self):
         return self.mismatch
+
+
+class PolicyRun:
+    """The replaying simulator driven by a policy instead of a record.
+
+    ``policy`` is a callable ``observation -> {person_id: action}`` or the
+    name of a built-in policy.  ``step()`` asks the policy, steps the
+    simulator (an ``ActionError`` for illegal actions passes through, as in
+    ``run_episode``) and returns the ``ReplayedStep``.
+    """
+
+    def __init__(self, scenario, seed, policy):
+        self.sim = Simulator(scenario, seed)
+        self.policy = make_policy(policy, self.sim.scenario, seed) if isinstance(policy, str) else policy
+        self.header = self.sim.header
+        self.initial_state = self.sim.initial_state
+
+    @property
+    def terminated(self):
+        return self.sim.terminated
+
+    @property
+    def final_state(self):
+        return self.sim.final_state
+
+    def step(self):
+        return ReplayedStep(self.sim, self.sim.step(self.policy(self.sim.observe())))

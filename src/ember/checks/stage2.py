@@ -46,7 +46,7 @@ def check_initial_state(state, scenario):
 
 
 class StepNumbering(Accumulator):
-    def feed(self, tr):
+    def update(self, tr):
         if tr.prev.terminated:
             fail(tr.path, f"the episode terminated at step {tr.prev.step} ({tr.prev.reason}); only the last snapshot may be terminated, yet step {tr.t} follows.")
         if tr.step["step"] != tr.t:
@@ -61,7 +61,7 @@ class Coverage(Accumulator):
     def __init__(self, scenario):
         self.ids = scenario.person_ids
 
-    def feed(self, tr):
+    def update(self, tr):
         ids = self.ids
         active = [ids[i] for i in tr.prev.active]
         actions = tr.step["actions"]
@@ -89,7 +89,7 @@ class MovementConsistency(Accumulator):
         self.grid = scenario.grid
         self.block_fire = scenario.enter_fire == "block"
 
-    def feed(self, tr):
+    def update(self, tr):
         grid, cols, open_ = self.grid, self.grid.cols, self.grid.open
         actions = tr.step["actions"]
         position = tr.prev.position
@@ -131,7 +131,7 @@ class EndPositions(Accumulator):
     def __init__(self, scenario):
         self.scenario = scenario
 
-    def feed(self, tr):
+    def update(self, tr):
         cols = self.scenario.grid.cols
         ends = {}
         cur = tr.cur.position
@@ -154,7 +154,7 @@ class FireConsistency(Accumulator):
     def __init__(self, scenario):
         self.grid = scenario.grid
 
-    def feed(self, tr):
+    def update(self, tr):
         cols = self.grid.cols
         for j, x in enumerate(tr.ignited):
             if not self.grid.open[x]:
@@ -186,7 +186,7 @@ class StatusEvents(Accumulator):
     def __init__(self, scenario):
         self.scenario = scenario
 
-    def feed(self, tr):
+    def update(self, tr):
         sc = self.scenario
         ids, ignited = sc.person_ids, tr.ignited_set
         evacuations, casualties = [], []
@@ -246,7 +246,7 @@ class TrappedSet(Accumulator):
         if state.trapped != want:
             fail(f"{path}{part}.trapped", f"expected the trapped set {want} (active people with no path to a usable exit), got {state.trapped}.")
 
-    def feed(self, tr):
+    def update(self, tr):
         if tr.ignited:
             self.reachability.ignite(tr.ignited)  # kept in step for the strict steps that may follow
         if not tr.replayed:
@@ -259,7 +259,7 @@ class Termination(Accumulator):
     def __init__(self, scenario):
         self.horizon = scenario.max_steps
 
-    def feed(self, tr):
+    def update(self, tr):
         cur = tr.cur
         if not cur.active:
             want = "all_resolved"

@@ -28,7 +28,7 @@ class FireExposure(Accumulator):
         self._lower([r * cols + c for r, c in initial.burning])
         self._tally(initial)
 
-    def feed(self, tr):
+    def update(self, tr):
         if tr.ignited:
             self._lower(tr.ignited)
         self._tally(tr.cur)

@@ -18,7 +18,7 @@ class MovementCounts(Accumulator):
         self.blocked = [0] * n
         self.by_outcome = dict.fromkeys(BLOCKED_OUTCOMES, 0)
 
-    def feed(self, tr):
+    def update(self, tr):
         decisions, stays, moves, blocked, by_outcome = self.decisions, self.stays, self.moves, self.blocked, self.by_outcome
         for i, move in zip(tr.movers, tr.step["movements"]):
             decisions[i] += 1

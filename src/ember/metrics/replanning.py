@@ -15,7 +15,7 @@ class ReplanningCounts(Accumulator):
         self.stayed_after = 0
         self.changed_after = 0
 
-    def feed(self, tr):
+    def update(self, tr):
         actions = tr.step["actions"]
         pending, run, longest = self.pending, self.run, self.longest
         blocked_now = {}

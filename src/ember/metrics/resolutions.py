@@ -13,7 +13,7 @@ class Resolutions(Accumulator):
         self.exit_id = [None] * n
         self.cause = [None] * n
 
-    def feed(self, tr):
+    def update(self, tr):
         for event in tr.step["evacuations"]:
             i = self.index[event["person_id"]]
             self.step[i] = tr.t

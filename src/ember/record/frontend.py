@@ -3,13 +3,23 @@
 A record written by EMBER's own writer has one part per line.  A step line
 that is byte-identical to the canonical bytes the replaying simulator
 produces for that step is already proven: parsed, replayed and well formed
-in one comparison.  The engine then runs the stage-2 checks and metrics on
-the simulator's own step, and the strict reader receives the placeholder
-``0`` in that step's place, so it still checks the whole text's syntax,
-layout and step numbering.  The first line that is not such a step (or any
-layout other than the canonical one) sends everything from there on through
-the strict reader.
+in one comparison.  Two parties share the work:
+
+* the front end (here) splits lines, asks ``take_line(index, line)``
+  whether a step line is the replay's own step, and owns the placeholders
+  entirely: the strict reader receives the placeholder ``0`` in a taken
+  step's place, so it still checks the whole text's syntax, layout and
+  step numbering, and ``_Placeholders`` removes those zeros again before
+  the sink sees the steps;
+* ``take_line`` (the engine's, which asks the replay check to try the line)
+  does everything else.
+
+The first line that is not such a step (or any layout other than the
+canonical one) sends everything from there on through the strict reader.
 """
+
+from ..errors import MetricsInputError
+from .reader import RecordParser
 
 HEADER_LINE = b'{"header":'
 INITIAL_LINE = b'"initial_state":'
@@ -20,12 +30,61 @@ STEP_START = b'{"actions":{'
 MAX_LINE_BYTES = 4 * 1024 * 1024
 
 
-class CanonicalLines:
-    """Push front end: ``feed(chunk)`` / ``close()``, like ``RecordParser``."""
+class _Placeholders:
+    """Between the strict reader and the sink: drops the placeholders of taken steps.
 
-    def __init__(self, engine, parser):
-        self.engine = engine
-        self.parser = parser
+    A taken step's placeholder must come back from the reader as the item
+    of ``$.steps`` with the same index; anything else means the taken lines
+    were not the items of ``$.steps`` (a step line nested inside another
+    value), and what the sink has been given does not stand for the record.
+    """
+
+    def __init__(self, sink):
+        self.sink = sink
+        self.taken = 0  # steps taken from their lines
+        self.returned = 0  # their placeholders read back
+
+    def header(self, value):
+        self.sink.header(value)
+
+    def initial_state(self, value):
+        self.sink.initial_state(value)
+
+    def step(self, index, value):
+        if self.returned < self.taken:
+            if index == self.returned and type(value) is int and value == 0:
+                self.returned += 1
+                return
+            self._misplaced(index)
+        self.sink.step(index, value)
+
+    def final_state(self, value):
+        self.sink.final_state(value)
+
+    def end(self):
+        if self.returned < self.taken:
+            self._misplaced(self.returned)
+        self.sink.end()
+
+    def _misplaced(self, index):
+        raise MetricsInputError(
+            f"$.steps[{index}]: steps 1..{self.taken} were read from step lines that are not the items of "
+            "$.steps (a step line nested inside another value)."
+        )
+
+
+class CanonicalLines:
+    """Push front end of the strict reader: ``feed(chunk)`` / ``close()``, like ``RecordParser``.
+
+    ``take_line(index, line)`` gets step ``index``'s line without its
+    newline and separating comma and returns True when it has taken the
+    step from it; ``sink`` and ``limits`` are the strict reader's.
+    """
+
+    def __init__(self, take_line, sink, limits):
+        self.take_line = take_line
+        self.placeholder_filter = _Placeholders(sink)
+        self.parser = RecordParser(self.placeholder_filter, limits)
         self.active = True
         self.partial = []
         self.partial_size = 0
@@ -102,8 +161,9 @@ class CanonicalLines:
         comma = body.endswith(b",")
         if comma:
             body = body[:-1]
-        if body.startswith(STEP_START) and self.engine.try_canonical_step(self.step_index, body):
+        if body.startswith(STEP_START) and self.take_line(self.step_index, body):
             self.step_index += 1
+            self.placeholder_filter.taken = self.step_index
             self.placeholders.append(b"0,\n" if comma else b"0\n")
             return
         self.active = False

@@ -714,17 +714,19 @@ def iter_parts(source, chunk_size=65536, *, limits=DEFAULT_LIMITS):
     """
     if type(chunk_size) is not int or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive integer, not {chunk_size!r}")
+    from .pipeline import RecordInput  # the one assembly of a reader, which builds on this module
+
     parts = collections.deque()
-    parser = RecordParser(_PartQueue(parts), limits)
+    record_input = RecordInput(_PartQueue(parts), limits)
     chunks = iter_chunks(source, chunk_size)
     try:
         for chunk in chunks:
             for start in range(0, len(chunk), _DRAIN_EVERY):
-                parser.feed(chunk[start : start + _DRAIN_EVERY])
+                record_input.feed(chunk[start : start + _DRAIN_EVERY])
                 while parts:
                     yield parts.popleft()
     finally:
         chunks.close()
-    parser.close()
+    record_input.close()
     while parts:
         yield parts.popleft()

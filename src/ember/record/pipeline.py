@@ -1,0 +1,42 @@
+"""The one assembly of a record reader: bytes → front end → strict reader → sink.
+
+Every reader of records goes through ``RecordInput`` (the engine's
+``read_record`` and ``MetricsStream``, ``verify_replay``, ``render``,
+``iter_parts``): nothing else builds a ``RecordParser`` and loops over chunks.
+"""
+
+from .frontend import CanonicalLines
+from .reader import DEFAULT_LIMITS, RecordParser
+from .source import iter_chunks
+
+
+class RecordInput:
+    """Push form: ``feed(chunk)`` the record's bytes in any chunking, then ``close()``.
+
+    ``sink`` gets the parts (see ``RecordParser``); ``limits`` bound the
+    reader.  With ``take_line`` (see ``CanonicalLines``) the canonical-line
+    fast path runs in front of the strict reader.
+    """
+
+    def __init__(self, sink, limits=DEFAULT_LIMITS, take_line=None):
+        if take_line is None:
+            self.front_end = RecordParser(sink, limits)
+        else:
+            self.front_end = CanonicalLines(take_line, sink, limits)
+
+    def feed(self, chunk):
+        self.front_end.feed(chunk)
+
+    def close(self):
+        self.front_end.close()
+
+
+def read_into(record, record_input, chunk_size=None):
+    """Feed every chunk of the record source ``record`` (see ``iter_chunks``) to ``record_input``, then close it."""
+    chunks = iter_chunks(record) if chunk_size is None else iter_chunks(record, chunk_size)
+    try:
+        for chunk in chunks:
+            record_input.feed(chunk)
+    finally:
+        chunks.close()
+    record_input.close()
