@@ -5,7 +5,7 @@ Every reader of records goes through ``RecordInput`` (the engine's
 ``iter_parts``): nothing else builds a ``RecordParser`` and loops over chunks.
 """
 
-from .frontend import CanonicalLines
+from .layouts import AnyLayout
 from .reader import DEFAULT_LIMITS, RecordParser
 from .source import iter_chunks
 
@@ -14,15 +14,15 @@ class RecordInput:
     """Push form: ``feed(chunk)`` the record's bytes in any chunking, then ``close()``.
 
     ``sink`` gets the parts (see ``RecordParser``); ``limits`` bound the
-    reader.  With ``take_line`` (see ``CanonicalLines``) the canonical-line
-    fast path runs in front of the strict reader.
+    reader.  With ``take_line`` (see ``CanonicalLines``) the replayed-step
+    fast path runs in front of the strict reader, in any layout (``AnyLayout``).
     """
 
     def __init__(self, sink, limits=DEFAULT_LIMITS, take_line=None):
         if take_line is None:
             self.front_end = RecordParser(sink, limits)
         else:
-            self.front_end = CanonicalLines(take_line, sink, limits)
+            self.front_end = AnyLayout(take_line, sink, limits)
 
     def feed(self, chunk):
         self.front_end.feed(chunk)
