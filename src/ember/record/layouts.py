@@ -75,6 +75,11 @@ class AnyLayout:
             self._choose()
         self._front_end.close()
 
+    @property
+    def chosen(self):
+        """The front end chosen from the first bytes (None until enough have come)."""
+        return self._front_end
+
     def _choose(self):
         head, self._head = self._head, b""
         if head.startswith(_CANONICAL_START[: len(head)]):
@@ -151,7 +156,7 @@ class StepTexts:
         skip = _WHITESPACE.match
         while self.active:
             text = self.text
-            pos = skip(text, self.pos).end()
+            self.pos = pos = skip(text, self.pos).end()  # whitespace passes to the strict reader as it is
             if pos >= len(text):
                 if final:
                     self._stop(b"")
