@@ -8,6 +8,8 @@ its own:
   checks     stages 1-2 and metrics, no replay (so no canonical fast path)
   full       ``episode_metrics(scenario, path)``: validate, replay, measure
   push       ``MetricsStream`` fed 64 KiB chunks read from the file
+  gzip       ``episode_metrics`` on the same record gzip-compressed (level 6)
+  render     ``render_ascii`` of the last frame (``ember render --ascii``)
   sim        the simulator and policy alone, no record written or read
 
 and prints a table: seconds, steps/s, MB/s, ratio to the floor measured in
@@ -26,7 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("floor", "checks", "full", "push", "sim")
+KINDS = ("floor", "checks", "full", "push", "gzip", "render", "sim")
 
 
 def small_scenario(steps):
@@ -73,6 +75,19 @@ def ensure_record(population, steps, data_dir):
     return record, scenario_file
 
 
+def gzip_copy(record):
+    """The path of ``record`` gzip-compressed (made once, next to it)."""
+    import gzip
+    import shutil
+
+    path = Path(str(record) + ".gz")
+    if not path.exists():
+        with open(record, "rb") as source, gzip.GzipFile(str(path) + ".part", "wb", compresslevel=6, mtime=0) as out:
+            shutil.copyfileobj(source, out, 1 << 20)
+        os.replace(str(path) + ".part", path)
+    return path
+
+
 def measure(kind, record, scenario_file):
     """Run one measurement in this (child) process; print its seconds as JSON."""
     import ijson
@@ -102,6 +117,12 @@ def measure(kind, record, scenario_file):
             while chunk := handle.read(65536):
                 stream.feed(chunk)
         stream.close()
+    elif kind == "gzip":
+        ember.episode_metrics(scenario, gzip_copy(record))
+    elif kind == "render":
+        from ember.render import render_ascii
+
+        render_ascii(scenario, record)
     elif kind == "sim":
         from ember.sim.policies import make_policy
 
@@ -127,10 +148,19 @@ def run_child(kind, record, scenario_file):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, nargs="+", default=[10_000, 100_000], help="record lengths T (default: 10^4 10^5)")
-    parser.add_argument("--population", choices=("20", "1000", "both"), default="20", help="20 people on 40x40, 1,000 on 200x200, or both")
+    parser.add_argument(
+        "--steps", type=int, nargs="+", default=[10_000, 100_000], help="record lengths T (default: 10^4 10^5)"
+    )
+    parser.add_argument(
+        "--population",
+        choices=("20", "1000", "both"),
+        default="20",
+        help="20 people on 40x40, 1,000 on 200x200, or both",
+    )
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="what to measure")
-    parser.add_argument("--data-dir", type=Path, default=ROOT / "bench-data", help="where records are written and cached")
+    parser.add_argument(
+        "--data-dir", type=Path, default=ROOT / "bench-data", help="where records are written and cached"
+    )
     parser.add_argument("--measure", nargs=3, metavar=("KIND", "RECORD", "SCENARIO"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -141,12 +171,17 @@ def main():
     print(f"python {sys.version.split()[0]}, ijson {ijson.__version__} backend {ijson.backend}, {os.cpu_count()} CPUs")
     args.data_dir.mkdir(exist_ok=True)
     populations = ("20", "1000") if args.population == "both" else (args.population,)
-    header = f"{'people':>6} {'T':>9} {'what':<7} {'seconds':>9} {'steps/s':>9} {'MB/s':>7} {'x floor':>8} {'peak RSS MB':>12}"
+    header = (
+        f"{'people':>6} {'T':>9} {'what':<7} {'seconds':>9} {'steps/s':>9} {'MB/s':>7} {'x floor':>8} "
+        f"{'peak RSS MB':>12}"
+    )
     print(header)
     print("-" * len(header))
     for population in populations:
         for steps in args.steps:
             record, scenario_file = ensure_record(population, steps, args.data_dir)
+            if "gzip" in args.kinds:
+                gzip_copy(record)  # made before the timings
             size_mb = record.stat().st_size / 1e6
             floor = None
             for kind in args.kinds:
@@ -155,7 +190,11 @@ def main():
                     floor = seconds
                 ratio = f"{seconds / floor:8.2f}" if floor else f"{'-':>8}"
                 mbs = f"{size_mb / seconds:7.1f}" if kind != "sim" else f"{'-':>7}"
-                print(f"{population:>6} {steps:>9,} {kind:<7} {seconds:9.2f} {steps / seconds:9,.0f} {mbs} {ratio} {rss:12.1f}", flush=True)
+                print(
+                    f"{population:>6} {steps:>9,} {kind:<7} {seconds:9.2f} {steps / seconds:9,.0f} {mbs} {ratio} "
+                    f"{rss:12.1f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ import os
 import sys
 
 import pytest
-from conftest import picture_scenario
 
 import ember
 from ember import engine
@@ -14,6 +13,8 @@ from ember.cli import main
 from ember.record import pipeline, reader
 from ember.record.reader import iter_parts
 from ember.render import render_ascii
+
+from conftest import picture_scenario
 from records import record_bytes, scripted
 
 
@@ -136,7 +137,16 @@ def _readers(record, tmp_path):
 
 @pytest.mark.parametrize(
     "name",
-    ["episode_metrics", "MetricsStream", "verify_replay", "render_ascii", "iter_parts", "cli metrics", "cli replay", "cli render"],
+    [
+        "episode_metrics",
+        "MetricsStream",
+        "verify_replay",
+        "render_ascii",
+        "iter_parts",
+        "cli metrics",
+        "cli replay",
+        "cli render",
+    ],
 )
 def test_every_reader_comes_in_through_the_one_entry_point(name, record, builders, tmp_path, capsys):
     outcome = _readers(record, tmp_path)[name]()
@@ -166,3 +176,58 @@ def test_render_sees_every_state_of_the_fast_path(record):
         lines = frames[t].split("\n")
         for row, col in positions:
             assert lines[row][col] in "@T"
+
+
+# --- the cli extra (tqdm, tabulate) ----------------------------------------------------
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_without_tabulate_format_table_is_a_one_line_error(monkeypatch, tmp_path, record, capsys):
+    from ember import summary
+
+    scenario_file = tmp_path / "scenario.json"
+    scenario_file.write_text(json.dumps(SCENARIO))
+    record_file = tmp_path / "x.record"
+    record_file.write_bytes(record)
+    out = tmp_path / "m.txt"
+    assert main(["metrics", str(scenario_file), str(record_file), "--format", "table"]) == 0
+    table = capsys.readouterr().out
+    assert table == summary.format_metrics_tables(ember.episode_metrics(SCENARIO, record).to_dict())
+    monkeypatch.setitem(sys.modules, "tabulate", None)  # makes 'from tabulate import ...' fail
+    assert main(["metrics", str(scenario_file), str(record_file), "--format", "table", "-o", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert (
+        captured.err
+        == "ember: --format table needs tabulate: pip install 'ember-eval[cli]' (or pip install tabulate).\n"
+    )
+    assert not out.exists()
+    with pytest.raises(ember.EmberError, match=r"ember-eval\[cli\]") as info:
+        summary.format_table(("a",), [[1]])
+    assert isinstance(info.value, ImportError)
+
+
+def test_without_tqdm_there_is_no_progress_silently(monkeypatch, tmp_path):
+    from ember import progress
+
+    path = tmp_path / "data"
+    path.write_bytes(b"x" * (progress.PROGRESS_MIN_BYTES + 1))
+    terminal = Terminal()
+    with progress.reading_progress(str(path), stream=terminal) as chunks:
+        assert chunks is not str(path)
+        assert sum(len(chunk) for chunk in chunks) == progress.PROGRESS_MIN_BYTES + 1
+    assert "ember: reading the record [" in terminal.getvalue()
+    policy = scripted([{"A": "stay"}])
+    with progress.step_counter(policy, 5, stream=terminal) as counted:
+        assert counted is not policy
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    quiet = Terminal()
+    with progress.reading_progress(str(path), stream=quiet) as chunks:
+        assert chunks == str(path)
+    with progress.step_counter(policy, 5, stream=quiet) as counted:
+        assert counted is policy
+    assert quiet.getvalue() == ""

@@ -76,6 +76,10 @@ def cmd_metrics(args):
 
     if args.compact and args.format != "json":
         return _fail("--compact applies only to --format json.")
+    if args.format == "table":
+        from .summary import tables_available
+
+        tables_available()  # before reading: no extra, nothing read, a one-line error
     _warn_if_slow_reader()
     with reading_progress(_record_source(args.record)) as record:
         result = episode_metrics(args.scenario, record).to_dict()
@@ -196,12 +200,18 @@ def _step_timeout(text):
     return value
 
 
-def _step(text):
+def _int_in(text, low, high):
+    """``text`` as a decimal integer with low <= value <= high, else None."""
     try:
         value = int(text, 10)
     except ValueError:
-        value = -1
-    if value < 0:
+        return None
+    return value if low <= value <= high else None
+
+
+def _step(text):
+    value = _int_in(text, 0, math.inf)
+    if value is None:
         raise argparse.ArgumentTypeError(f"the step must be an integer >= 0, got {text!r}")
     return value
 
@@ -209,11 +219,8 @@ def _step(text):
 def _cell_size(text):
     from .render import MAX_CELL_SIZE
 
-    try:
-        value = int(text, 10)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_CELL_SIZE:
+    value = _int_in(text, 1, MAX_CELL_SIZE)
+    if value is None:
         raise argparse.ArgumentTypeError(f"the cell size must be an integer from 1 to {MAX_CELL_SIZE} pixels, got {text!r}")
     return value
 
@@ -270,7 +277,13 @@ def build_parser():
     chooser.add_argument("--agent", metavar="COMMAND", help="run this agent program instead of a built-in policy, e.g. \"python3 examples/greedy_agent.py\" (split like a shell command line, not run by a shell)")
     run.add_argument("--step-timeout", type=_step_timeout, metavar="SECONDS", help=f"with --agent: seconds the agent may take to answer one observation (default: {DEFAULT_STEP_TIMEOUT:g})")
     run.add_argument("--seed", type=_seed, default=0, help="fire RNG seed, 0 <= N < 2^64 (default: 0); never shown to the policy or agent")
-    run.add_argument("-o", "--output", metavar="RECORD", help="write the record here instead of standard output")
+    run.add_argument(
+        "-o",
+        "--output",
+        metavar="RECORD",
+        help="write the record here instead of standard output; a name ending .gz or .zst is written compressed "
+        "(gzip, zstd), flushed step by step",
+    )
     run.set_defaults(handler=cmd_run)
 
     metrics = sub.add_parser("metrics", help="validate, replay and measure a record", description="Compute the official per-episode metrics of a record, after validating and replaying it. Bad input: one line on stderr, exit status 2, nothing on stdout.", epilog=_progress_note())

@@ -12,18 +12,18 @@ in how bytes reach the same reader and engine.
 import os
 
 from .checks.replay import PolicyRun, ReplayCheck, Replayer
-from .checks.shape import check_final_state as check_final_shape
-from .checks.shape import check_step, fail
+from .checks.shape import check_final_shape, check_step, fail
 from .checks.stage1 import check_compatibility
-from .checks.stage2 import check_final_state, check_initial_state, replayed_step_checks, step_checks
+from .checks.stage2 import check_final_matches_last, check_initial_state, replayed_step_checks, step_checks
 from .errors import MetricsInputError, ReplayMismatchError, ScenarioError
 from .metrics.exposure import FireExposure
 from .metrics.movement import MovementCounts
 from .metrics.replanning import ReplanningCounts
 from .metrics.report import build_report
 from .metrics.resolutions import Resolutions
+from .record.compression import open_output
+from .record.limits import DEFAULT_LIMITS, record_limits
 from .record.pipeline import RecordInput, read_into
-from .record.reader import DEFAULT_LIMITS, Limits
 from .record.writer import RecordWriter
 from .scenario import compile_scenario
 from .transition import State, Transition, decode_snapshot
@@ -75,7 +75,11 @@ class EpisodeEngine:
     def step(self, index, value):
         path = f"$.steps[{index}]"
         status, position, ignited = check_step(value, path, self.scenario)
-        self.update(Transition(index + 1, path, self.prev, value, State(value["snapshot"], status, position), self.burning, ignited))
+        self.update(
+            Transition(
+                index + 1, path, self.prev, value, State(value["snapshot"], status, position), self.burning, ignited
+            )
+        )
 
     def end(self):
         """The reader's explicit end-of-stream event: finish once, keep the result."""
@@ -155,48 +159,26 @@ class EpisodeEngine:
             fail("$.steps", "the record has no steps; metrics need a complete episode.")
         last = self.prev
         if not last.terminated:
-            fail(f"$.steps[{self.steps - 1}].snapshot.terminated", f"the record ends at step {self.steps} without termination; metrics need a complete episode.")
-        check_final_state(self.final_value, last, self.scenario)
+            fail(
+                f"$.steps[{self.steps - 1}].snapshot.terminated",
+                f"the record ends at step {self.steps} without termination; metrics need a complete episode.",
+            )
+        check_final_matches_last(self.final_value, last, self.scenario)
         if self.replay is not None:
             self.replay.finish(self.final_value, self.steps)
             mismatch = self.replay.result()
             if mismatch is not None:
                 raise MetricsInputError(REPLAY_PREFIX + str(mismatch)) from mismatch
         return build_report(
-            self.scenario, self.header_value, last, self.steps,
-            self.resolutions, self.movement, self.replanning, self.exposure,
+            self.scenario,
+            self.header_value,
+            last,
+            self.steps,
+            self.resolutions,
+            self.movement,
+            self.replanning,
+            self.exposure,
         )
-
-
-# Reader limits for one scenario's records (docs/limits.md).  A part (a step,
-# header, initial_state or final_state) of a valid record holds at most about
-# PART_BYTES_PER_PERSON bytes per person and PART_BYTES_PER_CELL per non-wall
-# cell (a cell may be listed in both ignitions and burning), written
-# canonically with 64-character IDs.  PART_SLACK leaves room for any
-# reasonable whitespace and escaping.  The part limit keeps a hostile part's
-# memory (Python objects take up to ~25 bytes per byte read) in proportion
-# to the scenario rather than at the reader's 64 MiB default.
-PART_BYTES_PER_PERSON = 1024
-PART_BYTES_PER_CELL = 48
-PART_BYTES_BASE = 4096
-PART_SLACK = 16
-MIN_PART_BYTES = 1 << 20
-
-
-def record_limits(scenario):
-    """The reader ``Limits`` for records of a compiled scenario."""
-    bound = (
-        PART_BYTES_BASE
-        + PART_BYTES_PER_PERSON * len(scenario.person_ids)
-        + PART_BYTES_PER_CELL * scenario.grid.open.count(1)
-    )
-    part = min(DEFAULT_LIMITS.max_part_bytes, max(MIN_PART_BYTES, PART_SLACK * bound))
-    return Limits(
-        max_depth=DEFAULT_LIMITS.max_depth,
-        max_string_length=DEFAULT_LIMITS.max_string_length,
-        max_integer_digits=DEFAULT_LIMITS.max_integer_digits,
-        max_part_bytes=part,
-    )
 
 
 def _compile(scenario):
@@ -304,7 +286,8 @@ def measure_run(scenario, policy, seed, out=None):
     Illegal actions raise ``ActionError``, as in ``run_episode``.  With
     ``out`` (a path or a binary file) the canonical record is written there
     as it runs, byte-identical to what ``run_episode`` writes, flushed step
-    by step.  Returns the ``EpisodeMetrics``: exactly what
+    by step (a path ending ``.gz`` or ``.zst`` is written compressed, as
+    ``run_episode`` does: gzip with mtime 0, reproducible).  Returns the ``EpisodeMetrics``: exactly what
     ``episode_metrics(scenario, record)`` gives for that record.
     """
     compiled = compile_scenario(scenario)
@@ -312,7 +295,7 @@ def measure_run(scenario, policy, seed, out=None):
     if out is None:
         return _measure_run(compiled, run, None)
     if isinstance(out, (str, os.PathLike)):
-        with open(out, "wb") as stream:
+        with open_output(out) as stream:
             return _measure_run(compiled, run, RecordWriter(stream))
     return _measure_run(compiled, run, RecordWriter(out))
 
@@ -323,12 +306,11 @@ def _measure_run(compiled, run, writer):
     engine.initial_state(run.initial_state)
     if writer is not None:
         writer.start(run.header, run.initial_state)
-    while not run.terminated:
-        replayed = run.step()
+    for replayed in run.steps():
         engine.replayed_step(replayed)
         if writer is not None:
-            writer.step(replayed.step, run.final_state)
-    engine.final_state(run.final_state)
+            writer.step(replayed.step, replayed.final_state)
+    engine.final_state(replayed.final_state)  # the last step's: the episode has ended
     engine.end()
     return engine.result
 

@@ -33,3 +33,11 @@ class ReplayMismatchError(EmberError, ValueError):
         super().__init__(message)
         self.step = step
         self.path = path
+
+
+class RenderError(EmberError, ValueError):
+    """The picture cannot be made (bad options, no Pillow, image too large)."""
+
+
+class MissingExtraError(EmberError, ImportError):
+    """An optional feature needs a package of an extra that is not installed (the message names it)."""

@@ -11,6 +11,7 @@ from heapq import heappop, heappush
 DIRECTIONS = ("north", "south", "west", "east")
 DELTAS = {"north": (-1, 0), "south": (1, 0), "west": (0, -1), "east": (0, 1)}
 UNREACHABLE = -1
+FAR = 2**31 - 1  # a distance larger than any on a grid
 
 
 def around(i, cols, size):
@@ -22,6 +23,31 @@ def around(i, cols, size):
         i - 1 if col else -1,
         i + 1 if col + 1 < cols else -1,
     )
+
+
+def lower_distances(dist, sources, cols, size, passable=None):
+    """Breadth-first from ``sources``: lower each ``dist[j]`` to j's 4-neighbour distance from them.
+
+    A cell keeps its value where that is not larger, so cells no BFS has
+    reached must hold more than any distance (``FAR``).  With ``passable``
+    (a bytearray, 1 = may be crossed) other cells are neither sources nor
+    crossed; without it, walls are crossed too.
+    """
+    frontier = []
+    for cell in sources:
+        if dist[cell] and (passable is None or passable[cell]):
+            dist[cell] = 0
+            frontier.append(cell)
+    d = 0
+    while frontier:
+        d += 1
+        nxt = []
+        for i in frontier:
+            for j in around(i, cols, size):
+                if j >= 0 and dist[j] > d and (passable is None or passable[j]):
+                    dist[j] = d
+                    nxt.append(j)
+        frontier = nxt
 
 
 class Grid:
@@ -65,21 +91,11 @@ class Grid:
         ``passable`` is a bytearray (1 = may be crossed); sources that are
         not passable are skipped.  Unreached cells hold ``UNREACHABLE``.
         """
-        dist = array("i", [UNREACHABLE]) * self.size
-        frontier = [s for s in sources if passable[s]]
-        for s in frontier:
-            dist[s] = 0
-        cols, size = self.cols, self.size
-        d = 0
-        while frontier:
-            d += 1
-            nxt = []
-            for i in frontier:
-                for j in around(i, cols, size):
-                    if j >= 0 and passable[j] and dist[j] == UNREACHABLE:
-                        dist[j] = d
-                        nxt.append(j)
-            frontier = nxt
+        dist = array("i", [FAR]) * self.size
+        lower_distances(dist, sources, self.cols, self.size, passable)
+        for cell in range(self.size):
+            if dist[cell] == FAR:
+                dist[cell] = UNREACHABLE
         return dist
 
     def reachable(self, sources, passable):

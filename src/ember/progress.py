@@ -1,49 +1,35 @@
 """Progress on a terminal's stderr: bytes of a big record read, steps of a run.
 
-Progress is drawn only when the stream is a terminal: a redirected or
-captured stderr (a log file, CI, a test) must hold only real messages.  The
-line is redrawn with a carriage return at most ``UPDATES_PER_SECOND``
-times a second and erased when the work ends, successful or not, so that
-an error message that follows starts on a clean line.
+Drawn by tqdm (the ``cli`` extra); without it there is no progress display,
+silently.  Progress is drawn only when the stream is a terminal: a
+redirected or captured stderr (a log file, CI, a test) must hold only real
+messages.  The line is redrawn at most ``UPDATES_PER_SECOND`` times a
+second and erased when the work ends, successful or not, so that an error
+message that follows starts on a clean line.
 """
 
 import contextlib
 import os
 import stat
 import sys
-import time
 
 from .record.source import iter_chunks
 
 #: Records smaller than this are read too fast for a progress bar to help.
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 UPDATES_PER_SECOND = 10
-_BAR_WIDTH = 30
+_MB = 1024 * 1024
+_READING_FORMAT = "ember: {desc} [{bar:30}] {percentage:3.0f}% {n:,.1f}/{total:,.1f} MB"
+_STEP_FORMAT = "ember: step {n:,} of at most {total:,}"
 
 
-class ProgressLine:
-    """One self-overwriting status line on a terminal stream."""
-
-    def __init__(self, stream):
-        self.stream = stream
-        self._last = None  # monotonic time of the last redraw
-        self._width = 0
-
-    def show(self, text, force=False):
-        now = time.monotonic()
-        if not force and self._last is not None and now - self._last < 1 / UPDATES_PER_SECOND:
-            return
-        self._last = now
-        pad = " " * max(0, self._width - len(text))
-        self._width = len(text)
-        self.stream.write(f"\r{text}{pad}")
-        self.stream.flush()
-
-    def clear(self):
-        if self._width:
-            self.stream.write("\r" + " " * self._width + "\r")
-            self.stream.flush()
-            self._width = 0
+def _tqdm():
+    """tqdm's class, or None without the ``cli`` extra."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm
 
 
 def _is_terminal(stream):
@@ -67,19 +53,25 @@ def _file_size(source):
     return None
 
 
-def _bar(label, done, total):
-    fraction = min(1.0, done / total) if total else 1.0
-    filled = int(fraction * _BAR_WIDTH)
-    mb = 1024 * 1024
-    return f"ember: {label} [{'#' * filled}{'.' * (_BAR_WIDTH - filled)}] {fraction:4.0%} {done / mb:,.1f}/{total / mb:,.1f} MB"
+def _bar(tqdm, stream, **options):
+    # One line, erased at the end (leave=False), throttled, plain ASCII.  The
+    # size is fixed: tqdm draws nothing on a terminal that reports 0 rows.
+    return tqdm(
+        file=stream,
+        leave=False,
+        mininterval=1 / UPDATES_PER_SECOND,
+        ascii=".#",
+        ncols=120,
+        nrows=24,
+        dynamic_ncols=False,
+        **options,
+    )
 
 
-def _counted(chunks, line, label, total):
-    done = 0
+def _counted(chunks, bar):
     for chunk in chunks:
         yield chunk
-        done += len(chunk)
-        line.show(_bar(label, done, total))
+        bar.update(len(chunk))
 
 
 @contextlib.contextmanager
@@ -87,47 +79,49 @@ def reading_progress(source, label="reading the record", stream=None, min_bytes=
     """Yield ``source`` itself, or an iterable of its chunks that draws a progress bar.
 
     The bar is drawn when ``stream`` (default: the current ``sys.stderr``)
-    is a terminal and the source is a file of at least ``min_bytes``; any
-    record reader accepts what is yielded (output.md: an iterable of bytes
-    chunks is a record source).  The bar is erased on leaving the block.
+    is a terminal, the source is a file of at least ``min_bytes`` and tqdm
+    is installed; any record reader accepts what is yielded (output.md: an
+    iterable of bytes chunks is a record source).  The bar is erased on
+    leaving the block.
     """
     stream = sys.stderr if stream is None else stream
     total = _file_size(source) if _is_terminal(stream) else None
-    if total is None or total < min_bytes:
+    tqdm = _tqdm() if total is not None and total >= min_bytes else None
+    if tqdm is None:
         yield source
         return
-    line = ProgressLine(stream)
+    bar = _bar(tqdm, stream, total=total, desc=label, unit_scale=1 / _MB, bar_format=_READING_FORMAT)
     try:
-        yield _counted(iter_chunks(source), line, label, total)
+        yield _counted(iter_chunks(source), bar)
     finally:
-        line.clear()
+        bar.close()
 
 
 class StepCounter:
-    """Wraps a policy to show "step t of at most H" on a terminal while an episode runs."""
+    """Wraps a policy to show "step t of at most H" while an episode runs."""
 
-    def __init__(self, policy, max_steps, stream):
+    def __init__(self, policy, bar):
         self.policy = policy
-        self.max_steps = max_steps
-        self.line = ProgressLine(stream)
+        self.bar = bar
 
     def __call__(self, observation):
-        self.line.show(f"ember: step {observation['step']:,} of at most {self.max_steps:,}")
+        self.bar.update(observation["step"] - self.bar.n)
         return self.policy(observation)
-
-    def clear(self):
-        self.line.clear()
 
 
 @contextlib.contextmanager
 def step_counter(policy, max_steps, stream=None):
-    """Yield ``policy``, wrapped in a ``StepCounter`` when ``stream`` (default stderr) is a terminal."""
+    """Yield ``policy``, wrapped in a ``StepCounter`` when ``stream`` (default stderr) is a terminal.
+
+    Without tqdm, ``policy`` itself.
+    """
     stream = sys.stderr if stream is None else stream
-    if not _is_terminal(stream):
+    tqdm = _tqdm() if _is_terminal(stream) else None
+    if tqdm is None:
         yield policy
         return
-    counter = StepCounter(policy, max_steps, stream)
+    bar = _bar(tqdm, stream, total=max_steps, initial=1, bar_format=_STEP_FORMAT)  # drawn as step 1 starts
     try:
-        yield counter
+        yield StepCounter(policy, bar)
     finally:
-        counter.clear()
+        bar.close()

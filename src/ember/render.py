@@ -17,7 +17,7 @@ write images; ASCII needs nothing.
 import os
 
 from .engine import measure_record
-from .errors import EmberError
+from .errors import RenderError
 from .files import write_atomically
 from .scenario import compile_scenario
 
@@ -61,10 +61,6 @@ _DEFAULT_IMAGE_SIDE = 960
 _DEFAULT_CELL_SIZE = 12
 
 
-class RenderError(EmberError, ValueError):
-    """The picture cannot be made (bad options, no Pillow, image too large)."""
-
-
 def default_cell_size(rows, cols):
     """12 px, less for big grids so that the image stays about 960 px on its longer side."""
     return max(1, min(_DEFAULT_CELL_SIZE, _DEFAULT_IMAGE_SIDE // max(rows, cols)))
@@ -87,10 +83,10 @@ class Board:
 
     def frame(self, snapshot):
         """(ground, people) bytearrays for a snapshot of a validated record."""
-        cols = self.cols
+        index = self.grid.index
         ground = bytearray(self.ground)
         for row, col in snapshot["burning"]:
-            ground[row * cols + col] = FIRE
+            ground[index(row, col)] = FIRE
         people = bytearray(self.grid.size)
         trapped = set(snapshot["trapped"])
         for person in snapshot["people"]:
@@ -99,8 +95,7 @@ class Board:
                 code = TRAPPED if person["person_id"] in trapped else ACTIVE
             else:
                 code = EVACUATED if status == "evacuated" else CASUALTY
-            row, col = person["position"]
-            cell = row * cols + col
+            cell = index(*person["position"])
             if code > people[cell]:
                 people[cell] = code
         return bytes(ground), bytes(people)
@@ -108,12 +103,9 @@ class Board:
     def ascii(self, frame):
         """The frame as text, one line per row (see ``ASCII``)."""
         ground, people = frame
-        chars = [
-            ASCII[_PEOPLE_NAMES[p]] if p else ASCII[_GROUND_NAMES[g]]
-            for g, p in zip(ground, people)
-        ]
+        chars = [ASCII[_PEOPLE_NAMES[p]] if p else ASCII[_GROUND_NAMES[g]] for g, p in zip(ground, people)]
         cols = self.cols
-        return "\n".join("".join(chars[r * cols:(r + 1) * cols]) for r in range(self.rows))
+        return "\n".join("".join(chars[r * cols : (r + 1) * cols]) for r in range(self.rows))
 
 
 # --- collecting frames while the record streams --------------------------------------
@@ -264,9 +256,7 @@ class Painter:
         self.size = (board.cols * cell_size, board.rows * cell_size)
         self.pixels = self.size[0] * self.size[1]
         if self.pixels > MAX_IMAGE_PIXELS:
-            raise RenderError(
-                f"the image would be {self.size[0]}x{self.size[1]} pixels; choose a smaller --cell-size."
-            )
+            raise RenderError(f"the image would be {self.size[0]}x{self.size[1]} pixels; choose a smaller --cell-size.")
         names = _GROUND_NAMES + _PEOPLE_NAMES[1:]
         self.palette = [channel for name in names for channel in PALETTE[name]]
         # People codes 1..4 are palette entries 4..7, after the ground's.

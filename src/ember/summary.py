@@ -1,8 +1,11 @@
 """Human-readable views of the metrics dict (output.md): a short summary and tables.
 
 Both read only ``EpisodeMetrics.to_dict()``; they format, never compute a
-metric (the official numbers are the JSON ones).
+metric (the official numbers are the JSON ones).  Tables are drawn by
+tabulate (the ``cli`` extra).
 """
+
+from .errors import MissingExtraError
 
 #: The metric families of output.md, in the order the tables are printed;
 #: the per-person table comes last.
@@ -76,18 +79,24 @@ def _is_number(text):
     return text == _MISSING or text.lstrip("-").replace(".", "", 1).replace(",", "").isdigit()
 
 
+def tables_available():
+    """tabulate's function, or a ``MissingExtraError`` naming the ``cli`` extra."""
+    try:
+        from tabulate import tabulate
+    except ImportError:
+        raise MissingExtraError(
+            "--format table needs tabulate: pip install 'ember-eval[cli]' (or pip install tabulate)."
+        ) from None
+    return tabulate
+
+
 def format_table(header, rows):
     """Plain-text table with aligned columns: numbers right-aligned, text left-aligned."""
-    cells = [list(header)] + [[format_value(v) for v in row] for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    numeric = [all(_is_number(row[i]) for row in cells[1:]) and len(cells) > 1 for i in range(len(header))]
-
-    def line(row):
-        parts = (text.rjust(w) if num else text.ljust(w) for text, w, num in zip(row, widths, numeric))
-        return "  ".join(parts).rstrip()
-
-    rule = "  ".join("-" * w for w in widths)
-    return "\n".join([line(cells[0]), rule] + [line(row) for row in cells[1:]])
+    tabulate = tables_available()
+    cells = [[format_value(v) for v in row] for row in rows]
+    align = ["right" if cells and all(_is_number(row[i]) for row in cells) else "left" for i in range(len(header))]
+    text = tabulate(cells, headers=list(header), tablefmt="simple", disable_numparse=True, colalign=align)
+    return "\n".join(line.rstrip() for line in text.split("\n"))
 
 
 def _flatten(family):

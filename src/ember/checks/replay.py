@@ -17,15 +17,14 @@ not match is kept as pending, for the strict comparison of the same step.
 import json
 
 from ..accumulator import Accumulator
-from ..canonical import canonical_json
+from ..canonical import STEP_LINE_START, canonical_json
 from ..errors import ActionError, ReplayMismatchError
 from ..sim.policies import make_policy
 from ..sim.simulator import SeedError, Simulator
 
-# A canonical step line starts with its actions object, which holds no
-# nested object: its first "}" closes it.
-_ACTIONS_KEY = b'{"actions":'
-_ACTIONS_START = len(_ACTIONS_KEY) + 1
+# A canonical step line starts with its actions object, which nests
+# nothing: its first "}" closes it.
+_ACTIONS_START = len(STEP_LINE_START) - 1
 
 
 def _kind(value):
@@ -58,7 +57,7 @@ def _lookup(value, path, root):
     """The value at ``path`` (a suffix of ``root``'s path), for messages."""
     import re
 
-    for name, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path[len(root):]):
+    for name, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path[len(root) :]):
         try:
             value = value[name] if name else value[int(index)]
         except (KeyError, IndexError, TypeError):
@@ -68,14 +67,18 @@ def _lookup(value, path, root):
 
 
 class ReplayedStep:
-    """A step the replaying simulator has taken, with the state it left (person indexes, flat cells)."""
+    """A step the replaying simulator has taken, with the state it left (person indexes, flat cells).
 
-    __slots__ = ("step", "status", "position")
+    ``final_state`` is the episode's final state once this step has ended it, else None.
+    """
+
+    __slots__ = ("step", "status", "position", "final_state")
 
     def __init__(self, sim, step):
         self.step = step
         self.status = list(sim.status)
         self.position = list(sim.position)
+        self.final_state = sim.final_state
 
 
 class Replayer:
@@ -87,7 +90,9 @@ class Replayer:
         try:
             self.sim = Simulator(scenario, header.get("seed") if isinstance(header, dict) else None)
         except SeedError as exc:
-            self.error = ReplayMismatchError(f"step 0: $.header.seed: the simulator cannot start: {exc}", 0, "$.header.seed")
+            self.error = ReplayMismatchError(
+                f"step 0: $.header.seed: the simulator cannot start: {exc}", 0, "$.header.seed"
+            )
             return
         self.error = self.compare(header, self.sim.header, "$.header", 0)
 
@@ -117,7 +122,7 @@ class Replayer:
         """
         end = line.find(b"}", _ACTIONS_START)
         try:
-            actions = json.loads(line[len(_ACTIONS_KEY) : end + 1])
+            actions = json.loads(line[_ACTIONS_START : end + 1])
         except (ValueError, RecursionError):  # deep nesting: the strict reader refuses it by its limits
             return None
         try:
@@ -137,13 +142,17 @@ class Replayer:
             try:
                 replayed = self.sim.step(actions)
             except ActionError as exc:
-                return ReplayMismatchError(f"step {t}: {path}.actions: the simulator rejects the recorded actions: {exc}", t, f"{path}.actions")
+                return ReplayMismatchError(
+                    f"step {t}: {path}.actions: the simulator rejects the recorded actions: {exc}", t, f"{path}.actions"
+                )
         return self.compare(value, replayed, path, t)
 
     def final_state(self, value, steps):
         if self.sim.final_state is None:
             return ReplayMismatchError(
-                f"step {steps}: $.final_state: the replay has not terminated after the record's {steps} steps.", steps, "$.final_state"
+                f"step {steps}: $.final_state: the replay has not terminated after the record's {steps} steps.",
+                steps,
+                "$.final_state",
             )
         return self.compare(value, self.sim.final_state, "$.final_state", steps)
 
@@ -178,9 +187,9 @@ class PolicyRun:
     """The replaying simulator driven by a policy instead of a record.
 
     ``policy`` is a callable ``observation -> {person_id: action}`` or the
-    name of a built-in policy.  ``step()`` asks the policy, steps the
+    name of a built-in policy.  ``steps()`` asks the policy, steps the
     simulator (an ``ActionError`` for illegal actions passes through, as in
-    ``run_episode``) and returns the ``ReplayedStep``.
+    ``run_episode``) and yields each ``ReplayedStep`` until termination.
     """
 
     def __init__(self, scenario, seed, policy):
@@ -189,13 +198,7 @@ class PolicyRun:
         self.header = self.sim.header
         self.initial_state = self.sim.initial_state
 
-    @property
-    def terminated(self):
-        return self.sim.terminated
-
-    @property
-    def final_state(self):
-        return self.sim.final_state
-
-    def step(self):
-        return ReplayedStep(self.sim, self.sim.step(self.policy(self.sim.observe())))
+    def steps(self):
+        sim, policy = self.sim, self.policy
+        while not sim.terminated:
+            yield ReplayedStep(sim, sim.step(policy(sim.observe())))

@@ -12,8 +12,16 @@ from ..scenario import ID_PATTERN
 
 ACTIONS = frozenset(("stay", "north", "south", "west", "east"))
 OUTCOMES = frozenset(
-    ("stayed", "moved", "blocked_boundary", "blocked_wall", "blocked_fire",
-     "blocked_occupied", "blocked_conflict", "blocked_cycle")
+    (
+        "stayed",
+        "moved",
+        "blocked_boundary",
+        "blocked_wall",
+        "blocked_fire",
+        "blocked_occupied",
+        "blocked_conflict",
+        "blocked_cycle",
+    )
 )
 STATUSES = frozenset(("active", "evacuated", "casualty"))
 CAUSES = frozenset(("entered_fire", "fire_spread"))
@@ -78,7 +86,11 @@ def require_id(value, path):
 def require_pair(value, path):
     """A ``[row, col]`` pair of integers, in bounds or not."""
     if type(value) is not list or len(value) != 2 or type(value[0]) is not int or type(value[1]) is not int:
-        fail(path, f"expected a cell [row, col] of two integers, got {describe(value) if type(value) is not list else value!r}.")
+        fail(
+            path,
+            "expected a cell [row, col] of two integers, got "
+            f"{describe(value) if type(value) is not list else value!r}.",
+        )
 
 
 def cell_index(value, path, grid):
@@ -87,7 +99,7 @@ def cell_index(value, path, grid):
     row, col = value
     if not (0 <= row < grid.rows and 0 <= col < grid.cols):
         fail(path, f"cell {value!r} is out of bounds of the {grid.rows}x{grid.cols} grid.")
-    return row * grid.cols + col
+    return grid.index(row, col)
 
 
 def sorted_cells(value, path, grid):
@@ -143,7 +155,9 @@ def check_people(value, path, scenario):
         where = f"{path}[{j}]"
         require_object(person, where, PERSON_KEYS)
         if person["person_id"] != ids[j]:
-            fail(f"{where}.person_id", f"expected {ids[j]!r} (people sorted by ID), got {describe(person['person_id'])}.")
+            fail(
+                f"{where}.person_id", f"expected {ids[j]!r} (people sorted by ID), got {describe(person['person_id'])}."
+            )
         status = person["status"]
         if type(status) is not str or status not in STATUSES:
             fail(f"{where}.status", f"expected 'active', 'evacuated' or 'casualty', got {describe(status)}.")
@@ -170,7 +184,7 @@ def check_snapshot(value, path, scenario):
     return statuses, positions, burning
 
 
-def check_final_state(value, path, scenario):
+def check_final_shape(value, path, scenario):
     require_object(value, path, FINAL_KEYS)
     require_int(value["step"], f"{path}.step")
     check_people(value["people"], f"{path}.people", scenario)
@@ -208,7 +222,10 @@ def _check_events(value, path, keys, check_item):
         require_id(pid, f"{where}.person_id")
         if last is not None and pid <= last:
             what = "listed twice" if pid == last else "out of order"
-            fail(f"{where}.person_id", f"person {pid!r} is {what}; entries must be sorted by person ID without duplicates.")
+            fail(
+                f"{where}.person_id",
+                f"person {pid!r} is {what}; entries must be sorted by person ID without duplicates.",
+            )
         last = pid
         check_item(item, where)
 

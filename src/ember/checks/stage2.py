@@ -297,7 +297,7 @@ def replayed_step_checks(checks):
     return tuple(check for check in checks if isinstance(check, STATEFUL_CHECKS))
 
 
-def check_final_state(final, last, scenario):
+def check_final_matches_last(final, last, scenario):
     """final_state equals the matching fields of s_T."""
     for key in ("step", "people", "trapped", "termination_reason"):
         if final[key] != last.raw[key]:

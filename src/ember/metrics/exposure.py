@@ -9,23 +9,20 @@ the exact sums of 1/d are formed once, in the report.
 from array import array
 
 from ..accumulator import Accumulator
-from ..grid import around
-
-FAR = 2**31 - 1  # no fire yet
+from ..grid import FAR, lower_distances
 
 
 class FireExposure(Accumulator):
     def __init__(self, scenario, initial):
         self.grid = scenario.grid
         n = len(scenario.person_ids)
-        self.dist = array("i", [FAR]) * self.grid.size
+        self.dist = array("i", [FAR]) * self.grid.size  # FAR: no fire yet
         self.any_fire = False
         self.states = 0
         self.states_without_fire = 0
         self.histogram = {}
         self.person_histogram = [{} for _ in range(n)]
-        cols = self.grid.cols
-        self._lower([r * cols + c for r, c in initial.burning])
+        self._lower([self.grid.index(row, col) for row, col in initial.burning])
         self._tally(initial)
 
     def update(self, tr):
@@ -34,25 +31,10 @@ class FireExposure(Accumulator):
         self._tally(tr.cur)
 
     def _lower(self, sources):
-        """Breadth-first relaxation from new burning cells over the whole rectangle."""
-        dist, cols, size = self.dist, self.grid.cols, self.grid.size
-        frontier = []
-        for cell in sources:
-            if dist[cell]:
-                dist[cell] = 0
-                frontier.append(cell)
+        """Breadth-first relaxation from new burning cells over the whole rectangle (walls too)."""
         if sources:
             self.any_fire = True
-        d = 0
-        while frontier:
-            d += 1
-            nxt = []
-            for i in frontier:
-                for j in around(i, cols, size):
-                    if j >= 0 and dist[j] > d:
-                        dist[j] = d
-                        nxt.append(j)
-            frontier = nxt
+            lower_distances(self.dist, sources, self.grid.cols, self.grid.size)
 
     def _tally(self, state):
         active = state.active

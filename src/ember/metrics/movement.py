@@ -3,8 +3,12 @@
 from ..accumulator import Accumulator
 
 BLOCKED_OUTCOMES = (
-    "blocked_boundary", "blocked_wall", "blocked_fire",
-    "blocked_occupied", "blocked_conflict", "blocked_cycle",
+    "blocked_boundary",
+    "blocked_wall",
+    "blocked_fire",
+    "blocked_occupied",
+    "blocked_conflict",
+    "blocked_cycle",
 )
 CONGESTION_OUTCOMES = ("blocked_occupied", "blocked_conflict", "blocked_cycle")
 
@@ -19,7 +23,13 @@ class MovementCounts(Accumulator):
         self.by_outcome = dict.fromkeys(BLOCKED_OUTCOMES, 0)
 
     def update(self, tr):
-        decisions, stays, moves, blocked, by_outcome = self.decisions, self.stays, self.moves, self.blocked, self.by_outcome
+        decisions, stays, moves, blocked, by_outcome = (
+            self.decisions,
+            self.stays,
+            self.moves,
+            self.blocked,
+            self.by_outcome,
+        )
         for i, move in zip(tr.movers, tr.step["movements"]):
             decisions[i] += 1
             outcome = move["outcome"]

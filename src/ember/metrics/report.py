@@ -50,18 +50,53 @@ class EpisodeMetrics:
 
 
 def build_report(scenario, header, last, steps, resolutions, movement, replanning, exposure):
-    """The metrics dict from the accumulators and the terminal state ``last`` (s_T)."""
-    ids = scenario.person_ids
-    n = len(ids)
-    horizon = scenario.max_steps
-    status = last.status
-    cols = scenario.grid.cols
+    """The ``EpisodeMetrics`` from the accumulators and the terminal state ``last`` (s_T).
 
-    # Safety (§4)
-    evacuated = sum(1 for s in status if s == "evacuated")
-    casualties = sum(1 for s in status if s == "casualty")
-    stranded = sum(1 for s in status if s == "active")
-    _invariant(evacuated + casualties + stranded == n, f"evacuated + casualties + stranded = {evacuated + casualties + stranded}, expected N = {n}.")
+    One function per metric family, in the order of output.md.
+    """
+    outcome = _Outcome(scenario, last, resolutions)
+    lower = scenario.static_exit_distances()
+    return EpisodeMetrics(
+        {
+            "metrics_version": METRICS_VERSION,
+            "scenario_id": scenario.scenario_id,
+            "scenario_hash": scenario.hash,
+            "seed": header["seed"],
+            "safety": safety_family(outcome, last, resolutions),
+            "time": time_family(outcome, steps),
+            "movement": movement_family(movement),
+            "path_efficiency": path_efficiency_family(outcome, movement, lower),
+            "fire_exposure": fire_exposure_family(exposure),
+            "exits": exits_family(outcome, resolutions),
+            "replanning": replanning_family(movement, replanning),
+            "people": people_family(outcome, last, resolutions, movement, replanning, exposure, lower),
+        }
+    )
+
+
+class _Outcome:
+    """What several families read: who is who at s_T, and the time to safety."""
+
+    def __init__(self, scenario, last, resolutions):
+        self.scenario = scenario
+        self.ids = scenario.person_ids
+        self.n = len(self.ids)
+        self.status = last.status
+        self.evacuees = [i for i in range(self.n) if self.status[i] == "evacuated"]
+        horizon = scenario.max_steps
+        self.tau = [resolutions.step[i] if s == "evacuated" else horizon for i, s in enumerate(self.status)]
+
+
+def safety_family(outcome, last, resolutions):
+    """metrics.md §4."""
+    status, n = outcome.status, outcome.n
+    evacuated = status.count("evacuated")
+    casualties = status.count("casualty")
+    stranded = status.count("active")
+    _invariant(
+        evacuated + casualties + stranded == n,
+        f"evacuated + casualties + stranded = {evacuated + casualties + stranded}, expected N = {n}.",
+    )
     trapped = len(last.trapped)
     _invariant(trapped <= stranded, f"terminal trapped count {trapped} exceeds stranded {stranded}.")
     if last.reason == "all_resolved":
@@ -70,7 +105,7 @@ def build_report(scenario, header, last, steps, resolutions, movement, replannin
     for i in range(n):
         if status[i] == "casualty":
             by_cause[resolutions.cause[i]] += 1
-    safety = {
+    return {
         "population": n,
         "evacuated": evacuated,
         "casualties": casualties,
@@ -83,9 +118,11 @@ def build_report(scenario, header, last, steps, resolutions, movement, replannin
         "casualties_by_cause": by_cause,
     }
 
-    # Time (§5)
-    evacuees = [i for i in range(n) if status[i] == "evacuated"]
-    evac_steps = {ids[i]: resolutions.step[i] for i in evacuees}
+
+def time_family(outcome, steps):
+    """metrics.md §5."""
+    ids, tau, n = outcome.ids, outcome.tau, outcome.n
+    evac_steps = {ids[i]: tau[i] for i in outcome.evacuees}
     ordered = sorted(evac_steps.values())
     e = len(ordered)
     if e == 0:
@@ -94,10 +131,9 @@ def build_report(scenario, header, last, steps, resolutions, movement, replannin
         median = Fraction(ordered[e // 2])
     else:
         median = Fraction(ordered[e // 2 - 1] + ordered[e // 2], 2)
-    tau = [resolutions.step[i] if status[i] == "evacuated" else horizon for i in range(n)]
-    time = {
+    return {
         "episode_steps": steps,
-        "max_steps": horizon,
+        "max_steps": outcome.scenario.max_steps,
         "evacuees": e,
         "non_evacuees": n - e,
         "evacuation_steps": evac_steps,
@@ -109,15 +145,20 @@ def build_report(scenario, header, last, steps, resolutions, movement, replannin
         "mean_person_time_to_safety": _float(ratio(sum(tau), n)),
     }
 
-    # Movement and congestion (§6)
+
+def movement_family(movement):
+    """metrics.md §6."""
     decisions = sum(movement.decisions)
     stays = sum(movement.stays)
     attempts = decisions - stays
     moved = sum(movement.moves)
     blocked = sum(movement.blocked)
-    _invariant(moved + blocked == attempts, f"successful_moves + blocked_moves = {moved + blocked}, expected movement_attempts = {attempts}.")
+    _invariant(
+        moved + blocked == attempts,
+        f"successful_moves + blocked_moves = {moved + blocked}, expected movement_attempts = {attempts}.",
+    )
     congestion = sum(movement.by_outcome[o] for o in CONGESTION_OUTCOMES)
-    movement_family = {
+    return {
         "decisions": decisions,
         "stay_actions": stays,
         "movement_attempts": attempts,
@@ -130,17 +171,30 @@ def build_report(scenario, header, last, steps, resolutions, movement, replannin
         "congestion_block_rate": _float(ratio(congestion, attempts)),
     }
 
-    # Path efficiency (§7)
-    lower = scenario.static_exit_distances()
-    efficiency, detour = [None] * n, [None] * n
-    for i in evacuees:
+
+def _efficiencies(outcome, movement, lower):
+    """Per person: (path efficiency, detour ratio) as Fractions for evacuees, else (None, None)."""
+    ids = outcome.ids
+    efficiency, detour = [None] * outcome.n, [None] * outcome.n
+    for i in outcome.evacuees:
         _invariant(lower[i] is not None and lower[i] >= 1, f"evacuee {ids[i]!r} has no static exit distance >= 1.")
-        _invariant(movement.moves[i] >= lower[i], f"evacuee {ids[i]!r} moved {movement.moves[i]} cells, fewer than its static lower bound {lower[i]}.")
+        _invariant(
+            movement.moves[i] >= lower[i],
+            f"evacuee {ids[i]!r} moved {movement.moves[i]} cells, fewer than its static lower bound {lower[i]}.",
+        )
         efficiency[i] = Fraction(lower[i], movement.moves[i])
         detour[i] = Fraction(movement.moves[i], lower[i])
+    return efficiency, detour
+
+
+def path_efficiency_family(outcome, movement, lower):
+    """metrics.md §7."""
+    evacuees = outcome.evacuees
+    e = len(evacuees)
+    efficiency, detour = _efficiencies(outcome, movement, lower)
     total_moved = sum(movement.moves[i] for i in evacuees)
     total_lower = sum(lower[i] for i in evacuees)
-    path = {
+    return {
         "evacuees_measured": e,
         "total_cells_moved": total_moved,
         "total_static_lower_bound": total_lower,
@@ -149,14 +203,19 @@ def build_report(scenario, header, last, steps, resolutions, movement, replannin
         "mean_detour_ratio": _float(None if e == 0 else sum(detour[i] for i in evacuees) / e),
     }
 
-    # Fire exposure (§8)
+
+def _exposure_sum(histogram):
+    """The exact sum of 1/d over a histogram {distance d: count}."""
+    return sum((Fraction(count, d) for d, count in histogram.items()), Fraction(0))
+
+
+def fire_exposure_family(exposure):
+    """metrics.md §8."""
     _invariant(0 not in exposure.histogram, "an active person stands on a burning cell (fire distance 0).")
-    with_fire = exposure.states - exposure.states_without_fire
-    exposure_total = sum((Fraction(count, d) for d, count in exposure.histogram.items()), Fraction(0))
-    person_exposure = [sum((Fraction(c, d) for d, c in h.items()), Fraction(0)) for h in exposure.person_histogram]
-    fire = {
+    exposure_total = _exposure_sum(exposure.histogram)
+    return {
         "active_person_states": exposure.states,
-        "person_states_with_fire": with_fire,
+        "person_states_with_fire": exposure.states - exposure.states_without_fire,
         "person_states_without_fire": exposure.states_without_fire,
         "distance_histogram": {str(d): exposure.histogram[d] for d in sorted(exposure.histogram)},
         "adjacent_person_states": exposure.histogram.get(1, 0),
@@ -165,11 +224,14 @@ def build_report(scenario, header, last, steps, resolutions, movement, replannin
         "mean_exposure": _float(None if exposure.states == 0 else exposure_total / exposure.states),
     }
 
-    # Exits (§9)
-    per_exit = dict.fromkeys(scenario.exit_ids, 0)
-    for i in evacuees:
+
+def exits_family(outcome, resolutions):
+    """metrics.md §9."""
+    per_exit = dict.fromkeys(outcome.scenario.exit_ids, 0)
+    for i in outcome.evacuees:
         per_exit[resolutions.exit_id[i]] += 1
     k = len(per_exit)
+    e = len(outcome.evacuees)
     if e:
         shares = {x: Fraction(c, e) for x, c in per_exit.items()}
         balance = None if k == 1 else (1 - sum(p * p for p in shares.values())) / (1 - Fraction(1, k))
@@ -177,7 +239,7 @@ def build_report(scenario, header, last, steps, resolutions, movement, replannin
         max_share = float(max(shares.values()))
     else:
         balance, exit_shares, max_share = None, None, None
-    exits = {
+    return {
         "exit_count": k,
         "exits_used": sum(1 for c in per_exit.values() if c),
         "evacuations_per_exit": per_exit,
@@ -186,13 +248,16 @@ def build_report(scenario, header, last, steps, resolutions, movement, replannin
         "exit_balance": _float(balance),
     }
 
-    # Replanning (§10)
+
+def replanning_family(movement, replanning):
+    """metrics.md §10."""
     with_next = replanning.with_next
     _invariant(
         replanning.moved_after + replanning.blocked_after + replanning.stayed_after == with_next,
         "moved_after_block + blocked_after_block + stayed_after_block differs from blocks_with_next_decision.",
     )
-    replan = {
+    blocked = sum(movement.blocked)
+    return {
         "blocked_events": blocked,
         "blocks_with_next_decision": with_next,
         "blocks_without_next_decision": blocked - with_next,
@@ -206,15 +271,19 @@ def build_report(scenario, header, last, steps, resolutions, movement, replannin
         "action_change_proxy_rate": _float(ratio(replanning.changed_after, with_next)),
     }
 
-    # People (§12)
+
+def people_family(outcome, last, resolutions, movement, replanning, exposure, lower):
+    """metrics.md §12: one object per person, by ID."""
+    scenario, status = outcome.scenario, outcome.status
+    grid = scenario.grid
+    efficiency, detour = _efficiencies(outcome, movement, lower)
     people = {}
-    for i, pid in enumerate(ids):
+    for i, pid in enumerate(outcome.ids):
         histogram = exposure.person_histogram[i]
-        start = scenario.start_cells[i]
         people[pid] = {
             "person_id": pid,
-            "initial_position": [start // cols, start % cols],
-            "final_position": [last.position[i] // cols, last.position[i] % cols],
+            "initial_position": grid.cell(scenario.start_cells[i]),
+            "final_position": grid.cell(last.position[i]),
             "status": status[i],
             "resolution_step": resolutions.step[i] if status[i] != "active" else None,
             "exit_id": resolutions.exit_id[i] if status[i] == "evacuated" else None,
@@ -224,25 +293,11 @@ def build_report(scenario, header, last, steps, resolutions, movement, replannin
             "cells_moved": movement.moves[i],
             "blocked_moves": movement.blocked[i],
             "max_consecutive_blocks": replanning.longest[i],
-            "time_to_safety": tau[i],
+            "time_to_safety": outcome.tau[i],
             "static_exit_distance": lower[i],
             "path_efficiency": _float(efficiency[i]),
             "detour_ratio": _float(detour[i]),
             "min_fire_distance": min(histogram) if histogram else None,
-            "fire_exposure": float(person_exposure[i]),
+            "fire_exposure": float(_exposure_sum(histogram)),
         }
-
-    return EpisodeMetrics({
-        "metrics_version": METRICS_VERSION,
-        "scenario_id": scenario.scenario_id,
-        "scenario_hash": scenario.hash,
-        "seed": header["seed"],
-        "safety": safety,
-        "time": time,
-        "movement": movement_family,
-        "path_efficiency": path,
-        "fire_exposure": fire,
-        "exits": exits,
-        "replanning": replan,
-        "people": people,
-    })
+    return people

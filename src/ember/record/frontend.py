@@ -18,13 +18,10 @@ The first line that is not such a step (or any layout other than the
 canonical one) sends everything from there on through the strict reader.
 """
 
+from ..canonical import HEADER_LINE_START, INITIAL_LINE_START, STEP_LINE_START, STEPS_LINE
 from ..errors import MetricsInputError
 from .reader import RecordParser
 
-HEADER_LINE = b'{"header":'
-INITIAL_LINE = b'"initial_state":'
-STEPS_LINE = b'"steps":[\n'
-STEP_START = b'{"actions":{'
 # A step line longer than this is read by the strict reader instead, so the
 # fast path never buffers more than one ordinary step.
 MAX_LINE_BYTES = 4 * 1024 * 1024
@@ -103,7 +100,7 @@ class CanonicalLines:
             if newline < 0:
                 self._keep(chunk[start:])
                 break
-            line = chunk[start:newline + 1]
+            line = chunk[start : newline + 1]
             if self.partial:
                 line = b"".join(self.partial) + line
                 self.partial, self.partial_size = [], 0
@@ -152,7 +149,7 @@ class CanonicalLines:
     def _line(self, line):
         self.line_number += 1
         if self.line_number <= 3:
-            expected_start = (HEADER_LINE, INITIAL_LINE, STEPS_LINE)[self.line_number - 1]
+            expected_start = (HEADER_LINE_START, INITIAL_LINE_START, STEPS_LINE)[self.line_number - 1]
             self._to_parser(line)
             if not line.startswith(expected_start):
                 self.active = False
@@ -161,7 +158,7 @@ class CanonicalLines:
         comma = body.endswith(b",")
         if comma:
             body = body[:-1]
-        if body.startswith(STEP_START) and self.take_line(self.step_index, body):
+        if body.startswith(STEP_LINE_START) and self.take_line(self.step_index, body):
             self.step_index += 1
             self.placeholder_filter.taken = self.step_index
             self.placeholders.append(b"0,\n" if comma else b"0\n")

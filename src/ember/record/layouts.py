@@ -38,14 +38,14 @@ exactly the strict reader's.
 import json
 import re
 
-from ..canonical import canonical_json
-from .frontend import MAX_LINE_BYTES, STEP_START, CanonicalLines, _Placeholders
+from ..canonical import HEADER_LINE_START, STEP_LINE_START, canonical_json
+from .frontend import MAX_LINE_BYTES, CanonicalLines, _Placeholders
 from .reader import RecordParser
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 _RECORD_KEYS = ("header", "initial_state", "final_state")
-_CANONICAL_START = b'{"header":'
+_CANONICAL_START = HEADER_LINE_START  # b'{"header":'
 _CANONICAL_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, UnicodeError)
 
 
@@ -60,6 +60,13 @@ class AnyLayout:
         self._args = (take_line, sink, limits)
         self._head = b""
         self._front_end = None
+        self._bound_trailing = False
+
+    def bound_trailing_bytes(self):
+        """``RecordParser.bound_trailing_bytes`` for the strict reader of the front end chosen."""
+        self._bound_trailing = True
+        if self._front_end is not None:
+            self._front_end.parser.bound_trailing_bytes()
 
     def feed(self, chunk):
         if self._front_end is None:
@@ -86,6 +93,8 @@ class AnyLayout:
             self._front_end = CanonicalLines(*self._args)
         else:
             self._front_end = StepTexts(*self._args)
+        if self._bound_trailing:
+            self._front_end.parser.bound_trailing_bytes()
         if head:
             self._front_end.feed(head)
 
@@ -223,7 +232,7 @@ class StepTexts:
             canonical = canonical_json(value)
         except _CANONICAL_ERRORS:
             return False
-        if not canonical.startswith(STEP_START) or text.count(":", start, end) != canonical.count(b":"):
+        if not canonical.startswith(STEP_LINE_START) or text.count(":", start, end) != canonical.count(b":"):
             return False
         if not self.take_line(self.step_index, canonical):
             return False

@@ -1,10 +1,11 @@
-"""The one assembly of a record reader: bytes → front end → strict reader → sink.
+"""The one assembly of a record reader: bytes → decompression → front end → strict reader → sink.
 
 Every reader of records goes through ``RecordInput`` (the engine's
 ``read_record`` and ``MetricsStream``, ``verify_replay``, ``render``,
 ``iter_parts``): nothing else builds a ``RecordParser`` and loops over chunks.
 """
 
+from .compression import Decompression
 from .layouts import AnyLayout
 from .reader import DEFAULT_LIMITS, RecordParser
 from .source import iter_chunks
@@ -13,22 +14,24 @@ from .source import iter_chunks
 class RecordInput:
     """Push form: ``feed(chunk)`` the record's bytes in any chunking, then ``close()``.
 
-    ``sink`` gets the parts (see ``RecordParser``); ``limits`` bound the
-    reader.  With ``take_line`` (see ``CanonicalLines``) the replayed-step
-    fast path runs in front of the strict reader, in any layout (``AnyLayout``).
+    The bytes may be gzip or zstd (see ``compression``); ``sink`` gets the
+    parts (see ``RecordParser``); ``limits`` bound the reader.  With
+    ``take_line`` (see ``CanonicalLines``) the replayed-step fast path runs
+    in front of the strict reader, in any layout (``AnyLayout``).
     """
 
     def __init__(self, sink, limits=DEFAULT_LIMITS, take_line=None):
         if take_line is None:
-            self.front_end = RecordParser(sink, limits)
+            self.front_end = parser = RecordParser(sink, limits)
         else:
-            self.front_end = AnyLayout(take_line, sink, limits)
+            self.front_end = parser = AnyLayout(take_line, sink, limits)
+        self._decompression = Decompression(self.front_end, on_compressed=parser.bound_trailing_bytes)
 
     def feed(self, chunk):
-        self.front_end.feed(chunk)
+        self._decompression.feed(chunk)
 
     def close(self):
-        self.front_end.close()
+        self._decompression.close()
 
 
 def read_into(record, record_input, chunk_size=None):

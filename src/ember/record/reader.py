@@ -15,8 +15,9 @@ would add a Python ``send`` per event).  Keeping the builder's state in
 generator locals and comparing event names with ``==`` was the fastest of
 the variants measured (an object with a ``send`` method was about 10%
 slower, identity tests on the event names no faster).  Before yajl sees a
-piece of input, ``_ByteGuard`` refuses the few things yajl and ijson let
-through wrongly, with C-level bytes operations only.
+piece of input, the byte guard (``guard.py``) refuses the few things yajl
+and ijson let through wrongly, with C-level bytes operations only.  The
+limits are in ``limits.py``.
 
 Throughput, CPU time, best of 9, Python 3.11, ijson 3.6 yajl2_c, on a shared
 2-core machine; a synthetic record of 5,000 steps (20 people, 3.4 KB a step,
@@ -32,15 +33,15 @@ about 80 ns; the byte guard costs 3%.  Memory stays flat: 50,000 steps
 (171 MB) were read with the same peak RSS as 5,000.
 """
 
-import bisect
 import collections
-import dataclasses
 import json
 import re
 
 import ijson
 
 from ..errors import MetricsInputError
+from .guard import ByteGuard as _ByteGuard
+from .limits import DEFAULT_LIMITS, Limits  # noqa: F401 (Limits: the reader's public API)
 from .source import iter_chunks
 
 try:
@@ -59,58 +60,6 @@ _PIECE = 64 * 1024
 _PARTS = ("header", "initial_state", "steps", "final_state")
 _BOM = b"\xef\xbb\xbf"
 _WHITESPACE = b" \t\n\r"
-
-# ijson 3.6 converts an integer token with PyLong_FromString and passes a
-# NULL on when that fails, which it does past sys.get_int_max_str_digits()
-# (at least 640 when set).  A longer limit could let such a token through.
-_MAX_INTEGER_DIGITS = 640
-
-
-@dataclasses.dataclass(frozen=True)
-class Limits:
-    """Resource limits of the reader; going past one is a ``MetricsInputError``.
-
-    The defaults are far above what a valid record needs and far below what
-    would strain memory or time.
-
-    max_depth (32)
-        Arrays and objects open at once, the record object counting as 1.
-        A valid record needs 7 (``$.steps[i].snapshot.people[j].position``).
-    max_string_length (1,048,576)
-        Characters in one string or object key.  The longest string of a
-        valid record is the 71-character ``scenario_hash``.
-    max_integer_digits (40)
-        Decimal digits in one number (every digit run of it, for a
-        non-integer).  Record integers are below 2**64: at most 20 digits.
-        At most 640 (see ``_MAX_INTEGER_DIGITS``).
-    max_part_bytes (64 MiB)
-        Bytes of input read for one part (a step, or the header,
-        initial_state or final_state), counted from the end of the previous
-        part.  The input is counted in the pieces given to yajl, of at most
-        64 KiB and 1/16 of the limit: a piece in which a part ends counts
-        towards the next one, so a part may be refused up to one piece
-        early or late.  This bounds what yajl buffers for one token and
-        what the builder holds for one value.  A step of a valid record is
-        a few KB.  ``episode_metrics``, ``MetricsStream`` and
-        ``verify_replay`` use a limit sized to the scenario
-        (``ember.engine.record_limits``, docs/limits.md).
-    """
-
-    max_depth: int = 32
-    max_string_length: int = 1_048_576
-    max_integer_digits: int = 40
-    max_part_bytes: int = 64 * 1024 * 1024
-
-    def __post_init__(self):
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if type(value) is not int or value < 1:
-                raise ValueError(f"Limits.{field.name} must be a positive integer, not {value!r}")
-        if self.max_integer_digits > _MAX_INTEGER_DIGITS:
-            raise ValueError(f"Limits.max_integer_digits must be at most {_MAX_INTEGER_DIGITS}")
-
-
-DEFAULT_LIMITS = Limits()
 
 
 # --- paths ------------------------------------------------------------------
@@ -157,12 +106,34 @@ def _error(kind, segments, sentence):
     return MetricsInputError(f"{_format_path(segments)}: {kind}: {sentence}")
 
 
+_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a number", bool: "a boolean"}
+
+
 def _json_type(value):
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return {dict: "an object", list: "an array", str: "a string", int: "a number"}.get(type(value), "a value")
+    return "null" if value is None else _JSON_TYPES.get(type(value), "a value")
+
+
+def _not_integer(value, segments):
+    return _error(
+        "Non-integer number",
+        segments,
+        f"{value} is not an integer; records hold only integers, written -?(0|[1-9][0-9]*).",
+    )
+
+
+def _too_long(what, segments, max_string):
+    return _error("Limit exceeded", segments, f"{what} is longer than max_string_length={max_string} characters.")
+
+
+def _bad_key(key, stack, top, in_list, max_string):
+    """The error for an object key that is too long, or already in the object."""
+    if len(key) > max_string:
+        return _too_long("an object key", _segments(stack, top, None, in_list), max_string)
+    return _error(
+        "Duplicate key",
+        _segments(stack, top, key, in_list),
+        "the object already has this key; a key may appear once in an object.",
+    )
 
 
 # --- where complete values go ------------------------------------------------
@@ -294,28 +265,14 @@ def _build(record, limits):
         event, value = yield
         if event == "number":
             if type(value) is not int:
-                raise _error(
-                    "Non-integer number",
-                    _segments(stack, top, key, in_list),
-                    f"{value} is not an integer; records hold only integers, written -?(0|[1-9][0-9]*).",
-                )
+                raise _not_integer(value, _segments(stack, top, key, in_list))
             if in_list:
                 top.append(value)
             else:
                 top[key] = value
         elif event == "map_key":
-            if len(value) > max_string:
-                raise _error(
-                    "Limit exceeded",
-                    _segments(stack, top, None, in_list),
-                    f"an object key is longer than max_string_length={max_string} characters.",
-                )
-            if value in top:
-                raise _error(
-                    "Duplicate key",
-                    _segments(stack, top, value, in_list),
-                    "the object already has this key; a key may appear once in an object.",
-                )
+            if len(value) > max_string or value in top:  # ("in" may refuse a top-level key itself)
+                raise _bad_key(value, stack, top, in_list, max_string)
             key = value
         elif event == "start_array":
             new = [] if 1 < len(stack) < max_depth else _open(False, stack, top, key, in_list, record, max_depth)
@@ -331,11 +288,7 @@ def _build(record, limits):
                 top[key] = value
         elif event == "string":
             if len(value) > max_string:
-                raise _error(
-                    "Limit exceeded",
-                    _segments(stack, top, key, in_list),
-                    f"a string is longer than max_string_length={max_string} characters.",
-                )
+                raise _too_long("a string", _segments(stack, top, key, in_list), max_string)
             if in_list:
                 top.append(value)
             else:
@@ -355,143 +308,6 @@ def _build(record, limits):
             value.extend(_segments(stack, top, key, in_list))
         else:
             raise RuntimeError(f"unexpected ijson event {event!r}")
-
-
-# --- bytes yajl must not see ---------------------------------------------------
-
-# Digits to "0", every other byte to " ": finds digit runs with bytes.find.
-_DIGIT_MASK = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
-_SURROGATE = re.compile(rb"[dD][89a-fA-F][0-9a-fA-F]{2}")
-_LOW_SURROGATE = re.compile(rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
-_LOW_SURROGATE_START = re.compile(rb"(?:\\(?:u(?:[dD](?:[c-fC-F][0-9a-fA-F]{0,2})?)?)?)?")
-_NOT_WHITESPACE = ((b"\x0b", "vertical tab"), (b"\x0c", "form feed"))
-
-
-def _scan_escapes(data):
-    """Check the string escapes in ``data``, which starts outside any escape.
-
-    Returns ``(end, problem, quotes)``: ``data[:end]`` is safe; ``problem``
-    says why ``data[end]`` is refused, or is None when the rest of ``data``
-    is an escape that needs the next piece; ``quotes`` lists the offsets of
-    escaped quotes before ``end``.  Only string escapes start with a
-    backslash, and one outside a string is a syntax error for yajl.
-    """
-    quotes = []
-    size = len(data)
-    at = data.find(b"\\")
-    while at != -1:
-        kind = data[at + 1 : at + 2]
-        if not kind:
-            return at, None, quotes
-        if kind == b'"':
-            quotes.append(at + 1)
-        if kind != b"u":
-            at = data.find(b"\\", at + 2)
-            continue
-        if at + 6 > size:
-            return at, None, quotes
-        unit = data[at + 2 : at + 6]
-        if _SURROGATE.fullmatch(unit):
-            escape = data[at : at + 6].decode("ascii")
-            if unit[1] in b"cCdDeEfF":
-                return at, ("Malformed JSON", f"a string has the unpaired low surrogate escape {escape}."), quotes
-            follower = data[at + 6 : at + 12]
-            if len(follower) < 6 and _LOW_SURROGATE_START.fullmatch(follower):
-                return at, None, quotes
-            if not _LOW_SURROGATE.fullmatch(follower):
-                return at, ("Malformed JSON", f"a string has the unpaired high surrogate escape {escape}."), quotes
-            at = data.find(b"\\", at + 12)
-        else:
-            at = data.find(b"\\", at + 6)
-    return size, None, quotes
-
-
-class _ByteGuard:
-    """Refuses, before yajl reads them, the bytes yajl 2 or ijson 3.6 mishandle.
-
-    * yajl takes vertical tab and form feed for whitespace (RFC 8259 does
-      not, and they are invalid in strings too).
-    * yajl decodes an unpaired UTF-16 surrogate escape to "?" or to a wrong
-      character instead of refusing it.
-    * ijson converts a number token once yajl has read all of it; past
-      ``sys.get_int_max_str_digits()`` it sends the builder a NULL, and with
-      that limit off the conversion takes quadratic time.  So no number
-      with a digit run longer than max_integer_digits reaches yajl's end.
-
-    Digits in a string are fine, so the guard needs to know whether a byte
-    is inside a string: it counts unescaped quotes from the start.  The
-    count is right for any text that yajl accepts, and the parser hands
-    yajl the bytes before a refusal first, so that an earlier syntax error
-    is the one reported.  Unless a piece holds a backslash, all this is a
-    few bytes operations in C (about 0.1 ms per 64 KiB).
-    """
-
-    def __init__(self, max_digits):
-        self._max_digits = max_digits
-        self._long_run = b"0" * (max_digits + 1)
-        self._in_string = False  # at the end of the bytes passed so far
-        self._digits = 0  # length of the digit run outside strings they end with
-        self._held = b""  # an escape that ends in the next piece
-
-    def scan(self, piece):
-        """Return ``(safe, problem)``: the bytes yajl may read now, and None
-        or ``(kind, sentence)`` saying why the byte after them is refused."""
-        data = self._held + piece if self._held else piece
-        self._held = b""
-        end, problem, escaped_quotes = len(data), None, []
-        if b"\\" in data:
-            end, problem, escaped_quotes = _scan_escapes(data)
-            if problem is None:
-                self._held = data[end:]
-        for byte, name in _NOT_WHITESPACE:
-            at = data.find(byte, 0, end)
-            if at != -1:
-                end = at
-                problem = (
-                    "Malformed JSON",
-                    f"byte {byte[0]:#04x} ({name}) is not JSON whitespace; only space, tab, LF and CR are.",
-                )
-        mask = data.translate(_DIGIT_MASK)
-        at = self._long_number(data, mask, end, escaped_quotes)
-        if at is not None:
-            end = at
-            problem = ("Limit exceeded", f"a number has more than max_integer_digits={self._max_digits} digits.")
-        if problem is None:
-            self._advance(data, mask, end, escaped_quotes)
-        return data[:end], problem
-
-    def _long_number(self, data, mask, end, escaped_quotes):
-        """The offset of the first digit run of a too long number in data[:end], or None."""
-        if self._digits:  # a number goes on from the previous piece
-            lead = mask.find(b" ", 0, end)
-            if self._digits + (end if lead == -1 else lead) > self._max_digits:
-                return 0
-        at = mask.find(self._long_run, 0, end)
-        counted = quotes = 0  # quotes in data[:counted], counted on from there: a
-        # count from 0 for each run made a piece of many digit strings quadratic
-        while at != -1:
-            quotes += data.count(b'"', counted, at)
-            counted = at
-            if self._in_string == ((quotes - bisect.bisect_left(escaped_quotes, at)) % 2 == 0):
-                at = mask.find(b" ", at, end)
-                if at == -1:
-                    return None
-                at = mask.find(self._long_run, at, end)
-            else:
-                return at
-        return None
-
-    def _advance(self, data, mask, end, escaped_quotes):
-        """Move the string and digit-run state past data[:end]."""
-        if end == 0:
-            return
-        quotes = data.count(b'"', 0, end) - len(escaped_quotes)
-        self._in_string ^= quotes % 2 == 1
-        if self._in_string or mask[end - 1] != 0x30:
-            self._digits = 0
-        else:
-            start = mask.rfind(b" ", 0, end) + 1
-            self._digits = end - start + (self._digits if start == 0 else 0)
 
 
 # --- the push parser -------------------------------------------------------------
@@ -544,6 +360,7 @@ class RecordParser:
         self._part_bytes = 0
         self._parts_seen = 0
         self._state = "open"
+        self.bound_trailing = False  # see bound_trailing_bytes
 
     def feed(self, chunk):
         """Read the next bytes of the record; any chunking, down to one byte."""
@@ -577,6 +394,14 @@ class RecordParser:
             if self._state == "open":
                 self._state = "dead"
             raise
+
+    def bound_trailing_bytes(self):
+        """Count the whitespace after the record against max_part_bytes too.
+
+        Not done by default: a file's size bounds it.  A decompressed stream
+        calls this, as it may expand without end.
+        """
+        self.bound_trailing = True
 
     def _check_open(self):
         if self._state == "dead":
@@ -648,21 +473,31 @@ class RecordParser:
             return MetricsInputError("$: the record is empty: the input holds no JSON text.")
         if not self._record.complete:
             return MetricsInputError(
-                f"{_format_path(self._where())}: the record is truncated: the input ends here before the record is complete."
+                f"{_format_path(self._where())}: the record is truncated: "
+                "the input ends here before the record is complete."
             )
         return self._input_error(exc)
 
     def _count_part_bytes(self, size):
         record = self._record
-        if record.complete:
+        if record.complete and not self.bound_trailing:
             return
-        if record.parts != self._parts_seen:
-            self._parts_seen = record.parts
+        # What follows the record (whitespace only) counts like a part
+        # (number -1) when bound_trailing is set (decompressed input).
+        parts = -1 if record.complete else record.parts
+        if parts != self._parts_seen:
+            self._parts_seen = parts
             self._part_bytes = size
         else:
             self._part_bytes += size
         limit = self._limits.max_part_bytes
         if self._part_bytes > limit:
+            if record.complete:
+                raise _error(
+                    "Limit exceeded",
+                    [],
+                    f"more than max_part_bytes={limit} bytes of decompressed input were read after the record.",
+                )
             raise _error(
                 "Limit exceeded",
                 self._where(),

@@ -17,7 +17,7 @@ def iter_chunks(source, chunk_size=CHUNK_SIZE):
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = source if isinstance(source, bytes) else _byte_view(source)
         for start in range(0, len(data), chunk_size):
-            yield bytes(data[start:start + chunk_size])
+            yield bytes(data[start : start + chunk_size])
         return
     if isinstance(source, (str, os.PathLike)):
         yield from _read_path(source, chunk_size)
@@ -31,7 +31,8 @@ def iter_chunks(source, chunk_size=CHUNK_SIZE):
         iterator = iter(source)
     except TypeError:
         raise MetricsInputError(
-            f"$: a record must be a path, a binary file, bytes or an iterable of bytes chunks, not {type(source).__name__}."
+            "$: a record must be a path, a binary file, bytes or an iterable of bytes chunks, "
+            f"not {type(source).__name__}."
         ) from None
     for j, chunk in enumerate(iterator):
         if not isinstance(chunk, (bytes, bytearray, memoryview)):
@@ -58,7 +59,7 @@ def _shown(path):
 
 def _read_path(path, chunk_size):
     try:
-        stream = open(path, "rb")
+        stream = open(path, "rb")  # noqa: SIM115 (closed by the with below, once open succeeded)
     except (OSError, ValueError) as exc:  # ValueError: a NUL character in the path
         raise MetricsInputError(f"$: cannot read the record file {_shown(path)}: {_reason(exc)}.") from exc
     with stream:

@@ -8,9 +8,18 @@ it, which the simulator knows because it knows whether it terminated.
 
 import os
 
-from ..canonical import AFTER_HEADER, AFTER_INITIAL, AFTER_STEPS, BETWEEN_STEPS, RECORD_HEAD, RECORD_TAIL, canonical_json
+from ..canonical import (
+    AFTER_HEADER,
+    AFTER_INITIAL,
+    AFTER_STEPS,
+    BETWEEN_STEPS,
+    RECORD_HEAD,
+    RECORD_TAIL,
+    canonical_json,
+)
 from ..sim.policies import make_policy
 from ..sim.simulator import Simulator
+from .compression import open_output
 
 
 class RecordWriter:
@@ -38,14 +47,15 @@ def run_episode(scenario, policy, seed, out):
     """Run ``policy`` to termination, streaming the record to ``out``.
 
     ``policy`` is a callable ``observation -> {person_id: action}`` or the
-    name of a built-in policy; ``out`` a path or a binary file.  Returns the
-    final state.
+    name of a built-in policy; ``out`` a path (written gzip-compressed when
+    it ends in ``.gz``, zstd when ``.zst``, see ``compression.open_output``)
+    or a binary file.  Returns the final state.
     """
     sim = Simulator(scenario, seed)
     if isinstance(policy, str):
         policy = make_policy(policy, sim.scenario, seed)
     if isinstance(out, (str, os.PathLike)):
-        with open(out, "wb") as stream:
+        with open_output(out) as stream:
             return _run(sim, policy, RecordWriter(stream))
     return _run(sim, policy, RecordWriter(out))
 
