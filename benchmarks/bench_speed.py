@@ -20,8 +20,8 @@ with LAYOUT one of
   sorted     ``json.dumps(record, sort_keys=True)`` on one line (final_state first)
   spaced     other RFC 8259 whitespace: a space after every ``,`` and ``:``,
              CRLF line ends, a tab before every step
-  gzip       the canonical record gzip-compressed, read through the engine;
-             its ratio is to the floor on the *uncompressed* file
+  gzip       the canonical record gzip-compressed, given to ``episode_metrics``
+             as it is; its ratio is to the floor on the *uncompressed* file
 
 Simulator rows (``Simulator`` + the random policy, seed 1, nothing written):
 
@@ -190,18 +190,10 @@ def measure(kind, target, scenario_arg, steps):
         ember.episode_metrics(scenario, target)
         done = None
     elif kind == "gzip":
-        # The engine's own gzip entry point when it has one, else the push
-        # stream fed from gzip: decompression is inside the time either way.
+        # The reader recognises gzip by its magic bytes: decompression is inside the time.
         scenario = json.loads(Path(scenario_arg).read_text())
         started = time.process_time()
-        if getattr(ember, "READS_GZIP", False):
-            ember.episode_metrics(scenario, target)
-        else:
-            stream = ember.MetricsStream(scenario)
-            with gzip.open(target, "rb") as handle:
-                while chunk := handle.read(65536):
-                    stream.feed(chunk)
-            stream.close()
+        ember.episode_metrics(scenario, target)
         done = None
     elif kind == "sim":
         from ember.sim.policies import make_policy

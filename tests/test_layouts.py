@@ -41,7 +41,9 @@ def layout_text(record, layout, edit=None, at=None):
         steps[at] = edited
     parts = {key: dump(record[key], 1) for key in ("header", "initial_state", "final_state")}
     body = "[\n  " + ",\n  ".join(steps) + "\n ]"
-    order = ("final_state", "header", "initial_state", "steps") if layout == "sorted" else ("header", "initial_state", "steps", "final_state")
+    order = ("header", "initial_state", "steps", "final_state")
+    if layout == "sorted":
+        order = tuple(sorted(order))
     members = [f'"{key}": ' + (body if key == "steps" else parts[key]) for key in order]
     return ("{\n " + ",\n ".join(members) + "\n}\n").encode()
 
@@ -79,7 +81,9 @@ def room():
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("name, policy, seed", [("small-room", "random", 0), ("office", "greedy", 3), ("bottleneck", "random", 2)])
+@pytest.mark.parametrize(
+    "name, policy, seed", [("small-room", "random", 0), ("office", "greedy", 3), ("bottleneck", "random", 2)]
+)
 def test_every_step_is_taken_and_the_metrics_are_the_strict_paths(monkeypatch, layout, name, policy, seed):
     scenario, record = episode(name, policy, seed)
     data = layout_text(record, layout)

@@ -96,7 +96,10 @@ def _marshal_list_head(n):
 # marshal.loads makes thousands of fresh small lists about twice as fast as
 # list(map(list, ...)) does.  The framing used (a format-2 list header, then
 # its items) is checked once here; should it ever not hold, the plain copy is used.
-_MARSHAL_WORKS = marshal.loads(_marshal_list_head(2) + _marshal_cell(0, 1) + _marshal_cell(70000, 3)) == [[0, 1], [70000, 3]]
+_MARSHAL_WORKS = marshal.loads(_marshal_list_head(2) + _marshal_cell(0, 1) + _marshal_cell(70000, 3)) == [
+    [0, 1],
+    [70000, 3],
+]
 
 
 class SortedCells:
