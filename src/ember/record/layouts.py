@@ -111,6 +111,8 @@ class StepTexts:
         self.data = b""  # input not yet given to the strict reader ...
         self.text = ""  # ... and the same, decoded (ASCII only, so indexes agree)
         self.pos = 0  # where the walk stands in ``text``
+        self.fed = 0  # ``data[:fed]`` is already queued for the strict reader (or replaced by "0")
+        self.out = []  # bytes queued for the strict reader, fed once per chunk
         self.state = "open"  # open, key, value, steps, item, after
         self.step_index = 0
         self.retry_at = 0  # after an incomplete parse, wait until the buffer is this long
@@ -140,19 +142,29 @@ class StepTexts:
     # -- internals ------------------------------------------------------------
 
     def _stop(self, more):
-        """Leave the fast path: everything held back, then ``more``, to the strict reader."""
+        """Leave the fast path: everything queued or held back, then ``more``, to the strict reader."""
         self.active = False
-        held, self.data, self.text = self.data, b"", ""
-        if held or more:
-            self.parser.feed(held + more)
+        self.out.append(self.data[self.fed :])
+        self.out.append(more)
+        data = b"".join(self.out)
+        self.out, self.data, self.text, self.fed, self.pos = [], b"", "", 0, 0
+        if data:
+            self.parser.feed(data)
 
     def _flush(self):
         """Give the strict reader everything the walk has passed, and forget it."""
-        if self.pos:
-            data, self.data, self.text = self.data[: self.pos], self.data[self.pos :], self.text[self.pos :]
-            self.retry_at = max(0, self.retry_at - self.pos)
-            self.pos = 0
+        pos = self.pos
+        if self.fed < pos:
+            self.out.append(self.data[self.fed : pos])
+        if self.out:
+            data = b"".join(self.out)
+            self.out.clear()
             self.parser.feed(data)
+        if pos:
+            self.data, self.text = self.data[pos:], self.text[pos:]
+            self.retry_at = max(0, self.retry_at - pos)
+            self.pos = 0
+        self.fed = 0
 
     def _incomplete(self, final):
         """The walk needs more input than there is: wait for it, or give up."""
@@ -237,10 +249,9 @@ class StepTexts:
         if not self.take_line(self.step_index, canonical):
             return False
         # The strict reader gets the bytes before the step unchanged and "0" for the step.
-        self.parser.feed(self.data[: start] + b"0")
-        self.data, self.text = self.data[end:], text[end:]
-        self.retry_at = max(0, self.retry_at - end)
-        self.pos = 0
+        self.out.append(self.data[self.fed : start])
+        self.out.append(b"0")
+        self.fed = self.pos = end
         self.step_index += 1
         self.placeholder_filter.taken = self.step_index
         return True
