@@ -62,7 +62,7 @@ def replayed_flags(monkeypatch):
 
 
 BUILTIN_CASES = [("small-room", "random", 3, 200), ("office", "greedy", 1, 500), ("bottleneck", "random", 2, 300),
-                 ("long-horizon", "random", 5, 300), ("hall", "greedy", 0, 12)]
+                 ("long-horizon", "random", 5, 300), ("hall", "greedy", 0, 5)]
 
 
 @pytest.mark.parametrize("name, policy, seed, max_steps", BUILTIN_CASES)
