@@ -93,7 +93,7 @@ def measure(kind, record, scenario_file):
     import ijson
 
     import ember
-    from ember.engine import EpisodeEngine, MetricsStream, engine_input
+    from ember.engine import EpisodeEngine, MetricsStream, read_record, record_limits
     from ember.scenario import compile_scenario
 
     scenario = compile_scenario(json.loads(Path(scenario_file).read_text()))
@@ -104,11 +104,7 @@ def measure(kind, record, scenario_file):
                 pass
     elif kind == "checks":
         engine = EpisodeEngine(scenario, replay=False)  # no replay: no canonical fast path either
-        record_input = engine_input(engine)
-        with open(record, "rb") as handle:
-            while chunk := handle.read(65536):
-                record_input.feed(chunk)
-        record_input.close()
+        read_record(record, engine, record_limits(scenario))
     elif kind == "full":
         ember.episode_metrics(scenario, record)
     elif kind == "push":

@@ -7,6 +7,11 @@ checks, the replay check and the metric accumulators, in that order.
 Memory holds one step and the per-person / per-cell state, never the
 record.  ``episode_metrics`` (pull) and ``MetricsStream`` (push) differ only
 in how bytes reach the same reader and engine.
+
+The one way in for every reader of records is ``read_record`` (pull) or
+``open_record`` (push): source → decompression → canonical-line front end →
+strict reader → sink.  ``measure_run`` is the way in for an episode run in
+EMBER's own simulator: its steps go to the same accumulators directly.
 """
 
 import os
@@ -220,7 +225,7 @@ def engine_input(engine):
 def measure_record(compiled, record, on_state=None):
     """Validate, replay and measure ``record`` of the compiled scenario; the ``EpisodeMetrics``."""
     engine = EpisodeEngine(compiled, on_state=on_state)
-    read_into(record, engine_input(engine))
+    read_record(record, engine, record_limits(compiled), engine.take_line)
     return engine.result
 
 

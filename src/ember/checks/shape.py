@@ -11,18 +11,12 @@ from ..errors import MetricsInputError
 from ..scenario import ID_PATTERN
 
 ACTIONS = frozenset(("stay", "north", "south", "west", "east"))
+# fmt: off
 OUTCOMES = frozenset(
-    (
-        "stayed",
-        "moved",
-        "blocked_boundary",
-        "blocked_wall",
-        "blocked_fire",
-        "blocked_occupied",
-        "blocked_conflict",
-        "blocked_cycle",
-    )
+    ("stayed", "moved", "blocked_boundary", "blocked_wall", "blocked_fire",
+     "blocked_occupied", "blocked_conflict", "blocked_cycle")
 )
+# fmt: on
 STATUSES = frozenset(("active", "evacuated", "casualty"))
 CAUSES = frozenset(("entered_fire", "fire_spread"))
 REASONS = (None, "all_resolved", "max_steps")

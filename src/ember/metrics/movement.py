@@ -2,14 +2,12 @@
 
 from ..accumulator import Accumulator
 
+# fmt: off
 BLOCKED_OUTCOMES = (
-    "blocked_boundary",
-    "blocked_wall",
-    "blocked_fire",
-    "blocked_occupied",
-    "blocked_conflict",
-    "blocked_cycle",
+    "blocked_boundary", "blocked_wall", "blocked_fire",
+    "blocked_occupied", "blocked_conflict", "blocked_cycle",
 )
+# fmt: on
 CONGESTION_OUTCOMES = ("blocked_occupied", "blocked_conflict", "blocked_cycle")
 
 
