@@ -511,8 +511,9 @@ def test_a_gigabyte_of_whitespace_between_steps_is_refused():
 
 def test_the_fast_path_never_buffers_more_than_one_capped_line():
     stream = ember.MetricsStream(LIMITED)
-    lines = stream._input.front_end
     stream.feed(HEAD)
+    lines = stream._input.front_end.chosen  # AnyLayout chose CanonicalLines from the first bytes
+    assert isinstance(lines, frontend.CanonicalLines)
     most = frontend.MAX_LINE_BYTES + CHUNK
     with pytest.raises(ember.MetricsInputError, match="Limit exceeded"):
         stream.feed(b'{"actions":{"A":"')

@@ -19,7 +19,7 @@ import os
 from .checks.replay import PolicyRun, ReplayCheck, Replayer
 from .checks.shape import check_final_shape, check_step, fail
 from .checks.stage1 import check_compatibility
-from .checks.stage2 import check_final_matches_last, check_initial_state, step_checks
+from .checks.stage2 import check_final_matches_last, check_initial_state, replayed_step_checks, step_checks
 from .errors import MetricsInputError, ReplayMismatchError, ScenarioError
 from .metrics.exposure import FireExposure
 from .metrics.movement import MovementCounts
@@ -55,6 +55,7 @@ class EpisodeEngine:
         self.prev = None
         self.steps = 0
         self.checks = ()
+        self.replayed_checks = ()
         self.replay = None
         self.burning = None
         self.result = None  # the EpisodeMetrics, once the record has ended and passed
@@ -121,6 +122,7 @@ class EpisodeEngine:
             return
         sc, s0 = self.scenario, self.initial
         self.checks = step_checks(sc, s0)
+        self.replayed_checks = replayed_step_checks(self.checks)
         self.replay = ReplayCheck(sc, self.header_value, s0.raw) if self.replay_enabled else None
         self.resolutions = Resolutions(sc)
         self.movement = MovementCounts(sc)
@@ -135,8 +137,12 @@ class EpisodeEngine:
             self.on_state(0, s0.raw)
 
     def update(self, tr):
-        """One transition to every check, the replay check and every metric, in that order."""
-        for check in self.checks:
+        """One transition to every check, the replay check and every metric, in that order.
+
+        A replayed step is the simulator's own: the stage-2 rules hold by
+        construction, so only the checks that keep state see it.
+        """
+        for check in self.replayed_checks if tr.replayed else self.checks:
             check.update(tr)
         if self.replay is not None:
             self.replay.update(tr)

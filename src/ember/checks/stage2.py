@@ -2,7 +2,15 @@
 
 These checks read the record and the scenario; they never re-derive why a
 move was blocked or whether the RNG would ignite a cell (that is replay's).
-Each is an accumulator; ``STEP_CHECKS`` is their order within a step.
+Each is an accumulator; ``step_checks`` gives their order within a step.
+
+A *replayed* transition (``tr.replayed``: the step's bytes are the replaying
+simulator's own canonical step, taken after a record prefix that was
+byte-identical to the simulator's too) is the simulator's output, which
+obeys every rule below by construction; re-checking it could only find a
+simulator bug.  Such a transition therefore reaches only the checks that
+carry state from step to step (``replayed_step_checks``), which update that
+state and check nothing (docs/decisions.md, "Replayed steps").
 """
 
 from ..accumulator import Accumulator
@@ -240,8 +248,9 @@ class TrappedSet(Accumulator):
 
     def update(self, tr):
         if tr.ignited:
-            self.reachability.ignite(tr.ignited)
-        self._check(tr.cur, tr.path, ".snapshot")
+            self.reachability.ignite(tr.ignited)  # kept in step for the strict steps that may follow
+        if not tr.replayed:
+            self._check(tr.cur, tr.path, ".snapshot")
 
 
 class Termination(Accumulator):
@@ -276,6 +285,16 @@ def step_checks(scenario, initial):
         TrappedSet(scenario, initial),
         Termination(scenario),
     )
+
+
+# The checks whose state depends on earlier steps; a replayed transition
+# must still reach them (and they check nothing on it).
+STATEFUL_CHECKS = (TrappedSet,)
+
+
+def replayed_step_checks(checks):
+    """Those of ``checks`` (from ``step_checks``) that a replayed transition must reach."""
+    return tuple(check for check in checks if isinstance(check, STATEFUL_CHECKS))
 
 
 def check_final_matches_last(final, last, scenario):

@@ -6,7 +6,7 @@ Every reader of records goes through ``RecordInput`` (the engine's
 """
 
 from .compression import Decompression
-from .frontend import CanonicalLines
+from .layouts import AnyLayout
 from .reader import DEFAULT_LIMITS, RecordParser
 from .source import iter_chunks
 
@@ -16,16 +16,15 @@ class RecordInput:
 
     The bytes may be gzip or zstd (see ``compression``); ``sink`` gets the
     parts (see ``RecordParser``); ``limits`` bound the reader.  With
-    ``take_line`` (see ``CanonicalLines``) the canonical-line fast path runs
-    in front of the strict reader.
+    ``take_line`` (see ``CanonicalLines``) the replayed-step fast path runs
+    in front of the strict reader, in any layout (``AnyLayout``).
     """
 
     def __init__(self, sink, limits=DEFAULT_LIMITS, take_line=None):
         if take_line is None:
             self.front_end = parser = RecordParser(sink, limits)
         else:
-            self.front_end = CanonicalLines(take_line, sink, limits)
-            parser = self.front_end.parser
+            self.front_end = parser = AnyLayout(take_line, sink, limits)
         self._decompression = Decompression(self.front_end, on_compressed=parser.bound_trailing_bytes)
 
     def feed(self, chunk):

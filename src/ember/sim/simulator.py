@@ -4,7 +4,20 @@ People are indexed by rank in ID order, cells by ``row * cols + col``; the
 dicts of the record are built from that state once per step.  Per-step cost
 is O(active people + frontier + snapshot size): the fire frontier and the
 exit reachability are kept incrementally, never rescanned from the grid.
+
+A step makes thousands of small containers on a large scenario (13,000
+burning cells are 13,000 fresh ``[row, col]`` lists a snapshot), all alive
+until the step returns, so the cyclic garbage collector, set off by
+allocation counts, would scan them over and over for nothing: none of them
+is ever part of a cycle.  ``step`` and ``observe`` therefore run with the
+collector paused (and restore it as they found it); the caller usually
+drops the previous record before the next collection, which then finds
+little to scan.
 """
+
+import gc
+import marshal
+from bisect import bisect_left
 
 from ..errors import ActionError, EmberError
 from ..grid import DELTAS, ExitReachability
@@ -13,6 +26,7 @@ from ..versions import OBSERVATION_VERSION, SCHEMA_VERSION, SIMULATOR_VERSION
 from .fire import FireSpread
 
 ACTIONS = ("stay", "north", "south", "west", "east")
+ACTION_SET = frozenset(ACTIONS)
 ACTIVE, EVACUATED, CASUALTY = "active", "evacuated", "casualty"
 MAX_SEED = 2**64 - 1
 
@@ -70,6 +84,58 @@ def resolve_moves(outcomes, targets, occupant):
 _ON_PATH = "on path"  # marks slots on the chain being followed
 
 
+def _marshal_cell(row, col):
+    """One [row, col] list in marshal format 2 (no back-references), so pieces concatenate."""
+    return marshal.dumps([row, col], 2)
+
+
+def _marshal_list_head(n):
+    return b"[" + n.to_bytes(4, "little")
+
+
+# marshal.loads makes thousands of fresh small lists about twice as fast as
+# list(map(list, ...)) does.  The framing used (a format-2 list header, then
+# its items) is checked once here; should it ever not hold, the plain copy is used.
+_MARSHAL_WORKS = marshal.loads(_marshal_list_head(2) + _marshal_cell(0, 1) + _marshal_cell(70000, 3)) == [
+    [0, 1],
+    [70000, 3],
+]
+
+
+class SortedCells:
+    """A sorted set of cells that hands out fresh ``[[row, col], ...]`` lists cheaply.
+
+    The snapshot and the observation each need a fresh copy of the burning
+    list every step (13,000 cells on a burnt-out hall): the cells are kept
+    as marshal pieces and the copy is one ``marshal.loads`` of their join.
+    """
+
+    def __init__(self, cells, cols):
+        self.cols = cols
+        self.cells = sorted(cells)
+        self.pairs = [divmod(c, cols) for c in self.cells]
+        self.pieces = [_marshal_cell(r, c) for r, c in self.pairs]
+        self._blob = None
+
+    def add(self, cells):
+        """Insert new cells (not yet present): a binary search and a memmove each."""
+        for cell in cells:
+            k = bisect_left(self.cells, cell)
+            row, col = divmod(cell, self.cols)
+            self.cells.insert(k, cell)
+            self.pairs.insert(k, (row, col))
+            self.pieces.insert(k, _marshal_cell(row, col))
+        self._blob = None
+
+    def lists(self):
+        """A fresh list of fresh ``[row, col]`` lists, in order."""
+        if not _MARSHAL_WORKS:
+            return list(map(list, self.pairs))
+        if self._blob is None:
+            self._blob = _marshal_list_head(len(self.pieces)) + b"".join(self.pieces)
+        return marshal.loads(self._blob)
+
+
 class Simulator:
     """One deterministic episode of a scenario under a seed."""
 
@@ -81,16 +147,18 @@ class Simulator:
         self.ids = sc.person_ids
         self.status = [ACTIVE] * len(self.ids)
         self.position = list(sc.start_cells)
+        self.position_rc = [divmod(c, grid.cols) for c in self.position]  # the same as (row, col)
         self.burning = bytearray(grid.size)
         for cell in sc.ignitions:
             self.burning[cell] = 1
-        self.burning_sorted = list(sc.ignitions)
+        self.burning_cells = SortedCells(sc.ignitions, grid.cols)
+        self.fire = FireSpread(grid, self.seed, sc.spread_numerator, sc.spread_denominator)
         self.frontier = set()
         for cell in sc.ignitions:
             self._extend_frontier(cell)
-        self.fire = FireSpread(grid, self.seed, sc.spread_numerator, sc.spread_denominator)
         self.reachability = ExitReachability(grid, sc.exit_cells, sc.ignitions)
         self.active = list(range(len(self.ids)))
+        self.active_ids = list(self.ids)  # the IDs of ``active``, in the same order
         self.t = 0
         self.termination_reason = None
         self.trapped = self._trapped()
@@ -113,19 +181,41 @@ class Simulator:
 
     def observe(self):
         """The observation of the current state, for the step about to be taken."""
-        if self.terminated:
-            raise ActionError("the episode has terminated: there is nothing left to observe.")
-        cols, ids, position = self.grid.cols, self.ids, self.position
-        return {
-            "observation_version": OBSERVATION_VERSION,
-            "step": self.t + 1,
-            "people": [{"person_id": ids[i], "position": [position[i] // cols, position[i] % cols]} for i in self.active],
-            "burning": [[c // cols, c % cols] for c in self.burning_sorted],
-            "trapped": list(self.trapped),
-        }
+        if not gc.isenabled():
+            return self._observe()
+        gc.disable()
+        try:
+            return self._observe()
+        finally:
+            gc.enable()
 
     def step(self, actions):
         """Run one step (simulator.md §3) and return its record dict."""
+        if not gc.isenabled():
+            return self._step(actions)
+        gc.disable()
+        try:
+            return self._step(actions)
+        finally:
+            gc.enable()
+
+    # -- internals ----------------------------------------------------------
+
+    def _observe(self):
+        if self.terminated:
+            raise ActionError("the episode has terminated: there is nothing left to observe.")
+        position_rc = self.position_rc
+        return {
+            "observation_version": OBSERVATION_VERSION,
+            "step": self.t + 1,
+            "people": [
+                {"person_id": pid, "position": list(position_rc[i])} for pid, i in zip(self.active_ids, self.active)
+            ],
+            "burning": self.burning_cells.lists(),
+            "trapped": list(self.trapped),
+        }
+
+    def _step(self, actions):
         chosen = self._check_actions(actions)
         grid, cols, position = self.grid, self.grid.cols, self.position
         t = self.t + 1
@@ -138,20 +228,21 @@ class Simulator:
         n = len(active)
         outcomes, origins, targets, cells = [None] * n, [None] * n, [None] * n, [None] * n
         claims = {}  # target cell -> the slot claiming it, or -1 once contested
-        for k in range(n):
-            row, col = divmod(position[active[k]], cols)
+        position_rc = self.position_rc
+        for k, i, action in zip(range(n), active, chosen):
+            row, col = position_rc[i]
             origins[k] = [row, col]
-            action = chosen[k]
             if action == "stay":
                 outcomes[k] = "stayed"
                 continue
             dr, dc = DELTAS[action]
-            r, c = row + dr, col + dc
+            r = row + dr
+            c = col + dc
             targets[k] = [r, c]
             if not (0 <= r < rows and 0 <= c < cols):
                 outcomes[k] = "blocked_boundary"
                 continue
-            x = r * cols + c
+            x = position[i] + dr * cols + dc
             if not open_[x]:
                 outcomes[k] = "blocked_wall"
             elif block_fire and burning[x]:
@@ -167,24 +258,23 @@ class Simulator:
                         outcomes[other] = "blocked_conflict"
                         claims[x] = -1
         resolve_moves(outcomes, cells, {position[i]: k for k, i in enumerate(active)})
+
+        # 2. Entering fire (burning in s_{t-1}); 3. evacuation.  Both depend
+        # on the mover's own end cell only, so they are settled as it moves;
+        # slots are in ID order, so the events are too.
+        evacuations, casualties = [], []
+        exit_at, status = self.scenario.exit_at, self.status
         for k, result in enumerate(outcomes):
             if result == "moved":
-                position[active[k]] = cells[k]
-        outcome = dict(zip(active, outcomes))
-
-        # 2. Entering fire; 3. evacuation.
-        evacuations, casualties = [], []
-        exit_at = self.scenario.exit_at
-        for i in self.active:
-            if outcome[i] != "moved":
-                continue
-            cell = position[i]
-            if self.burning[cell]:
-                self.status[i] = CASUALTY
-                casualties.append((i, "entered_fire"))
-            elif cell in exit_at:
-                self.status[i] = EVACUATED
-                evacuations.append((i, exit_at[cell]))
+                i = active[k]
+                position[i] = cell = cells[k]
+                position_rc[i] = tuple(targets[k])
+                if burning[cell]:
+                    status[i] = CASUALTY
+                    casualties.append((i, "entered_fire"))
+                elif cell in exit_at:
+                    status[i] = EVACUATED
+                    evacuations.append((i, exit_at[cell]))
 
         # 4. Fire spread; 5. spread casualties.
         ignited = self.fire.ignitions(t, self.frontier, self.burning)
@@ -194,22 +284,24 @@ class Simulator:
             self.frontier.discard(cell)
             self._extend_frontier(cell)
         if ignited:
-            self.burning_sorted = sorted(self.burning_sorted + ignited)
+            self.burning_cells.add(ignited)
             self.reachability.ignite(ignited)
-            for i in self.active:
-                if self.status[i] == ACTIVE and self.burning[position[i]]:
-                    self.status[i] = CASUALTY
+            for i in active:
+                if burning[position[i]] and status[i] == ACTIVE:
+                    status[i] = CASUALTY
                     casualties.append((i, "fire_spread"))
         casualties.sort()
 
         # 6. Trapped set; 7. termination.
-        ids = self.ids
+        active_ids = self.active_ids
         movements = [
-            {"person_id": ids[i], "origin": o, "target": x, "outcome": r}
-            for i, o, x, r in zip(active, origins, targets, outcomes)
+            {"person_id": pid, "origin": o, "target": x, "outcome": r}
+            for pid, o, x, r in zip(active_ids, origins, targets, outcomes)
         ]
-        step_actions = {self.ids[i]: a for i, a in zip(self.active, chosen)}
-        self.active = [i for i in self.active if self.status[i] == ACTIVE]
+        step_actions = dict(zip(active_ids, chosen))
+        if evacuations or casualties:
+            self.active = [i for i in active if status[i] == ACTIVE]
+            self.active_ids = [self.ids[i] for i in self.active]
         self.trapped = self._trapped()
         self.t = t
         if not self.active:
@@ -236,14 +328,21 @@ class Simulator:
             }
         return record
 
-    # -- internals ----------------------------------------------------------
-
     def _check_actions(self, actions):
         """Validate a step's actions; return them in active-ID order. Mutates nothing."""
         if self.terminated:
             raise ActionError(f"the episode terminated at step {self.t} ({self.termination_reason}); no more steps.")
         if not isinstance(actions, dict):
             raise ActionError(f"step {self.t + 1}: the actions must be an object {{person_id: action}}, got {type(actions).__name__}.")
+        # The usual case at C speed: every active person has a valid action
+        # and nobody else has one.  Anything else takes the loop below,
+        # which names the first defect.
+        chosen = list(map(actions.get, self.active_ids))
+        try:
+            if len(actions) == len(chosen) and ACTION_SET.issuperset(chosen):
+                return chosen
+        except TypeError:  # an unhashable action: the loop below reports it
+            pass
         chosen = []
         for i in self.active:
             pid = self.ids[i]
@@ -260,7 +359,7 @@ class Simulator:
         return chosen
 
     def _extend_frontier(self, cell):
-        for _, n in self.grid.neighbours(cell):
+        for _, n, _ in self.fire.neighbours(cell):
             if self.grid.open[n] and not self.burning[n]:
                 self.frontier.add(n)
 
@@ -269,14 +368,13 @@ class Simulator:
         return [self.ids[i] for i in self.active if not reach[self.position[i]]]
 
     def _snapshot(self):
-        cols = self.grid.cols
         return {
             "step": self.t,
             "people": [
-                {"person_id": pid, "status": s, "position": [p // cols, p % cols]}
-                for pid, s, p in zip(self.ids, self.status, self.position)
+                {"person_id": pid, "status": s, "position": list(rc)}
+                for pid, s, rc in zip(self.ids, self.status, self.position_rc)
             ],
-            "burning": [[c // cols, c % cols] for c in self.burning_sorted],
+            "burning": self.burning_cells.lists(),
             "trapped": list(self.trapped),
             "terminated": self.terminated,
             "termination_reason": self.termination_reason,
