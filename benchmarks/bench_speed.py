@@ -73,8 +73,8 @@ def canonical_parts(path):
         head = handle.readline()
         initial = handle.readline()
         handle.readline()  # "steps":[
-        header = json.loads(head[len(b'{"header":'):-2])
-        initial_state = json.loads(initial[len(b'"initial_state":'):-2])
+        header = json.loads(head[len(b'{"header":') : -2])
+        initial_state = json.loads(initial[len(b'"initial_state":') : -2])
     return header, initial_state
 
 
@@ -92,7 +92,7 @@ def final_state_of(path):
     with open(path, "rb") as handle:
         handle.seek(max(0, os.path.getsize(path) - (1 << 20)))
         last = handle.read().rsplit(b"\n", 2)[-2]
-    return json.loads(last[len(b'"final_state":'):-1])
+    return json.loads(last[len(b'"final_state":') : -1])
 
 
 def indented(value, level):
@@ -107,19 +107,35 @@ def write_layout(layout, canonical, target):
     steps = (json.loads(line) for line in step_lines(canonical))
     with open(target, "w", encoding="utf-8", newline="") as out:
         if layout == "pretty":
-            out.write('{\n "header": ' + indented(header, 1) + ',\n "initial_state": ' + indented(initial, 1) + ',\n "steps": [')
+            out.write(
+                '{\n "header": '
+                + indented(header, 1)
+                + ',\n "initial_state": '
+                + indented(initial, 1)
+                + ',\n "steps": ['
+            )
             for j, step in enumerate(steps):
                 out.write(("," if j else "") + "\n  " + indented(step, 2))
             out.write('\n ],\n "final_state": ' + indented(final, 1) + "\n}")
         elif layout == "sorted":
             dump = lambda v: json.dumps(v, sort_keys=True)  # noqa: E731 - the default separators: ", " and ": "
-            out.write('{"final_state": ' + dump(final) + ', "header": ' + dump(header) + ', "initial_state": ' + dump(initial) + ', "steps": [')
+            out.write(
+                '{"final_state": '
+                + dump(final)
+                + ', "header": '
+                + dump(header)
+                + ', "initial_state": '
+                + dump(initial)
+                + ', "steps": ['
+            )
             for j, step in enumerate(steps):
                 out.write((", " if j else "") + dump(step))
             out.write("]}")
         elif layout == "spaced":
             dump = lambda v: json.dumps(v, separators=(", ", ": "))  # noqa: E731
-            out.write('{ "header" : ' + dump(header) + ' ,\r\n "initial_state" : ' + dump(initial) + ' ,\r\n "steps" : [\r\n')
+            out.write(
+                '{ "header" : ' + dump(header) + ' ,\r\n "initial_state" : ' + dump(initial) + ' ,\r\n "steps" : [\r\n'
+            )
             for j, step in enumerate(steps):
                 out.write((" ,\r\n" if j else "") + "\t" + dump(step))
             out.write('\r\n] ,\r\n "final_state" : ' + dump(final) + " }\r\n")
@@ -164,7 +180,9 @@ def baseline_src(revision, data_dir):
     target = data_dir / f"baseline-{revision}"
     if not (target / "src" / "ember").exists():
         target.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "src"], check=True, capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", revision, "src"], check=True, capture_output=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
     return target / "src"
 
@@ -218,7 +236,8 @@ def run_child(kind, target, scenario_arg, steps=0, src=None):
         env["PYTHONPATH"] = str(src) + os.pathsep + env.get("PYTHONPATH", "")
     child = subprocess.Popen(
         [sys.executable, __file__, "--measure", kind, str(target), str(scenario_arg), str(steps)],
-        stdout=subprocess.PIPE, env=env,
+        stdout=subprocess.PIPE,
+        env=env,
     )
     out = child.stdout.read()
     _, status, usage = os.wait4(child.pid, 0)
@@ -262,7 +281,10 @@ def read_rows(steps, data_dir, repeat):
 def sim_rows(args):
     src = baseline_src(args.baseline, args.data_dir)
     rows = []
-    for label, scenario, steps in (("sim hall", "builtin:hall", args.hall_steps), ("sim 20", "builtin:long-horizon", args.sim_steps)):
+    for label, scenario, steps in (
+        ("sim hall", "builtin:hall", args.hall_steps),
+        ("sim 20", "builtin:long-horizon", args.sim_steps),
+    ):
         new, old = [], []
         for _ in range(args.repeat):
             seconds, done, peak = run_child("sim", "-", scenario, steps)
@@ -280,8 +302,12 @@ def main():
     parser.add_argument("--only", choices=("read", "sim"), help="just the reading rows or just the simulator rows")
     parser.add_argument("--hall-steps", type=int, default=1000, help="steps of builtin:hall to run (default 1000)")
     parser.add_argument("--sim-steps", type=int, default=50_000, help="steps of the 20-people simulator row")
-    parser.add_argument("--baseline", default=BASELINE, help=f"git revision of the 'before' simulator (default {BASELINE})")
-    parser.add_argument("--data-dir", type=Path, default=ROOT / "bench-data", help="where records are written and cached")
+    parser.add_argument(
+        "--baseline", default=BASELINE, help=f"git revision of the 'before' simulator (default {BASELINE})"
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, default=ROOT / "bench-data", help="where records are written and cached"
+    )
     parser.add_argument("--measure", nargs=4, metavar=("KIND", "TARGET", "SCENARIO", "STEPS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -290,8 +316,10 @@ def main():
     import ijson
 
     args.data_dir.mkdir(exist_ok=True)
-    print(f"python {sys.version.split()[0]}, ijson {ijson.__version__} backend {ijson.backend}, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f} at start; CPU seconds, median (min-max) of {args.repeat} runs")
+    print(
+        f"python {sys.version.split()[0]}, ijson {ijson.__version__} backend {ijson.backend}, {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.1f} at start; CPU seconds, median (min-max) of {args.repeat} runs"
+    )
     if args.only != "sim":
         print()
         header = f"{'what':<16} {'T':>9} {'CPU s':>22} {'MB/s':>7} {'x floor':>22} {'peak RSS MB':>12}"
@@ -299,18 +327,27 @@ def main():
         print("-" * len(header))
         for steps in args.steps:
             for label, t, seconds, ratios, rss, mb in read_rows(steps, args.data_dir, args.repeat):
-                print(f"{label:<16} {t:>9,} {spread(seconds, lambda x: f'{x:.2f}'):>22} {mb / statistics.median(seconds):7.1f} "
-                      f"{spread(ratios, lambda x: f'{x:.2f}'):>22} {rss:12.1f}", flush=True)
+                print(
+                    f"{label:<16} {t:>9,} {spread(seconds, lambda x: f'{x:.2f}'):>22} "
+                    f"{mb / statistics.median(seconds):7.1f} {spread(ratios, lambda x: f'{x:.2f}'):>22} {rss:12.1f}",
+                    flush=True,
+                )
     if args.only != "read":
         print()
         header = f"{'what':<10} {'steps':>7} {'steps/s now':>24} {f'steps/s at {args.baseline}':>24} {'x before':>8}"
         print(header)
         print("-" * len(header))
         for label, steps, new, old in sim_rows(args):
-            print(f"{label:<10} {steps:>7,} {spread(new, lambda x: f'{x:,.0f}'):>24} {spread(old, lambda x: f'{x:,.0f}'):>24} "
-                  f"{statistics.median(new) / statistics.median(old):8.2f}", flush=True)
+            print(
+                f"{label:<10} {steps:>7,} {spread(new, lambda x: f'{x:,.0f}'):>24} "
+                f"{spread(old, lambda x: f'{x:,.0f}'):>24} {statistics.median(new) / statistics.median(old):8.2f}",
+                flush=True,
+            )
     load = os.getloadavg()[0]
-    print(f"\nload average {load:.1f} at the end" + (" (a loaded machine: treat the numbers as rough)" if load > 1.5 else ""))
+    print(
+        f"\nload average {load:.1f} at the end"
+        + (" (a loaded machine: treat the numbers as rough)" if load > 1.5 else "")
+    )
 
 
 if __name__ == "__main__":

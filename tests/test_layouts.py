@@ -14,8 +14,9 @@ import pytest
 import ember
 from ember.engine import EpisodeEngine
 from ember.sim.policies import make_policy
-from records import record_bytes
 from test_replayed_steps import CUT_OFF, CUT_OFF_RECORD, replayed_flags, same_typed
+
+from records import record_bytes
 
 
 def dumper(layout):
@@ -92,8 +93,15 @@ def test_every_step_is_taken_and_the_metrics_are_the_strict_paths(monkeypatch, l
     fast, strict = both_ways(monkeypatch, scenario, data)
     assert flags[: len(record["steps"])] == [True] * len(record["steps"])
     assert isinstance(fast, dict) and same_typed(fast, strict)
-    assert same_typed(fast, ember.episode_metrics(scenario, ember.canonical.canonical_record(
-        record["header"], record["initial_state"], record["steps"], record["final_state"])).to_dict())
+    assert same_typed(
+        fast,
+        ember.episode_metrics(
+            scenario,
+            ember.canonical.canonical_record(
+                record["header"], record["initial_state"], record["steps"], record["final_state"]
+            ),
+        ).to_dict(),
+    )
 
 
 def first(old, new):
@@ -173,5 +181,5 @@ def test_any_chunking_gives_the_same_outcome(room, layout):
     for size in (1, 7, 4096):
         stream = ember.MetricsStream(scenario)
         for start in range(0, len(data), size):
-            stream.feed(data[start:start + size])
+            stream.feed(data[start : start + size])
         assert same_typed(stream.close().to_dict(), expected)

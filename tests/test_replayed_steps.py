@@ -9,15 +9,16 @@ and that the checks' state stays right for strict steps after replayed ones.
 import json
 
 import pytest
-from conftest import picture_scenario
 from hypothesis import HealthCheck, given, settings
-from test_simulator import episodes
 
 import ember
 from ember.engine import EpisodeEngine
 from ember.record.reader import RecordParser
 from ember.scenario import compile_scenario
 from ember.sim.policies import make_policy
+from test_simulator import episodes
+
+from conftest import picture_scenario
 from records import encode, parts, record_bytes, scripted
 
 
@@ -61,8 +62,13 @@ def replayed_flags(monkeypatch):
     return flags
 
 
-BUILTIN_CASES = [("small-room", "random", 3, 200), ("office", "greedy", 1, 500), ("bottleneck", "random", 2, 300),
-                 ("long-horizon", "random", 5, 300), ("hall", "greedy", 0, 5)]
+BUILTIN_CASES = [
+    ("small-room", "random", 3, 200),
+    ("office", "greedy", 1, 500),
+    ("bottleneck", "random", 2, 300),
+    ("long-horizon", "random", 5, 300),
+    ("hall", "greedy", 0, 5),
+]
 
 
 @pytest.mark.parametrize("name, policy, seed, max_steps", BUILTIN_CASES)

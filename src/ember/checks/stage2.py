@@ -37,20 +37,33 @@ def check_initial_state(state, scenario):
         if state.status[i] != "active":
             fail(f"{path}.people[{i}].status", f"expected 'active' for {pid!r} at step 0, got {state.status[i]!r}.")
         if state.position[i] != scenario.start_cells[i]:
-            fail(f"{path}.people[{i}].position", f"expected {pid!r} at its scenario position {_cell(scenario.start_cells[i], cols)}, got {_cell(state.position[i], cols)}.")
+            fail(
+                f"{path}.people[{i}].position",
+                f"expected {pid!r} at its scenario position {_cell(scenario.start_cells[i], cols)}, got "
+                f"{_cell(state.position[i], cols)}.",
+            )
     ignitions = [_cell(c, cols) for c in scenario.ignitions]
     if state.burning != ignitions:
         fail(f"{path}.burning", f"expected the scenario's ignitions {ignitions}, got {state.burning}.")
     if state.terminated or state.reason is not None:
-        fail(f"{path}.terminated", "expected the initial state not to be terminated (terminated false, termination_reason null).")
+        fail(
+            f"{path}.terminated",
+            "expected the initial state not to be terminated (terminated false, termination_reason null).",
+        )
 
 
 class StepNumbering(Accumulator):
     def update(self, tr):
         if tr.prev.terminated:
-            fail(tr.path, f"the episode terminated at step {tr.prev.step} ({tr.prev.reason}); only the last snapshot may be terminated, yet step {tr.t} follows.")
+            fail(
+                tr.path,
+                f"the episode terminated at step {tr.prev.step} ({tr.prev.reason}); only the last snapshot may be "
+                f"terminated, yet step {tr.t} follows.",
+            )
         if tr.step["step"] != tr.t:
-            fail(f"{tr.path}.step", f"expected step number {tr.t} (steps are numbered 1, 2, ...), got {tr.step['step']}.")
+            fail(
+                f"{tr.path}.step", f"expected step number {tr.t} (steps are numbered 1, 2, ...), got {tr.step['step']}."
+            )
         if tr.cur.step != tr.t:
             fail(f"{tr.path}.snapshot.step", f"expected {tr.t}, the step's own number, got {tr.cur.step}.")
 
@@ -68,18 +81,36 @@ class Coverage(Accumulator):
         if len(actions) != len(active) or any(pid not in actions for pid in active):
             missing = [pid for pid in active if pid not in actions]
             if missing:
-                fail(f"{tr.path}.actions", f"expected an action for every person active in s_{tr.t - 1}; {missing[0]!r} has none.")
+                fail(
+                    f"{tr.path}.actions",
+                    f"expected an action for every person active in s_{tr.t - 1}; {missing[0]!r} has none.",
+                )
             active_set = set(active)  # built once: rebuilt per action it made this quadratic
             extra = sorted(pid for pid in actions if pid not in active_set)
-            fail(f"{tr.path}.actions.{extra[0]}", f"expected actions only for people active in s_{tr.t - 1}; {extra[0]!r} is not active.")
+            fail(
+                f"{tr.path}.actions.{extra[0]}",
+                f"expected actions only for people active in s_{tr.t - 1}; {extra[0]!r} is not active.",
+            )
         movements = tr.step["movements"]
         for j, pid in enumerate(active):
             if j >= len(movements):
-                fail(f"{tr.path}.movements", f"expected one movement per person active in s_{tr.t - 1} ({len(active)}), got {len(movements)}; {pid!r} has none.")
+                fail(
+                    f"{tr.path}.movements",
+                    f"expected one movement per person active in s_{tr.t - 1} ({len(active)}), got "
+                    f"{len(movements)}; {pid!r} has none.",
+                )
             if movements[j]["person_id"] != pid:
-                fail(f"{tr.path}.movements[{j}].person_id", f"expected {pid!r} (the movements of the active people, sorted by ID), got {movements[j]['person_id']!r}.")
+                fail(
+                    f"{tr.path}.movements[{j}].person_id",
+                    f"expected {pid!r} (the movements of the active people, sorted by ID), got "
+                    f"{movements[j]['person_id']!r}.",
+                )
         if len(movements) != len(active):
-            fail(f"{tr.path}.movements[{len(active)}]", f"expected {len(active)} movements (one per active person), got {len(movements)}; {movements[len(active)]['person_id']!r} is not active.")
+            fail(
+                f"{tr.path}.movements[{len(active)}]",
+                f"expected {len(active)} movements (one per active person), got {len(movements)}; "
+                f"{movements[len(active)]['person_id']!r} is not active.",
+            )
 
 
 class MovementConsistency(Accumulator):
@@ -95,10 +126,20 @@ class MovementConsistency(Accumulator):
         position = tr.prev.position
         block_fire = self.block_fire
         for j, (i, move) in enumerate(zip(tr.movers, tr.step["movements"])):
-            action, outcome, origin, target = actions[move["person_id"]], move["outcome"], move["origin"], move["target"]
+            action, outcome, origin, target = (
+                actions[move["person_id"]],
+                move["outcome"],
+                move["origin"],
+                move["target"],
+            )
             row, col = divmod(position[i], cols)
             if origin[0] != row or origin[1] != col:
-                _movement_defect(tr, j, "origin", f"expected {move['person_id']!r}'s position in s_{tr.t - 1}, {[row, col]}, got {origin}.")
+                _movement_defect(
+                    tr,
+                    j,
+                    "origin",
+                    f"expected {move['person_id']!r}'s position in s_{tr.t - 1}, {[row, col]}, got {origin}.",
+                )
             if action == "stay":
                 if outcome != "stayed":
                     _movement_defect(tr, j, "outcome", f"action 'stay' must have outcome 'stayed', got {outcome!r}.")
@@ -106,7 +147,9 @@ class MovementConsistency(Accumulator):
                     _movement_defect(tr, j, "target", f"action 'stay' must have a null target, got {target}.")
                 continue
             if outcome == "stayed":
-                _movement_defect(tr, j, "outcome", f"outcome 'stayed' requires action 'stay', but the action is {action!r}.")
+                _movement_defect(
+                    tr, j, "outcome", f"outcome 'stayed' requires action 'stay', but the action is {action!r}."
+                )
             dr, dc = DELTAS[action]
             row, col = row + dr, col + dc
             if target is None or target[0] != row or target[1] != col:
@@ -118,7 +161,12 @@ class MovementConsistency(Accumulator):
                 if not open_[x]:
                     _movement_defect(tr, j, "outcome", f"'moved' to {target}, which is a wall.")
                 if block_fire and tr.burning[x]:
-                    _movement_defect(tr, j, "outcome", f"'moved' to {target}, which is burning in s_{tr.t - 1}, under enter_fire 'block'.")
+                    _movement_defect(
+                        tr,
+                        j,
+                        "outcome",
+                        f"'moved' to {target}, which is burning in s_{tr.t - 1}, under enter_fire 'block'.",
+                    )
 
 
 def _movement_defect(tr, j, field, message):
@@ -141,10 +189,17 @@ class EndPositions(Accumulator):
             else:
                 end = tr.prev.position[i]
             if cur[i] != end:
-                fail(f"{tr.path}.snapshot.people[{i}].position", f"expected {move['person_id']!r} at the end of its movement, {_cell(end, cols)}, got {_cell(cur[i], cols)}.")
+                fail(
+                    f"{tr.path}.snapshot.people[{i}].position",
+                    f"expected {move['person_id']!r} at the end of its movement, {_cell(end, cols)}, got "
+                    f"{_cell(cur[i], cols)}.",
+                )
             if end in ends:
                 other = self.scenario.person_ids[ends[end]]
-                fail(f"{tr.path}.movements[{j}]", f"{move['person_id']!r} and {other!r} both end the movement phase on {_cell(end, cols)}.")
+                fail(
+                    f"{tr.path}.movements[{j}]",
+                    f"{move['person_id']!r} and {other!r} both end the movement phase on {_cell(end, cols)}.",
+                )
             ends[end] = i
 
 
@@ -164,7 +219,11 @@ class FireConsistency(Accumulator):
         ignitions = tr.step["ignitions"]
         expected = sorted(tr.prev.burning + ignitions) if ignitions else tr.prev.burning
         if tr.cur.burning != expected:
-            fail(f"{tr.path}.snapshot.burning", f"expected burning(s_{tr.t - 1}) ∪ ignitions ({len(expected)} cells), got {len(tr.cur.burning)} cells; first difference: {_first_difference(expected, tr.cur.burning)}.")
+            fail(
+                f"{tr.path}.snapshot.burning",
+                f"expected burning(s_{tr.t - 1}) ∪ ignitions ({len(expected)} cells), got {len(tr.cur.burning)} "
+                f"cells; first difference: {_first_difference(expected, tr.cur.burning)}.",
+            )
 
 
 def _first_difference(expected, actual):
@@ -172,7 +231,9 @@ def _first_difference(expected, actual):
         if a != b:
             return f"at [{j}] expected {a}, got {b}"
     j = min(len(expected), len(actual))
-    return f"at [{j}] expected {expected[j] if j < len(expected) else 'the end'}, got {actual[j] if j < len(actual) else 'the end'}"
+    want = expected[j] if j < len(expected) else "the end"
+    got = actual[j] if j < len(actual) else "the end"
+    return f"at [{j}] expected {want}, got {got}"
 
 
 class StatusEvents(Accumulator):
@@ -203,11 +264,16 @@ class StatusEvents(Accumulator):
                 want, event = "active", None
             if status[i] != want:
                 why = {
-                    "casualty": "it moved onto a burning cell" if event and event[1] == "entered_fire" else "its cell ignited",
+                    "casualty": "it moved onto a burning cell"
+                    if event and event[1] == "entered_fire"
+                    else "its cell ignited",
                     "evacuated": f"it stands on exit {event[1]!r}" if event else "",
                     "active": "nothing resolved it",
                 }[want]
-                fail(f"{tr.path}.snapshot.people[{i}].status", f"expected {ids[i]!r} to be {want!r} at step {tr.t} because {why}, got {status[i]!r}.")
+                fail(
+                    f"{tr.path}.snapshot.people[{i}].status",
+                    f"expected {ids[i]!r} to be {want!r} at step {tr.t} because {why}, got {status[i]!r}.",
+                )
             if event is not None:
                 (evacuations if want == "evacuated" else casualties).append(event)
         self._match("evacuations", "exit_id", evacuations, tr)
@@ -215,7 +281,11 @@ class StatusEvents(Accumulator):
         prev = tr.prev
         for i, was in enumerate(prev.status):
             if was != "active" and (status[i] != was or position[i] != prev.position[i]):
-                fail(f"{tr.path}.snapshot.people[{i}]", f"{ids[i]!r} was resolved ({was}) in s_{tr.t - 1} and must never change, but its status or position did.")
+                fail(
+                    f"{tr.path}.snapshot.people[{i}]",
+                    f"{ids[i]!r} was resolved ({was}) in s_{tr.t - 1} and must never change, but its status or "
+                    "position did.",
+                )
 
     @staticmethod
     def _match(key, field, expected, tr):
@@ -224,11 +294,19 @@ class StatusEvents(Accumulator):
             if j >= len(expected) or (event["person_id"], event[field]) != expected[j]:
                 want = expected[j] if j < len(expected) else None
                 if want is None or event["person_id"] != want[0]:
-                    fail(f"{tr.path}.{key}[{j}]", f"{event['person_id']!r} has no matching status change at step {tr.t}" + (f"; expected the {key[:-1]} of {want[0]!r} here." if want else "."))
+                    fail(
+                        f"{tr.path}.{key}[{j}]",
+                        f"{event['person_id']!r} has no matching status change at step {tr.t}"
+                        + (f"; expected the {key[:-1]} of {want[0]!r} here." if want else "."),
+                    )
                 fail(f"{tr.path}.{key}[{j}].{field}", f"expected {want[1]!r} for {want[0]!r}, got {event[field]!r}.")
         if len(expected) > len(recorded):
             missing = expected[len(recorded)]
-            fail(f"{tr.path}.{key}", f"{missing[0]!r} changed status at step {tr.t} but has no entry in {key} (expected {field} {missing[1]!r}).")
+            fail(
+                f"{tr.path}.{key}",
+                f"{missing[0]!r} changed status at step {tr.t} but has no entry in {key} (expected {field} "
+                f"{missing[1]!r}).",
+            )
 
 
 class TrappedSet(Accumulator):
@@ -244,7 +322,10 @@ class TrappedSet(Accumulator):
     def _check(self, state, path, part):
         want = expected_trapped(self.scenario, state, self.reachability.reach)
         if state.trapped != want:
-            fail(f"{path}{part}.trapped", f"expected the trapped set {want} (active people with no path to a usable exit), got {state.trapped}.")
+            fail(
+                f"{path}{part}.trapped",
+                f"expected the trapped set {want} (active people with no path to a usable exit), got {state.trapped}.",
+            )
 
     def update(self, tr):
         if tr.ignited:
@@ -269,8 +350,16 @@ class Termination(Accumulator):
             want = None
         if cur.reason != want or cur.terminated != (want is not None):
             if want is None:
-                fail(f"{tr.path}.snapshot.terminated", f"expected not terminated at step {tr.t} (people remain active and the horizon is {self.horizon}), got terminated={str(cur.terminated).lower()}, reason {cur.reason!r}.")
-            fail(f"{tr.path}.snapshot.termination_reason", f"expected terminated with reason {want!r} at step {tr.t}, got terminated={str(cur.terminated).lower()}, reason {cur.reason!r}.")
+                fail(
+                    f"{tr.path}.snapshot.terminated",
+                    f"expected not terminated at step {tr.t} (people remain active and the horizon is "
+                    f"{self.horizon}), got terminated={str(cur.terminated).lower()}, reason {cur.reason!r}.",
+                )
+            fail(
+                f"{tr.path}.snapshot.termination_reason",
+                f"expected terminated with reason {want!r} at step {tr.t}, got "
+                f"terminated={str(cur.terminated).lower()}, reason {cur.reason!r}.",
+            )
 
 
 def step_checks(scenario, initial):

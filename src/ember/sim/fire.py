@@ -53,9 +53,8 @@ class FireSpread:
         ignited = []
         for cell in frontier:
             for _, neighbour, tail in neighbours(cell):
-                if burning[neighbour]:
-                    if sha256(prefix + tail).digest()[:8] < limit:
-                        ignited.append(cell)
-                        break  # draws have no side effects: one success decides
+                if burning[neighbour] and sha256(prefix + tail).digest()[:8] < limit:
+                    ignited.append(cell)
+                    break  # draws have no side effects: one success decides
         ignited.sort()
         return ignited

@@ -333,7 +333,9 @@ class Simulator:
         if self.terminated:
             raise ActionError(f"the episode terminated at step {self.t} ({self.termination_reason}); no more steps.")
         if not isinstance(actions, dict):
-            raise ActionError(f"step {self.t + 1}: the actions must be an object {{person_id: action}}, got {type(actions).__name__}.")
+            raise ActionError(
+                f"step {self.t + 1}: the actions must be an object {{person_id: action}}, got {type(actions).__name__}."
+            )
         # The usual case at C speed: every active person has a valid action
         # and nobody else has one.  Anything else takes the loop below,
         # which names the first defect.
@@ -350,7 +352,10 @@ class Simulator:
                 raise ActionError(f"step {self.t + 1}: no action for active person {pid!r}.")
             action = actions[pid]
             if action not in ACTIONS:
-                raise ActionError(f"step {self.t + 1}: person {pid!r} has unknown action {action!r}; expected one of {', '.join(ACTIONS)}.")
+                raise ActionError(
+                    f"step {self.t + 1}: person {pid!r} has unknown action {action!r}; expected one of "
+                    f"{', '.join(ACTIONS)}."
+                )
             chosen.append(action)
         if len(actions) != len(self.active):
             active = {self.ids[i] for i in self.active}
