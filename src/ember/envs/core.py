@@ -93,6 +93,24 @@ class Episode:
             self.stream = None
 
 
+class EpisodeRunner:
+    """What both environments do at reset: close the last episode and start the next.
+
+    Mixed into an environment that has ``compiled``, ``record``, ``grid``,
+    ``episode``, ``episodes_started`` and ``close()``.
+    """
+
+    def _start_episode(self, seed):
+        """Start an episode with ``seed``; the path of its record, or None."""
+        self.close()
+        self.episode = None  # a failed start (say, an unwritable record path) leaves no episode to step
+        path = None if self.record is None else self.record.for_episode(self.episodes_started, seed)
+        self.episode = Episode(self.compiled, seed, path)
+        self.episodes_started += 1
+        self.grid.start(self.compiled, self.episode.initial_state)
+        return path
+
+
 class Rewards:
     """The default shaping: per person and step, its evacuation, its casualty, its acting at all."""
 

@@ -9,12 +9,12 @@ from gymnasium import spaces
 from ..errors import ActionError, EnvConfigError
 from ..scenario import compile_scenario
 from ..sim.simulator import ACTIONS
-from .core import Episode, GridState, RecordPath, Rewards, action_names, episode_seed
+from .core import EpisodeRunner, GridState, RecordPath, Rewards, action_names, episode_seed
 
 _ANSI_CELLS = {"wall": "#", "exit": "E", "burning": "*", "person": "P", "free": "."}
 
 
-class EvacuationEnv(gymnasium.Env):
+class EvacuationEnv(EpisodeRunner, gymnasium.Env):
     """A scenario as a Gymnasium environment; every step is a simulator step.
 
     Action: ``MultiDiscrete([5] * N)``, one code per person in ID order,
@@ -67,12 +67,7 @@ class EvacuationEnv(gymnasium.Env):
             seed = episode_seed(seed, None)  # check before Gymnasium seeds its generator
         super().reset(seed=seed)
         seed = episode_seed(seed, self.np_random)
-        self.close()
-        self.episode = None  # a failed start (say, an unwritable record path) leaves no episode to step
-        path = None if self.record is None else self.record.for_episode(self.episodes_started, seed)
-        self.episode = Episode(self.compiled, seed, path)
-        self.episodes_started += 1
-        self.grid.start(self.compiled, self.episode.initial_state)
+        path = self._start_episode(seed)
         return self._observation(), {"seed": seed, "record": path}
 
     def step(self, action):

@@ -10,12 +10,12 @@ from pettingzoo import ParallelEnv
 from ..errors import ActionError, EnvConfigError
 from ..scenario import compile_scenario
 from ..sim.simulator import ACTIONS
-from .core import Episode, GridState, RecordPath, Rewards, action_names, episode_seed
+from .core import EpisodeRunner, GridState, RecordPath, Rewards, action_names, episode_seed
 
 WINDOW_CHANNELS = ("blocked", "exit", "burning", "people")
 
 
-class EvacuationParallelEnv(ParallelEnv):
+class EvacuationParallelEnv(EpisodeRunner, ParallelEnv):
     """Agents are the person IDs; an agent leaves ``agents`` at the step that resolves it.
 
     An agent's observation is an int8 array ``(4, window, window)`` centred
@@ -76,12 +76,7 @@ class EvacuationParallelEnv(ParallelEnv):
         elif self._np_random is None:
             self._np_random, _ = seeding.np_random()
         seed = episode_seed(seed, self._np_random)
-        self.close()
-        self.episode = None  # a failed start (say, an unwritable record path) leaves no episode to step
-        path = None if self.record is None else self.record.for_episode(self.episodes_started, seed)
-        self.episode = Episode(self.compiled, seed, path)
-        self.episodes_started += 1
-        self.grid.start(self.compiled, self.episode.initial_state)
+        self._start_episode(seed)
         self.agents = list(self.possible_agents)
         self._refresh()
         observations = {agent: self._window(agent) for agent in self.agents}

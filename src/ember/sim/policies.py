@@ -44,33 +44,18 @@ class GreedyPolicy:
         sc = compile_scenario(scenario)
         self.grid = sc.grid
         self.exit_cells = sc.exit_cells
-        self._burning_count = None
-        self._seen = None  # bytearray: 1 for the cells seen burning so far
+        self._tracker = None  # the cells seen burning so far
         self._field = None
 
     def _distances(self, burning):
-        count = len(burning)
-        if count != self._burning_count:
-            cols = self.grid.cols
-            if self._field is not None:
-                seen = self._seen
-                new = []
-                for r, c in burning:
-                    cell = r * cols + c
-                    if not seen[cell]:
-                        seen[cell] = 1
-                        new.append(cell)
-                if self._burning_count + len(new) == count:
-                    self._field.burn(new)
-                    self._burning_count = count
-                    return self._field.dist
+        new = None if self._tracker is None else self._tracker.changed(burning)
+        if new is None:
             # First observation, or cells left the burning list: start afresh.
-            cells = [r * cols + c for r, c in burning]
-            self._seen = bytearray(self.grid.size)
-            for cell in cells:
-                self._seen[cell] = 1
+            self._tracker = _BurningTracker(self.grid)
+            cells = self._tracker.changed(burning) or []
             self._field = ExitDistances(self.grid, self.exit_cells, cells)
-            self._burning_count = count
+        elif new:
+            self._field.burn(new)
         return self._field.dist
 
     def __call__(self, observation):
