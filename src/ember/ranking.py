@@ -97,35 +97,34 @@ class _Invalid(Exception):
     """A reason found while checking a value; the caller adds the file and line."""
 
 
-def _integer(value, path, minimum=0):
-    if type(value) is not int or not minimum <= value < MAX_INTEGER:
-        raise _Invalid(f"{path}: expected an integer {minimum} <= n < 2^63, got {_shown(value)}")
+def _expect(fits, value, path, expected):
+    """``value`` when it ``fits``, else the reason: ``path``, what was ``expected``, what it got."""
+    if not fits:
+        raise _Invalid(f"{path}: expected {expected}, got {_shown(value)}")
     return value
+
+
+def _integer(value, path, minimum=0):
+    fits = type(value) is int and minimum <= value < MAX_INTEGER
+    return _expect(fits, value, path, f"an integer {minimum} <= n < 2^63")
 
 
 def _string(value, path):
-    if type(value) is not str:
-        raise _Invalid(f"{path}: expected a string, got {_shown(value)}")
-    return value
+    return _expect(type(value) is str, value, path, "a string")
 
 
 def _identifier(value, path):
     """An ID of simulator.md §1 (campaign, scenario and policy names are IDs, campaign.md §1-2)."""
-    if type(value) is not str or not _ID.fullmatch(value):
-        raise _Invalid(f"{path}: expected an ID ([A-Za-z0-9][A-Za-z0-9._-]{{0,63}}), got {_shown(value)}")
-    return value
+    fits = type(value) is str and _ID.fullmatch(value)
+    return _expect(fits, value, path, "an ID ([A-Za-z0-9][A-Za-z0-9._-]{0,63})")
 
 
 def _object(value, path):
-    if type(value) is not dict:
-        raise _Invalid(f"{path}: expected an object, got {_shown(value)}")
-    return value
+    return _expect(type(value) is dict, value, path, "an object")
 
 
 def _list(value, path):
-    if type(value) is not list or not value:
-        raise _Invalid(f"{path}: expected a non-empty array, got {_shown(value)}")
-    return value
+    return _expect(type(value) is list and value, value, path, "a non-empty array")
 
 
 def _member(mapping, key, path):
