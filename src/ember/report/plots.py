@@ -93,31 +93,38 @@ def _legend(fig, axes, policies, colour):
     fig.tight_layout(rect=(0, 0, 1, top))
 
 
-def evacuation_curves(views, policies):
-    """Cumulative share evacuated against the step, per scenario: mean over seeds, band from min to max."""
+def _per_scenario(views, policies, salt, panel):
+    """A figure of one panel per scenario, each drawn by ``panel(ax, scenario_id, by_policy, policies, colour)``."""
     matplotlib, plt = _pyplot()
-    import numpy as np
-
     colour = colours(policies)
     with matplotlib.rc_context(_STYLE):
         fig, axes = _panels(plt, len(views))
         for ax, (scenario_id, by_policy) in zip(axes, views.items()):
-            horizon = max(max(v.steps for v in episodes) for episodes in by_policy.values())
-            steps = np.arange(horizon + 1)
-            for policy in policies:
-                shares = np.array([evacuation_curve(v, horizon) for v in by_policy[policy]])
-                c = colour[policy]
-                ax.fill_between(
-                    steps, shares.min(axis=0), shares.max(axis=0), step="post", color=c, alpha=0.18, linewidth=0
-                )
-                ax.step(steps, shares.mean(axis=0), where="post", color=c, lw=1.8, label=policy)
-            ax.set_title(scenario_id)
-            ax.set_xlabel("step")
-            ax.set_ylabel("share evacuated")
-            ax.set_ylim(-0.02, 1.02)
-            ax.set_xlim(0, max(horizon, 1))
+            panel(ax, scenario_id, by_policy, policies, colour)
         _legend(fig, axes, policies, colour)
-        return _svg(matplotlib, plt, fig, "evacuation")
+        return _svg(matplotlib, plt, fig, salt)
+
+
+def evacuation_curves(views, policies):
+    """Cumulative share evacuated against the step, per scenario: mean over seeds, band from min to max."""
+    return _per_scenario(views, policies, "evacuation", _evacuation_panel)
+
+
+def _evacuation_panel(ax, scenario_id, by_policy, policies, colour):
+    import numpy as np
+
+    horizon = max(max(v.steps for v in episodes) for episodes in by_policy.values())
+    steps = np.arange(horizon + 1)
+    for policy in policies:
+        shares = np.array([evacuation_curve(v, horizon) for v in by_policy[policy]])
+        c = colour[policy]
+        ax.fill_between(steps, shares.min(axis=0), shares.max(axis=0), step="post", color=c, alpha=0.18, linewidth=0)
+        ax.step(steps, shares.mean(axis=0), where="post", color=c, lw=1.8, label=policy)
+    ax.set_title(scenario_id)
+    ax.set_xlabel("step")
+    ax.set_ylabel("share evacuated")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlim(0, max(horizon, 1))
 
 
 def _dots(ax, x, values, colour, width):
@@ -161,65 +168,59 @@ def casualties(views, policies):
 
 def exit_shares(views, policies):
     """Each exit's share of an episode's evacuations, per scenario and policy: mean bar, one dot per seed."""
-    matplotlib, plt = _pyplot()
-    colour = colours(policies)
+    return _per_scenario(views, policies, "exits", _exits_panel)
+
+
+def _exits_panel(ax, scenario_id, by_policy, policies, colour):
     width = 0.8 / len(policies)
-    with matplotlib.rc_context(_STYLE):
-        fig, axes = _panels(plt, len(views))
-        for ax, (scenario_id, by_policy) in zip(axes, views.items()):
-            exits = sorted({e for episodes in by_policy.values() for v in episodes for e in v.exits})
-            for j, policy in enumerate(policies):
-                used = [v for v in by_policy[policy] if v.evacuated and sum(v.exits.values())]
-                for i, exit_id in enumerate(exits):
-                    shares = [v.exits.get(exit_id, 0) / sum(v.exits.values()) for v in used]
-                    x = i - 0.4 + width * (j + 0.5)
-                    if shares:
-                        ax.bar(x, sum(shares) / len(shares), width=width * 0.9, color=colour[policy], alpha=0.35)
-                        _dots(ax, x, shares, colour[policy], width * 0.6)
-            ax.set_xticks(range(len(exits)))
-            ax.set_xticklabels(exits)
-            ax.set_ylim(0, 1.05)
-            ax.set_title(scenario_id)
-            ax.set_ylabel("share of evacuations")
-            if not exits:
-                ax.text(0.5, 0.5, "no exit data", transform=ax.transAxes, ha="center", color="#6b7280")
-        _legend(fig, axes, policies, colour)
-        return _svg(matplotlib, plt, fig, "exits")
+    exits = sorted({e for episodes in by_policy.values() for v in episodes for e in v.exits})
+    for j, policy in enumerate(policies):
+        used = [v for v in by_policy[policy] if v.evacuated and sum(v.exits.values())]
+        for i, exit_id in enumerate(exits):
+            shares = [v.exits.get(exit_id, 0) / sum(v.exits.values()) for v in used]
+            x = i - 0.4 + width * (j + 0.5)
+            if shares:
+                ax.bar(x, sum(shares) / len(shares), width=width * 0.9, color=colour[policy], alpha=0.35)
+                _dots(ax, x, shares, colour[policy], width * 0.6)
+    ax.set_xticks(range(len(exits)))
+    ax.set_xticklabels(exits)
+    ax.set_ylim(0, 1.05)
+    ax.set_title(scenario_id)
+    ax.set_ylabel("share of evacuations")
+    if not exits:
+        ax.text(0.5, 0.5, "no exit data", transform=ax.transAxes, ha="center", color="#6b7280")
 
 
 def fire_distances(views, policies):
     """The fire-distance histogram: share of person-states at each distance d, pooled; band over seeds."""
-    matplotlib, plt = _pyplot()
+    return _per_scenario(views, policies, "fire", _fire_panel)
+
+
+def _fire_panel(ax, scenario_id, by_policy, policies, colour):
     import numpy as np
     from matplotlib.ticker import MaxNLocator
 
-    colour = colours(policies)
-    with matplotlib.rc_context(_STYLE):
-        fig, axes = _panels(plt, len(views))
-        for ax, (scenario_id, by_policy) in zip(axes, views.items()):
-            top = max((d for episodes in by_policy.values() for v in episodes for d in v.histogram), default=0)
-            if not top:
-                ax.text(0.5, 0.5, "no fire near anyone", transform=ax.transAxes, ha="center", color="#6b7280")
-            distances = np.arange(1, top + 1)
-            for policy in policies:
-                per_seed = []
-                pooled = np.zeros(top)
-                for v in by_policy[policy]:
-                    counts = np.array([v.histogram.get(int(d), 0) for d in distances], dtype=float)
-                    pooled += counts
-                    if counts.sum():
-                        per_seed.append(counts / counts.sum())
-                if not pooled.sum():
-                    continue
-                per_seed = np.array(per_seed)
-                c = colour[policy]
-                ax.fill_between(distances, per_seed.min(axis=0), per_seed.max(axis=0), color=c, alpha=0.15, linewidth=0)
-                ax.plot(distances, pooled / pooled.sum(), color=c, lw=1.6, marker="o", ms=2.5)
-            ax.set_title(scenario_id)
-            ax.set_xlabel("distance d (cells)")
-            ax.set_ylabel("share of person-states")
-            if top:
-                ax.set_xlim(0.5, top + 0.5)
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        _legend(fig, axes, policies, colour)
-        return _svg(matplotlib, plt, fig, "fire")
+    top = max((d for episodes in by_policy.values() for v in episodes for d in v.histogram), default=0)
+    if not top:
+        ax.text(0.5, 0.5, "no fire near anyone", transform=ax.transAxes, ha="center", color="#6b7280")
+    distances = np.arange(1, top + 1)
+    for policy in policies:
+        per_seed = []
+        pooled = np.zeros(top)
+        for v in by_policy[policy]:
+            counts = np.array([v.histogram.get(int(d), 0) for d in distances], dtype=float)
+            pooled += counts
+            if counts.sum():
+                per_seed.append(counts / counts.sum())
+        if not pooled.sum():
+            continue
+        per_seed = np.array(per_seed)
+        c = colour[policy]
+        ax.fill_between(distances, per_seed.min(axis=0), per_seed.max(axis=0), color=c, alpha=0.15, linewidth=0)
+        ax.plot(distances, pooled / pooled.sum(), color=c, lw=1.6, marker="o", ms=2.5)
+    ax.set_title(scenario_id)
+    ax.set_xlabel("distance d (cells)")
+    ax.set_ylabel("share of person-states")
+    if top:
+        ax.set_xlim(0.5, top + 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
