@@ -11,6 +11,38 @@ from . import plots
 from .data import collect
 from .page import render_page
 
+# The page's figures: (anchor, title, plot function, caption).
+_FIGURES = (
+    (
+        "evacuation",
+        "Evacuation curves",
+        plots.evacuation_curves,
+        "Cumulative share of each scenario's people evacuated by each step (from time.evacuation_steps). "
+        "Line: mean over seeds; band: lowest to highest seed.",
+    ),
+    (
+        "casualties",
+        "Casualties",
+        plots.casualties,
+        "Casualties as a share of the people, per scenario. Bar: mean over seeds; dots: one per seed.",
+    ),
+    (
+        "exits",
+        "Exit shares",
+        plots.exit_shares,
+        "Each exit's share of an episode's evacuations (episodes with no evacuee left out). "
+        "Bar: mean over seeds; dots: one per seed.",
+    ),
+    (
+        "fire",
+        "Fire distance",
+        plots.fire_distances,
+        "Share of active person-states at each Manhattan distance d from the nearest burning cell "
+        "(fire_exposure.distance_histogram; only states with fire). Line: pooled over seeds; "
+        "band: lowest to highest seed. Close to the left means close to the fire.",
+    ),
+)
+
 
 def build_report(campaign, episodes):
     """The report page (str) and the warnings, from parsed ``campaign.json`` and ``episodes.jsonl`` bytes.
@@ -27,42 +59,7 @@ def build_report(campaign, episodes):
         counting, _ = counting_rows(resolved, episodes, keep_metrics=True)
         views = collect(resolved, counting, policies)
         del counting
-        figures = [
-            (
-                "evacuation",
-                "Evacuation curves",
-                plots.evacuation_curves(views, policies),
-                (
-                    "Cumulative share of each scenario's people evacuated by each step (from time.evacuation_steps). "
-                    "Line: mean over seeds; band: lowest to highest seed."
-                ),
-            ),
-            (
-                "casualties",
-                "Casualties",
-                plots.casualties(views, policies),
-                "Casualties as a share of the people, per scenario. Bar: mean over seeds; dots: one per seed.",
-            ),
-            (
-                "exits",
-                "Exit shares",
-                plots.exit_shares(views, policies),
-                (
-                    "Each exit's share of an episode's evacuations (episodes with no evacuee left out). "
-                    "Bar: mean over seeds; dots: one per seed."
-                ),
-            ),
-            (
-                "fire",
-                "Fire distance",
-                plots.fire_distances(views, policies),
-                (
-                    "Share of active person-states at each Manhattan distance d from the nearest burning cell "
-                    "(fire_exposure.distance_histogram; only states with fire). Line: pooled over seeds; "
-                    "band: lowest to highest seed. Close to the left means close to the fire."
-                ),
-            ),
-        ]
+        figures = [(name, title, plot(views, policies), caption) for name, title, plot, caption in _FIGURES]
     else:
         views = {}
     return render_page(campaign, ranking, views, figures), warnings
