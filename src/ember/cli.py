@@ -210,6 +210,18 @@ def _read_results(directory):
     return read_campaign(contents[CAMPAIGN_FILE]), contents[EPISODES_FILE]
 
 
+def _from_results(directory, build):
+    """``build(campaign, episodes)`` of a results directory: its result and its warnings."""
+    campaign, episodes = _read_results(directory)
+    return build(campaign, episodes)
+
+
+def _print_warnings(directory, warnings):
+    """The warnings of a results directory's files on stderr, each with the directory in its file name."""
+    for warning in warnings:
+        print(f"ember: warning: {os.path.join(directory, warning)}", file=sys.stderr)
+
+
 def _results_error(directory, exc):
     """A ``RankingInputError`` message with the results directory in the file name."""
     where = os.path.normpath(os.path.join(directory, exc.file))
@@ -235,16 +247,14 @@ def cmd_rank(args):
     from .ranking import compute_ranking, format_leaderboard, ranking_bytes
 
     try:
-        campaign, episodes = _read_results(args.results)
-        ranking, warnings = compute_ranking(campaign, episodes)
+        ranking, warnings = _from_results(args.results, compute_ranking)
     except RankingInputError as exc:
         return _results_error(args.results, exc)
     if args.format == "json":
         data = ranking_bytes(ranking)
     else:
         data = (format_leaderboard(ranking, args.format) + "\n").encode("utf-8")
-    for warning in warnings:
-        print(f"ember: warning: {os.path.join(args.results, warning)}", file=sys.stderr)
+    _print_warnings(args.results, warnings)
     _write_output(args.output, data)
     return 0
 
@@ -257,12 +267,10 @@ def cmd_report(args):
     from .report import build_report
 
     try:
-        campaign, episodes = _read_results(args.results)
-        page, warnings = build_report(campaign, episodes)
+        page, warnings = _from_results(args.results, build_report)
     except RankingInputError as exc:
         return _results_error(args.results, exc)
-    for warning in warnings:
-        print(f"ember: warning: {os.path.join(args.results, warning)}", file=sys.stderr)
+    _print_warnings(args.results, warnings)
     _write_output(args.output, page.encode("utf-8"))
     if args.output != "-":
         print(f"ember: wrote {args.output}.", file=sys.stderr)
@@ -277,10 +285,8 @@ def _rank_results(results_dir):
     from .errors import MissingExtraError
     from .ranking import compute_ranking, format_leaderboard, ranking_bytes
 
-    campaign, episodes = _read_results(results_dir)
-    ranking, warnings = compute_ranking(campaign, episodes)
-    for warning in warnings:
-        print(f"ember: warning: {os.path.join(results_dir, warning)}", file=sys.stderr)
+    ranking, warnings = _from_results(results_dir, compute_ranking)
+    _print_warnings(results_dir, warnings)
     _write_output(os.path.join(results_dir, "ranking.json"), ranking_bytes(ranking))
     try:
         return format_leaderboard(ranking, "table")
@@ -491,6 +497,12 @@ def _progress_note():
     )
 
 
+def _add_scenario_and_record(command, record_help="record file, or - for standard input"):
+    """The two positional arguments of a command that reads a record."""
+    command.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
+    command.add_argument("record", metavar="RECORD", help=record_help)
+
+
 def build_parser():
     from .agent import DEFAULT_STEP_TIMEOUT
     from .sim.policies import POLICY_NAMES
@@ -552,10 +564,7 @@ def build_parser():
         "Bad input: one line on stderr, exit status 2, nothing on stdout.",
         epilog=_progress_note(),
     )
-    metrics.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
-    metrics.add_argument(
-        "record", metavar="RECORD", help="record file, or - for standard input (e.g. a pipe from 'ember run')"
-    )
+    _add_scenario_and_record(metrics, "record file, or - for standard input (e.g. a pipe from 'ember run')")
     metrics.add_argument("-o", "--output", metavar="OUT", help="write the metrics to OUT instead of standard output")
     metrics.add_argument(
         "--format",
@@ -575,8 +584,7 @@ def build_parser():
         "else 2 with the first difference on stderr.",
         epilog=_progress_note(),
     )
-    replay.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
-    replay.add_argument("record", metavar="RECORD", help="record file, or - for standard input")
+    _add_scenario_and_record(replay)
     replay.set_defaults(handler=cmd_replay)
 
     demo = sub.add_parser(
@@ -608,8 +616,7 @@ def build_parser():
         "Images need Pillow: pip install 'ember-eval[viz]'.",
         epilog=_render_epilog(),
     )
-    render.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
-    render.add_argument("record", metavar="RECORD", help="record file, or - for standard input")
+    _add_scenario_and_record(render)
     target = render.add_mutually_exclusive_group(required=True)
     target.add_argument(
         "-o", "--output", metavar="FILE", help="the image to write: FILE.gif (animation) or FILE.png (still)"
