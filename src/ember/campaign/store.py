@@ -187,10 +187,7 @@ def merge_campaign(old, new, where):
             refuse(f"versions.{key} is {old['versions'].get(key)!r} there, {new['versions'][key]!r} now")
     new_scenarios = {sc["scenario_id"]: sc for sc in new["scenarios"]}
     scenarios = []
-    for i, sc in enumerate(old["scenarios"]):
-        now = new_scenarios.pop(sc["scenario_id"], None)
-        if now is None:
-            refuse(f"scenarios[{i}] ({sc['scenario_id']}) is missing from the campaign file (a resume may only add)")
+    for i, sc, now in _namesakes(old["scenarios"], new_scenarios, "scenario_id", "scenarios", refuse):
         if now["scenario_hash"] != sc["scenario_hash"]:
             refuse(
                 f"scenarios[{i}] ({sc['scenario_id']}) has content hash {sc['scenario_hash']} there, "
@@ -207,15 +204,25 @@ def merge_campaign(old, new, where):
             scenarios.append(sc)
     new_policies = {p["name"]: p for p in new["policies"]}
     policies = []
-    for i, policy in enumerate(old["policies"]):
-        now = new_policies.pop(policy["name"], None)
-        if now is None:
-            refuse(f"policies[{i}] ({policy['name']}) is missing from the campaign file (a resume may only add)")
+    for i, policy, now in _namesakes(old["policies"], new_policies, "name", "policies", refuse):
         if now != policy:
             refuse(f"policies[{i}] ({policy['name']}) is {_source(policy)} there, {_source(now)} now")
         policies.append(policy)
     policies.extend(p for p in new["policies"] if p["name"] in new_policies)
     return {"campaign": new["campaign"], "versions": new["versions"], "scenarios": scenarios, "policies": policies}
+
+
+def _namesakes(old, new_by_name, key, what, refuse):
+    """Each entry of ``old`` with its index and its namesake, popped from ``new_by_name``.
+
+    A name missing from ``new_by_name`` is refused (a resume may only add);
+    the names left in ``new_by_name`` are what the new campaign adds.
+    """
+    for i, entry in enumerate(old):
+        now = new_by_name.pop(entry[key], None)
+        if now is None:
+            refuse(f"{what}[{i}] ({entry[key]}) is missing from the campaign file (a resume may only add)")
+        yield i, entry, now
 
 
 def _source(policy):
