@@ -45,9 +45,12 @@ class EpisodeEngine:
     once its transition has passed the checks (the pictures of ``render``).
     """
 
-    def __init__(self, scenario, replay=True, on_state=None):
+    def __init__(self, scenario, replay=True, on_state=None, simulator_steps_only=False):
         self.scenario = scenario
         self.replay_enabled = replay  # False: stages 1-2 and metrics alone (benchmarks, measure_run)
+        # True for measure_run: every step is the simulator's own, so no strict
+        # step can follow and even the stateful checks have nothing to keep.
+        self.simulator_steps_only = simulator_steps_only
         self.on_state = on_state
         self.header_value = None
         self.initial = None
@@ -122,7 +125,7 @@ class EpisodeEngine:
             return
         sc, s0 = self.scenario, self.initial
         self.checks = step_checks(sc, s0)
-        self.replayed_checks = replayed_step_checks(self.checks)
+        self.replayed_checks = () if self.simulator_steps_only else replayed_step_checks(self.checks)
         self.replay = ReplayCheck(sc, self.header_value, s0.raw) if self.replay_enabled else None
         self.resolutions = Resolutions(sc)
         self.movement = MovementCounts(sc)
@@ -306,7 +309,7 @@ def measure_run(scenario, policy, seed, out=None):
 
 
 def _measure_run(compiled, run, writer):
-    engine = EpisodeEngine(compiled, replay=False)
+    engine = EpisodeEngine(compiled, replay=False, simulator_steps_only=True)
     engine.header(run.header)
     engine.initial_state(run.initial_state)
     if writer is not None:
