@@ -52,15 +52,10 @@ class EpisodeEngine:
         # step can follow and even the stateful checks have nothing to keep.
         self.simulator_steps_only = simulator_steps_only
         self.on_state = on_state
-        self.header_value = None
-        self.initial = None
-        self.final_value = None
-        self.prev = None
+        self.header_value = self.initial = self.final_value = self.prev = None
         self.steps = 0
-        self.checks = ()
-        self.replayed_checks = ()
-        self.replay = None
-        self.burning = None
+        self.checks = self.replayed_checks = ()
+        self.replay = self.burning = None
         self.result = None  # the EpisodeMetrics, once the record has ended and passed
 
     # -- reader sink ----------------------------------------------------------

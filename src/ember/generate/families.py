@@ -16,6 +16,8 @@ before it is drawn from: the output is byte-identical on every machine and
 Python version.
 """
 
+import dataclasses
+
 from ..canonical import canonical_json
 from ..errors import GenerationError
 from ..grid import UNREACHABLE, Grid
@@ -29,16 +31,16 @@ MAX_ATTEMPTS = 64  # draws of ignitions and people before giving up
 MAX_SEED = 2**64 - 1
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
 class Parameter:
     """One family parameter: an integer in [low, high], or a string (``kind`` str)."""
 
-    def __init__(self, name, default, help, low=None, high=None, kind=int):
-        self.name = name
-        self.default = default
-        self.help = help
-        self.low = low
-        self.high = high
-        self.kind = kind
+    name: str
+    default: object
+    help: str
+    low: int = None
+    high: int = None
+    kind: type = int
 
     def check(self, value, family):
         where = f"{family} --{self.name.replace('_', '-')}"
@@ -287,12 +289,12 @@ def _multi_exit(draws, p):
     return layout
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
 class Family:
-    def __init__(self, name, description, build, parameters):
-        self.name = name
-        self.description = description
-        self.build = build
-        self.parameters = parameters
+    name: str
+    description: str
+    build: object
+    parameters: tuple
 
 
 FAMILIES = (

@@ -11,6 +11,7 @@ Regenerate the files (only when a new suite is made) with
 ``python -m ember.generate.suite DIR``.
 """
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -135,17 +136,17 @@ _TIERS = (
 )
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
 class SuiteEntry:
     """One scenario of a suite: ``builtin:SUITE/NAME`` = family(seed, parameters)."""
 
-    def __init__(self, suite, tier, name, family, seed, parameters, pinned_hash):
-        self.suite = suite
-        self.tier = tier
-        self.name = name
-        self.family = family
-        self.seed = seed
-        self.parameters = parameters
-        self.pinned_hash = pinned_hash
+    suite: str
+    tier: str
+    name: str
+    family: str
+    seed: int
+    parameters: dict
+    pinned_hash: str
 
     @property
     def source(self):

@@ -15,10 +15,8 @@ class FireSpread:
     """Decides which frontier cells ignite at a step, given p = N/D."""
 
     def __init__(self, grid, seed, numerator, denominator):
-        self.grid = grid
-        self.seed = seed
-        self.numerator = numerator
-        self.denominator = denominator
+        self.grid, self.seed = grid, seed
+        self.numerator, self.denominator = numerator, denominator
         self.threshold = numerator * TWO_64  # ignite when u * D < N * 2^64
         # u * D < N * 2^64  <=>  u < ceil(N * 2^64 / D) =: limit, an integer
         # below 2^64 when N < D; comparing the draw's 8 big-endian bytes with
