@@ -58,6 +58,7 @@ class Episode:
 
     def __init__(self, scenario, seed, path=None):
         self.sim = Simulator(scenario, seed)
+        self.initial_state = self.sim.initial_state  # s_0: the simulator sets it once
         self.path = path
         self.stream = None
         if path is not None:
@@ -68,10 +69,6 @@ class Episode:
     @property
     def terminated(self):
         return self.sim.terminated
-
-    @property
-    def initial_state(self):
-        return self.sim.initial_state
 
     def observe(self):
         """The official observation (simulator.md §4) of the current state."""

@@ -162,6 +162,23 @@ def _leaderboard(ranking, colour):
     return _table(headers, rows, sortable=True, text_columns=(1, 2))
 
 
+_UNRANKED_NOTE = (
+    '<p class="note">Unranked means "not comparable on this campaign", not "ranked below": ranked policies are '
+    "compared on exactly the same episodes, and these lack an ok row for some of them "
+    "(<code>ember evaluate --retry-failed</code> reruns failed episodes).</p>"
+)
+_PAIRS_NOTE = (
+    '<p class="note">For each two policies next to each other in the leaderboard: the episodes where the upper '
+    "one's (casualties, stranded, time to safety, exposure) is lexicographically smaller (green), equal (grey) "
+    "or greater (red). Informative only: the order comes from the totals.</p>"
+)
+
+
+def _counts_row(first, second, counts, keys, last):
+    """A row of the unranked and pairs tables: two cells, the ``counts`` at ``keys``, then a text cell."""
+    return ("", [first, second, *(_cell(counts[k]) for k in keys), _cell(last, cls="text")])
+
+
 def _unranked(ranking):
     if not ranking["unranked"]:
         return '<p class="note">Every policy has an ok row for every episode: none is unranked.</p>'
@@ -169,25 +186,9 @@ def _unranked(ranking):
     for entry in ranking["unranked"]:
         parts = [f"{entry[k]} {k}" for k in ("ok", "failed", "missing") if entry[k]]
         why = f"not comparable on this campaign: {', '.join(parts)} of {ranking['episodes']} episodes"
-        rows.append(
-            (
-                "",
-                [
-                    _policy_cell(entry["policy"], None),
-                    _cell(f'<span class="kind">{_e(entry["kind"])}</span>', cls="text"),
-                    _cell(entry["ok"]),
-                    _cell(entry["failed"]),
-                    _cell(entry["missing"]),
-                    _cell(_e(why), cls="text"),
-                ],
-            )
-        )
-    note = (
-        '<p class="note">Unranked means "not comparable on this campaign", not "ranked below": ranked policies are '
-        "compared on exactly the same episodes, and these lack an ok row for some of them "
-        "(<code>ember evaluate --retry-failed</code> reruns failed episodes).</p>"
-    )
-    return note + _table(("policy", "kind", "ok", "failed", "missing", "why"), rows, text_columns=(0, 1, 5))
+        kind = _cell(f'<span class="kind">{_e(entry["kind"])}</span>', cls="text")
+        rows.append(_counts_row(_policy_cell(entry["policy"], None), kind, entry, ("ok", "failed", "missing"), _e(why)))
+    return _UNRANKED_NOTE + _table(("policy", "kind", "ok", "failed", "missing", "why"), rows, text_columns=(0, 1, 5))
 
 
 def _pairs(ranking):
@@ -203,25 +204,10 @@ def _pairs(ranking):
             f'<span class="equal" style="width:{widths[1]:.2f}%"></span>'
             f'<span class="below" style="width:{widths[2]:.2f}%"></span></div>'
         )
-        rows.append(
-            (
-                "",
-                [
-                    _cell(_e(pair["above"]), cls="text"),
-                    _cell(_e(pair["below"]), cls="text"),
-                    _cell(pair["above_better"]),
-                    _cell(pair["equal"]),
-                    _cell(pair["below_better"]),
-                    _cell(bar, cls="text"),
-                ],
-            )
-        )
-    note = (
-        '<p class="note">For each two policies next to each other in the leaderboard: the episodes where the upper '
-        "one's (casualties, stranded, time to safety, exposure) is lexicographically smaller (green), equal (grey) "
-        "or greater (red). Informative only: the order comes from the totals.</p>"
-    )
-    return note + _table(("above", "below", "above better", "equal", "below better", ""), rows, text_columns=(0, 1, 5))
+        above, below = (_cell(_e(pair[k]), cls="text") for k in ("above", "below"))
+        rows.append(_counts_row(above, below, pair, ("above_better", "equal", "below_better"), bar))
+    headers = ("above", "below", "above better", "equal", "below better", "")
+    return _PAIRS_NOTE + _table(headers, rows, text_columns=(0, 1, 5))
 
 
 def _spread(values):
