@@ -276,12 +276,25 @@ def _object(value, path, keys):
         _fail(_member(path, extra[0]), f"unexpected key {_show(extra[0])}; expected exactly the keys {list(keys)}.")
 
 
-def _integer(value, path, low, high):
+def check_integer(value, where, low, high, fail, got_type, got_value):
+    """``value`` when it is an int from ``low`` to ``high``, else ``fail(where, message)``.
+
+    The message shows a value of another type with ``got_type(value)`` and an
+    int out of range with ``got_value(value)`` (each caller keeps its wording).
+    """
     if type(value) is not int:
-        _fail(path, f"expected an integer, got {_type_name(value)} {_show(value)}.")
+        fail(where, f"expected an integer, got {got_type(value)}.")
     if not low <= value <= high:
-        _fail(path, f"expected an integer from {low} to {high}, got {_show(value)}.")
+        fail(where, f"expected an integer from {low} to {high}, got {got_value(value)}.")
     return value
+
+
+def _typed(value):
+    return f"{_type_name(value)} {_show(value)}"
+
+
+def _integer(value, path, low, high):
+    return check_integer(value, path, low, high, _fail, _typed, _show)
 
 
 def _list(value, path):

@@ -14,7 +14,7 @@ import shlex
 import sys
 
 from ..errors import CampaignError, ScenarioError
-from ..scenario import BUILTIN_PREFIX, ID_PATTERN, compile_scenario
+from ..scenario import BUILTIN_PREFIX, ID_PATTERN, check_integer, compile_scenario
 from ..sim import policies as builtin_policies
 
 DEFAULT_STEP_TIMEOUT = 10.0  # campaign.md §1; the same default as 'ember run --agent'
@@ -88,6 +88,10 @@ def _table(value, where, required, optional=()):
             _fail(where or "campaign file", f"missing required key {key!r}.")
 
 
+def _typed(value):
+    return f"{_type_name(value)} {_shown(value)}"
+
+
 def _identifier(value, where):
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         _fail(where, f"expected an ID matching [A-Za-z0-9][A-Za-z0-9._-]{{0,63}}, got {_shown(value)}.")
@@ -96,16 +100,12 @@ def _identifier(value, where):
 
 def _string(value, where):
     if not isinstance(value, str):
-        _fail(where, f"expected a string, got {_type_name(value)} {_shown(value)}.")
+        _fail(where, f"expected a string, got {_typed(value)}.")
     return value
 
 
 def _int(value, where, low, high):
-    if type(value) is not int:
-        _fail(where, f"expected an integer, got {_type_name(value)} {_shown(value)}.")
-    if not low <= value <= high:
-        _fail(where, f"expected an integer from {low} to {high}, got {value}.")
-    return value
+    return check_integer(value, where, low, high, _fail, _typed, str)
 
 
 def parse_seeds(value, where):
@@ -129,7 +129,7 @@ def parse_seeds(value, where):
         if start + count - 1 > MAX_SEED:
             _fail(where, f"seeds {start}..{start + count - 1} go past the largest seed 2^63 - 1.")
         return list(range(start, start + count))
-    _fail(where, f"expected an array of seeds or a table {{start, count}}, got {_type_name(value)} {_shown(value)}.")
+    _fail(where, f"expected an array of seeds or a table {{start, count}}, got {_typed(value)}.")
 
 
 def _load_scenario(source, folder, where):
@@ -227,7 +227,7 @@ def _check_python(text, folder, where):
 
 def _step_timeout(value, where):
     if type(value) not in (int, float):
-        _fail(where, f"expected a number of seconds, got {_type_name(value)} {_shown(value)}.")
+        _fail(where, f"expected a number of seconds, got {_typed(value)}.")
     if not (math.isfinite(value) and value > 0):
         _fail(where, f"expected a finite number of seconds > 0, got {value!r}.")
     return float(value)
