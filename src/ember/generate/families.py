@@ -70,6 +70,37 @@ def _common(rows, cols, people, spread, max_steps=0):
     )
 
 
+# What each family adds to _common's parameters: family, then Parameter's name, default, help, low, high.
+_SPECIFIC = (
+    ("office", "room", 5, "room depth (and typical width)", 2, 20),
+    ("office", "corridor", 2, "corridor width", 1, 5),
+    ("office", "exits", 2, "number of exits at corridor ends", 1, 16),
+    ("hall", "exits", 4, "number of doors", 1, 16),
+    ("hall", "door", 1, "exit cells per door", 1, 5),
+    ("hall", "pillars", 20, "number of pillars", 0, 2000),
+    ("hall", "pillar_size", 2, "pillar side in cells", 1, 6),
+    ("bottleneck", "width", 1, "corridor width", 1, 8),
+    ("bottleneck", "length", 6, "corridor length", 1, 150),
+    ("bottleneck", "exits", 1, "exit cells at the corridor's end", 1, 8),
+    ("bottleneck", "tables", 6, "short wall segments in the room", 0, 500),
+    ("multi-exit", "exits", 4, "number of exits", 2, 16),
+    ("multi-exit", "near_exits", 1, "exits with an ignition close by", 1, 8),
+    ("multi-exit", "near", 3, "how close (steps) those ignitions are to their exit", 2, 10),
+    ("multi-exit", "partitions", 4, "interior wall segments, each with a gap", 0, 100),
+)
+
+
+def _parameters(family, *common):
+    """_common(*common), then the rows of ``family`` in _SPECIFIC."""
+    return _common(*common) + tuple(Parameter(*row[1:]) for row in _SPECIFIC if row[0] == family)
+
+
+_OFFICE = _parameters("office", 30, 40, 20, "1/8")
+_HALL = _parameters("hall", 40, 40, 80, "1/8")
+_BOTTLENECK = _parameters("bottleneck", 20, 30, 60, "1/10")
+_MULTI_EXIT = _parameters("multi-exit", 40, 40, 60, "1/8")
+
+
 class Layout:
     """Walls and exits on a grid, plus where each ignition may be drawn."""
 
@@ -298,53 +329,15 @@ class Family:
 
 
 FAMILIES = (
-    Family(
-        "office",
-        "office floor: rooms with one door each on corridors, corridor-end exits",
-        _office,
-        _common(30, 40, 20, "1/8")
-        + (
-            Parameter("room", 5, "room depth (and typical width)", 2, 20),
-            Parameter("corridor", 2, "corridor width", 1, 5),
-            Parameter("exits", 2, "number of exits at corridor ends", 1, 16),
-        ),
-    ),
-    Family(
-        "hall",
-        "open hall with square pillars and doors on the walls",
-        _hall,
-        _common(40, 40, 80, "1/8")
-        + (
-            Parameter("exits", 4, "number of doors", 1, 16),
-            Parameter("door", 1, "exit cells per door", 1, 5),
-            Parameter("pillars", 20, "number of pillars", 0, 2000),
-            Parameter("pillar_size", 2, "pillar side in cells", 1, 6),
-        ),
-    ),
+    Family("office", "office floor: rooms with one door each on corridors, corridor-end exits", _office, _OFFICE),
+    Family("hall", "open hall with square pillars and doors on the walls", _hall, _HALL),
     Family(
         "bottleneck",
         "a crowded room emptying through one corridor; the fire starts in the room",
         _bottleneck,
-        _common(20, 30, 60, "1/10")
-        + (
-            Parameter("width", 1, "corridor width", 1, 8),
-            Parameter("length", 6, "corridor length", 1, 150),
-            Parameter("exits", 1, "exit cells at the corridor's end", 1, 8),
-            Parameter("tables", 6, "short wall segments in the room", 0, 500),
-        ),
+        _BOTTLENECK,
     ),
-    Family(
-        "multi-exit",
-        "building with several exits, some next to where the fire starts",
-        _multi_exit,
-        _common(40, 40, 60, "1/8")
-        + (
-            Parameter("exits", 4, "number of exits", 2, 16),
-            Parameter("near_exits", 1, "exits with an ignition close by", 1, 8),
-            Parameter("near", 3, "how close (steps) those ignitions are to their exit", 2, 10),
-            Parameter("partitions", 4, "interior wall segments, each with a gap", 0, 100),
-        ),
-    ),
+    Family("multi-exit", "building with several exits, some next to where the fire starts", _multi_exit, _MULTI_EXIT),
 )
 FAMILY_NAMES = tuple(f.name for f in FAMILIES)
 
