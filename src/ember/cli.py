@@ -503,6 +503,30 @@ def _add_scenario_and_record(command, record_help="record file, or - for standar
     command.add_argument("record", metavar="RECORD", help=record_help)
 
 
+def _command(sub, name, handler, **texts):
+    """The parser of subcommand ``name`` (``help``, ``description``, ``epilog``), which runs ``handler``."""
+    command = sub.add_parser(name, **texts)
+    command.set_defaults(handler=handler)
+    return command
+
+
+def _output_option(command, help, metavar="FILE", **more):
+    """The -o/--output option, in the words of the command."""
+    command.add_argument("-o", "--output", metavar=metavar, help=help, **more)
+
+
+def _format_option(command, choices, help):
+    command.add_argument("--format", choices=choices, default="json", help=help)
+
+
+def _results_argument(command, help="a results directory written by 'ember evaluate -o'"):
+    command.add_argument("results", metavar="RESULTS_DIR", help=help)
+
+
+def _seed_option(command, help, **more):
+    command.add_argument("--seed", type=_seed, help=help, **more)
+
+
 def build_parser():
     from .agent import DEFAULT_STEP_TIMEOUT
     from .sim.policies import POLICY_NAMES
@@ -514,8 +538,10 @@ def build_parser():
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    run = sub.add_parser(
+    run = _command(
+        sub,
         "run",
+        cmd_run,
         help="run a policy or an agent on a scenario and stream the record",
         description="Run one episode and write its canonical record, one line per step, flushed as the episode runs.",
         epilog="An agent is a program that speaks JSON lines on its standard input and output "
@@ -536,80 +562,59 @@ def build_parser():
         help='run this agent program instead of a built-in policy, e.g. "python3 examples/greedy_agent.py" '
         "(split like a shell command line, not run by a shell)",
     )
-    run.add_argument(
-        "--step-timeout",
-        type=_step_timeout,
-        metavar="SECONDS",
-        help=f"with --agent: seconds the agent may take to answer one observation (default: {DEFAULT_STEP_TIMEOUT:g})",
+    timeout_help = (
+        f"with --agent: seconds the agent may take to answer one observation (default: {DEFAULT_STEP_TIMEOUT:g})"
     )
-    run.add_argument(
-        "--seed",
-        type=_seed,
-        default=0,
-        help="fire RNG seed, 0 <= N < 2^64 (default: 0); never shown to the policy or agent",
-    )
-    run.add_argument(
-        "-o",
-        "--output",
-        metavar="RECORD",
-        help="write the record here instead of standard output; a name ending .gz or .zst is written compressed "
-        "(gzip, zstd), flushed step by step",
-    )
-    run.set_defaults(handler=cmd_run)
+    run.add_argument("--step-timeout", type=_step_timeout, metavar="SECONDS", help=timeout_help)
+    _seed_option(run, "fire RNG seed, 0 <= N < 2^64 (default: 0); never shown to the policy or agent", default=0)
+    compressed = "; a name ending .gz or .zst is written compressed (gzip, zstd), flushed step by step"
+    _output_option(run, "write the record here instead of standard output" + compressed, "RECORD")
 
-    metrics = sub.add_parser(
+    metrics = _command(
+        sub,
         "metrics",
+        cmd_metrics,
         help="validate, replay and measure a record",
         description="Compute the official per-episode metrics of a record, after validating and replaying it. "
         "Bad input: one line on stderr, exit status 2, nothing on stdout.",
         epilog=_progress_note(),
     )
     _add_scenario_and_record(metrics, "record file, or - for standard input (e.g. a pipe from 'ember run')")
-    metrics.add_argument("-o", "--output", metavar="OUT", help="write the metrics to OUT instead of standard output")
-    metrics.add_argument(
-        "--format",
-        choices=("json", "table"),
-        default="json",
-        help="json (default, the official output) or table (plain-text tables, one per metric family, people last)",
-    )
+    _output_option(metrics, "write the metrics to OUT instead of standard output", "OUT")
+    table_help = "table (plain-text tables, one per metric family, people last)"
+    _format_option(metrics, ("json", "table"), "json (default, the official output) or " + table_help)
     metrics.add_argument(
         "--compact", action="store_true", help="with --format json: compact JSON on one line instead of indented"
     )
-    metrics.set_defaults(handler=cmd_metrics)
 
-    replay = sub.add_parser(
+    replay = _command(
+        sub,
         "replay",
+        cmd_replay,
         help="check that a record replays byte-identically",
         description="Replay a record's actions with its seed; exit 0 when the replay is byte-identical, "
         "else 2 with the first difference on stderr.",
         epilog=_progress_note(),
     )
     _add_scenario_and_record(replay)
-    replay.set_defaults(handler=cmd_replay)
 
-    demo = sub.add_parser(
+    demo = _command(
+        sub,
         "demo",
+        cmd_demo,
         help="run the greedy policy on a built-in scenario and summarise it",
         description="Run the greedy policy, write the record, compute its metrics and print a short summary: "
         "who got out, how fast, how often moves were blocked, which exits were used.",
     )
-    demo.add_argument(
-        "--scenario",
-        metavar="SCENARIO",
-        default="builtin:office",
-        help="scenario file or builtin:NAME (default: builtin:office)",
-    )
-    demo.add_argument("--seed", type=_seed, default=0, help="fire RNG seed, 0 <= N < 2^64 (default: 0)")
-    demo.add_argument(
-        "-o",
-        "--output",
-        metavar="RECORD",
-        help=f"where to write the record (default: {DEMO_RECORD} in the current directory)",
-    )
-    demo.set_defaults(handler=cmd_demo)
+    scenario_help = "scenario file or builtin:NAME (default: builtin:office)"
+    demo.add_argument("--scenario", metavar="SCENARIO", default="builtin:office", help=scenario_help)
+    _seed_option(demo, "fire RNG seed, 0 <= N < 2^64 (default: 0)", default=0)
+    _output_option(demo, f"where to write the record (default: {DEMO_RECORD} in the current directory)", "RECORD")
 
-    render = sub.add_parser(
+    render = _command(
+        sub,
         "render",
+        cmd_render,
         help="draw a record as a GIF, a PNG or ASCII text",
         description="Draw an episode: an animated GIF of every step, a PNG still of one step, "
         "or (--ascii, no Pillow needed) the grid of one step as text on standard output. "
@@ -618,34 +623,22 @@ def build_parser():
     )
     _add_scenario_and_record(render)
     target = render.add_mutually_exclusive_group(required=True)
-    target.add_argument(
-        "-o", "--output", metavar="FILE", help="the image to write: FILE.gif (animation) or FILE.png (still)"
-    )
+    _output_option(target, "the image to write: FILE.gif (animation) or FILE.png (still)")
     target.add_argument(
         "--ascii", action="store_true", help="print one step as text on standard output instead of writing an image"
     )
-    render.add_argument(
-        "--step",
-        type=_step,
-        metavar="N",
-        help="the step to draw for a PNG or --ascii, 0 being the initial state (default: the last)",
-    )
-    render.add_argument(
-        "--cell-size",
-        type=_cell_size,
-        metavar="PX",
-        help="pixels per grid cell (default: 12, less for grids over 80 cells wide or high)",
-    )
-    render.set_defaults(handler=cmd_render)
+    step_help = "the step to draw for a PNG or --ascii, 0 being the initial state (default: the last)"
+    render.add_argument("--step", type=_step, metavar="N", help=step_help)
+    size_help = "pixels per grid cell (default: 12, less for grids over 80 cells wide or high)"
+    render.add_argument("--cell-size", type=_cell_size, metavar="PX", help=size_help)
 
-    scenarios = sub.add_parser(
-        "scenarios",
-        help="list the built-in scenarios",
-        description="List the scenarios shipped with EMBER, addressed as builtin:NAME.",
-    )
-    scenarios.set_defaults(handler=cmd_scenarios)
-    rank = sub.add_parser(
+    scenarios_help = "list the built-in scenarios"
+    scenarios_description = "List the scenarios shipped with EMBER, addressed as builtin:NAME."
+    _command(sub, "scenarios", cmd_scenarios, help=scenarios_help, description=scenarios_description)
+    rank = _command(
+        sub,
         "rank",
+        cmd_rank,
         help="rank the policies of a campaign's results directory",
         description="Recompute the leaderboard (ranking 1.0, docs/ranking.md) from RESULTS_DIR/campaign.json and "
         "RESULTS_DIR/episodes.jsonl. Policies are sorted by (casualties, stranded, person-time to safety, exposure): "
@@ -653,35 +646,28 @@ def build_parser():
         epilog="--format json is byte for byte the ranking.json that 'ember evaluate' writes from the same files. "
         "table and markdown need tabulate: pip install 'ember-eval[cli]'.",
     )
-    rank.add_argument("results", metavar="RESULTS_DIR", help="a results directory written by 'ember evaluate -o'")
-    rank.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
-    rank.add_argument(
-        "--format",
-        choices=("json", "table", "markdown"),
-        default="json",
-        help="json (default: ranking.json's canonical bytes), table (plain text) or markdown",
-    )
-    rank.set_defaults(handler=cmd_rank)
+    _results_argument(rank)
+    _output_option(rank, "write here instead of standard output")
+    rank_formats = "json (default: ranking.json's canonical bytes), table (plain text) or markdown"
+    _format_option(rank, ("json", "table", "markdown"), rank_formats)
 
-    report = sub.add_parser(
+    report = _command(
+        sub,
         "report",
+        cmd_report,
         help="write a self-contained HTML report of a campaign's results",
         description="Write one HTML page that opens offline: the leaderboard with its formula, the unranked policies "
         "and why, per-scenario tables, pairwise evidence and plots (evacuation curves, casualties, exit shares, "
         "fire distances), each showing the spread over seeds. Needs matplotlib: pip install 'ember-eval[report]'.",
     )
-    report.add_argument("results", metavar="RESULTS_DIR", help="a results directory written by 'ember evaluate -o'")
-    report.add_argument(
-        "-o",
-        "--output",
-        metavar="FILE.html",
-        default=REPORT_FILE,
-        help=f"where to write the page (default: {REPORT_FILE} in the current directory; - for standard output)",
-    )
-    report.set_defaults(handler=cmd_report)
+    _results_argument(report)
+    page_help = f"where to write the page (default: {REPORT_FILE} in the current directory; - for standard output)"
+    _output_option(report, page_help, "FILE.html", default=REPORT_FILE)
 
-    evaluate = sub.add_parser(
+    evaluate = _command(
+        sub,
         "evaluate",
+        cmd_evaluate,
         help="run a campaign: many policies on many episodes, then rank them",
         description="Evaluate every policy of a campaign file (TOML, docs/campaigns.md) on every scenario x seed, "
         "in local worker processes or on a Dask cluster; rows go to RESULTS_DIR/episodes.jsonl as episodes finish, "
@@ -691,49 +677,35 @@ def build_parser():
         "130 after Ctrl-C, 143 after SIGTERM. A progress bar shows on a terminal (needs the 'cli' extra).",
     )
     evaluate.add_argument("campaign", metavar="CAMPAIGN", help="the campaign file (TOML)")
-    evaluate.add_argument(
-        "-o",
-        "--output",
-        metavar="RESULTS_DIR",
-        required=True,
-        help="the results directory (created if missing; an existing one is resumed)",
+    directory_help = "the results directory (created if missing; an existing one is resumed)"
+    _output_option(evaluate, directory_help, "RESULTS_DIR", required=True)
+    workers_help = "local worker processes (default: the number of CPUs)"
+    evaluate.add_argument("--workers", type=_count(1), metavar="N", help=workers_help)
+    scheduler_help = (
+        "run the episodes on this Dask distributed scheduler instead (e.g. tcp://host:8786; needs the 'dask' extra)"
     )
-    evaluate.add_argument(
-        "--workers", type=_count(1), metavar="N", help="local worker processes (default: the number of CPUs)"
-    )
-    evaluate.add_argument(
-        "--scheduler",
-        metavar="ADDRESS",
-        help="run the episodes on this Dask distributed scheduler instead "
-        "(e.g. tcp://host:8786; needs the 'dask' extra)",
-    )
-    evaluate.add_argument(
-        "--retries",
-        type=_count(0),
-        default=2,
-        metavar="N",
-        help="times an episode whose worker was lost is tried again (default: 2)",
-    )
+    evaluate.add_argument("--scheduler", metavar="ADDRESS", help=scheduler_help)
+    retries_help = "times an episode whose worker was lost is tried again (default: 2)"
+    evaluate.add_argument("--retries", type=_count(0), default=2, metavar="N", help=retries_help)
     evaluate.add_argument("--retry-failed", action="store_true", help="run again the episodes whose last row is failed")
-    evaluate.add_argument(
-        "--keep-records",
-        action="store_true",
-        help="store each run episode's record as RESULTS_DIR/records/POLICY/SCENARIO/SEED.record.gz",
-    )
-    evaluate.set_defaults(handler=cmd_evaluate)
+    keep_help = "store each run episode's record as RESULTS_DIR/records/POLICY/SCENARIO/SEED.record.gz"
+    evaluate.add_argument("--keep-records", action="store_true", help=keep_help)
 
-    export = sub.add_parser(
+    export = _command(
+        sub,
         "export",
+        cmd_export,
         help="write a results directory's rows as CSV",
         description="One CSV row per counting row (the last row of each policy and episode), "
         "ordered by policy, scenario and seed, with every numeric metric as a dotted column.",
     )
-    export.add_argument("results", metavar="RESULTS_DIR", help="a results directory of 'ember evaluate'")
-    export.add_argument("-o", "--output", metavar="FILE", help="write the CSV here instead of standard output")
-    export.set_defaults(handler=cmd_export)
+    _results_argument(export, "a results directory of 'ember evaluate'")
+    _output_option(export, "write the CSV here instead of standard output")
 
-    generate = sub.add_parser(
+    generate = _command(
+        sub,
         "generate",
+        cmd_generate,
         help="generate a scenario from a seeded family",
         description="Write a scenario of a family (see --list) for a generator seed, as canonical JSON. "
         "The same arguments give the same bytes on every machine and Python version; every person can reach "
@@ -742,14 +714,15 @@ def build_parser():
     )
     generate.add_argument("family", metavar="FAMILY", nargs="?", help="the family to generate")
     generate.add_argument("--list", action="store_true", help="list the families, one a line, and exit")
-    generate.add_argument("--seed", type=_seed, help="generator seed, 0 <= N < 2^64 (required)")
+    _seed_option(generate, "generator seed, 0 <= N < 2^64 (required)")
     generate.add_argument("--id", type=_identifier, help="the scenario ID (default: FAMILY-SEED)")
-    generate.add_argument("-o", "--output", metavar="FILE", help="write the scenario here instead of standard output")
+    _output_option(generate, "write the scenario here instead of standard output")
     _generate_parameters(generate)
-    generate.set_defaults(handler=cmd_generate)
 
-    suite = sub.add_parser(
+    suite = _command(
+        sub,
         "suite",
+        cmd_suite,
         help="write the campaign file of a scenario suite",
         description="Write a campaign file (TOML, campaign.md) with every scenario of the suite, its seeds, and the "
         "built-in baselines; add your agent as another [[policies]] entry and run 'ember evaluate' on it. "
@@ -757,8 +730,7 @@ def build_parser():
         epilog="Suites: ember-v1 (24 scenarios, builtin:ember-v1/NAME, listed by 'ember scenarios').",
     )
     suite.add_argument("suite", metavar="SUITE", help="the suite, e.g. ember-v1")
-    suite.add_argument("-o", "--output", metavar="FILE", help="write the campaign file here instead of standard output")
-    suite.set_defaults(handler=cmd_suite)
+    _output_option(suite, "write the campaign file here instead of standard output")
     return parser
 
 
