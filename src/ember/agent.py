@@ -19,7 +19,7 @@ import threading
 import time
 
 from .canonical import canonical_json
-from .errors import EmberError
+from .errors import AgentError  # raised here, declared with every error
 
 DEFAULT_STEP_TIMEOUT = 10.0
 #: An answer line may hold at most this many bytes (a runaway agent must
@@ -36,10 +36,6 @@ EXIT_POLL = 0.1
 EXITED_DRAIN = 0.5
 _EOF = b""
 _PREVIEW = 60
-
-
-class AgentError(EmberError, ValueError):
-    """The agent could not be started, or broke the protocol; names the step."""
 
 
 class AgentPolicy:

@@ -17,6 +17,14 @@ class ActionError(EmberError, ValueError):
     """Actions for a step are invalid, or the episode has terminated."""
 
 
+class SeedError(EmberError, ValueError):
+    """A seed outside 0 <= seed < 2^64."""
+
+
+class AgentError(EmberError, ValueError):
+    """The agent could not be started, or broke the protocol; names the step."""
+
+
 class MetricsInputError(EmberError, ValueError):
     """The scenario/record pair cannot be measured: no partial result exists."""
 

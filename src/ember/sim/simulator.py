@@ -19,7 +19,7 @@ import gc
 import marshal
 from bisect import bisect_left
 
-from ..errors import ActionError, EmberError
+from ..errors import ActionError, SeedError  # SeedError: raised here, declared with every error
 from ..grid import DELTAS, ExitReachability
 from ..scenario import compile_scenario
 from ..versions import OBSERVATION_VERSION, SCHEMA_VERSION, SIMULATOR_VERSION
@@ -29,10 +29,6 @@ ACTIONS = ("stay", "north", "south", "west", "east")
 ACTION_SET = frozenset(ACTIONS)
 ACTIVE, EVACUATED, CASUALTY = "active", "evacuated", "casualty"
 MAX_SEED = 2**64 - 1
-
-
-class SeedError(EmberError, ValueError):
-    """A seed outside 0 <= seed < 2^64."""
 
 
 def check_seed(seed):
