@@ -274,3 +274,40 @@ def test_several_ignitions_in_one_batch_and_outside_the_region():
     w.ignite([(0, 0)])
     w.check()
     assert sum(w.reach.reach) == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.integers(1, 9),
+    cols=st.integers(1, 9),
+    data=st.data(),
+)
+def test_lower_distances_is_manhattan_with_and_without_the_neighbour_table(rows, cols, data):
+    """Invariant: after lowering from sources added in batches, dist[x] is x's Manhattan distance to the
+    nearest source (no walls), whether neighbours come from the table or from ``around`` (large grids)."""
+    import ember.grid as grid_module
+    from ember.grid import FAR, lower_distances, neighbour_table
+
+    size = rows * cols
+    batches = data.draw(st.lists(st.lists(st.integers(0, size - 1), max_size=4), min_size=1, max_size=4))
+    seen = []
+    for limit in (grid_module.NEIGHBOUR_TABLE_MAX_CELLS, 0):
+        saved = grid_module.NEIGHBOUR_TABLE_MAX_CELLS
+        grid_module.NEIGHBOUR_TABLE_MAX_CELLS = limit
+        neighbour_table.cache_clear()
+        try:
+            dist = [FAR] * size
+            sources = []
+            for batch in batches:
+                lower_distances(dist, batch, cols, size)
+                sources += batch
+                want = [
+                    min((abs(i // cols - s // cols) + abs(i % cols - s % cols) for s in sources), default=FAR)
+                    for i in range(size)
+                ]
+                assert dist == want
+            seen.append(dist)
+        finally:
+            grid_module.NEIGHBOUR_TABLE_MAX_CELLS = saved
+            neighbour_table.cache_clear()
+    assert seen[0] == seen[1]

@@ -119,8 +119,8 @@ class EpisodeEngine:
         if self.header_value is None or self.initial is None:
             return
         sc, s0 = self.scenario, self.initial
-        self.checks = step_checks(sc, s0)
-        self.replayed_checks = () if self.simulator_steps_only else replayed_step_checks(self.checks)
+        self.checks = () if self.simulator_steps_only else step_checks(sc, s0)
+        self.replayed_checks = replayed_step_checks(self.checks)
         self.replay = ReplayCheck(sc, self.header_value, s0.raw) if self.replay_enabled else None
         self.resolutions = Resolutions(sc)
         self.movement = MovementCounts(sc)

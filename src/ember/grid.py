@@ -4,6 +4,7 @@ A cell is the integer ``row * cols + col``: flat indexes make the per-step
 work list and bytearray lookups instead of tuple hashing.
 """
 
+import functools
 from array import array
 from collections import deque
 from heapq import heappop, heappush
@@ -25,6 +26,38 @@ def around(i, cols, size):
     )
 
 
+#: Grids up to this many cells get a neighbour table (about 100 bytes a cell);
+#: larger ones (up to 2^24 cells are valid) compute neighbours as they go.
+NEIGHBOUR_TABLE_MAX_CELLS = 1 << 18
+
+
+class _Around:
+    """``around`` behind a table's indexing, for grids too large for a table."""
+
+    def __init__(self, cols, size):
+        self.cols, self.size = cols, size
+
+    def __getitem__(self, i):
+        return [j for j in around(i, self.cols, self.size) if j >= 0]
+
+
+@functools.lru_cache(maxsize=4)
+def neighbour_table(cols, size):
+    """Every cell's in-grid 4-neighbours (a tuple per cell), built once per grid shape.
+
+    The distance updates run on every step: looking neighbours up costs far
+    less than a call to ``around`` for each cell they visit.
+    """
+    if size > NEIGHBOUR_TABLE_MAX_CELLS:
+        return _Around(cols, size)
+    return tuple(tuple(j for j in around(i, cols, size) if j >= 0) for i in range(size))
+
+
+@functools.lru_cache(maxsize=4)
+def _everywhere(size):
+    return b"\x01" * size
+
+
 def lower_distances(dist, sources, cols, size, passable=None):
     """Breadth-first from ``sources``: lower each ``dist[j]`` to j's 4-neighbour distance from them.
 
@@ -33,20 +66,24 @@ def lower_distances(dist, sources, cols, size, passable=None):
     (a bytearray, 1 = may be crossed) other cells are neither sources nor
     crossed; without it, walls are crossed too.
     """
+    if passable is None:
+        passable = _everywhere(size)
+    neighbours = neighbour_table(cols, size)
     frontier = []
     for cell in sources:
-        if dist[cell] and (passable is None or passable[cell]):
+        if dist[cell] and passable[cell]:
             dist[cell] = 0
             frontier.append(cell)
     d = 0
     while frontier:
         d += 1
         nxt = []
+        append = nxt.append
         for i in frontier:
-            for j in around(i, cols, size):
-                if j >= 0 and dist[j] > d and (passable is None or passable[j]):
+            for j in neighbours[i]:
+                if dist[j] > d and passable[j]:
                     dist[j] = d
-                    nxt.append(j)
+                    append(j)
         frontier = nxt
 
 
