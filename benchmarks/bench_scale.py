@@ -204,7 +204,8 @@ def compare(args):
                 rss[(name, which)] = max(rss.get((name, which), 0), peak)
             ratios[name].append(seconds["old"] / seconds["new"])
         print(f"  round {round_ + 1} of {args.repeat} done", file=sys.stderr, flush=True)
-    header = f"{'case':<20} {'x old (old/new CPU), median (min-max)':>38} {'target':>7} {'met':>4} {'RSS MB old/new':>16}"
+    header = f"{'case':<20} {'x old (old/new CPU), median (min-max)':>38} {'target':>7} {'met':>4}"
+    header += f" {'RSS MB old/new':>16}"
     print(header)
     print("-" * len(header))
     for name in names:
@@ -238,11 +239,13 @@ def stadium(args):
         rows.append((side, people, result["steps"], per_step, per_step / (side * side + people), rss))
         print(f"  {side}x{side} done", file=sys.stderr, flush=True)
     base = rows[0][4]
-    header = f"{'grid':>11} {'people':>7} {'steps':>6} {'ms/step':>8} {'x (cells+people) growth':>24} {'peak RSS MB':>12}"
+    header = f"{'grid':>11} {'people':>7} {'steps':>6} {'ms/step':>8} {'x (cells+people) growth':>24}"
+    header += f" {'peak RSS MB':>12}"
     print(header)
     print("-" * len(header))
     for side, people, steps, per_step, per_unit, peak in rows:
-        print(f"{f'{side}x{side}':>11} {people:>7,} {steps:>6,} {per_step:>8.1f} {per_unit / base:>24.2f} {peak:>12.1f}")
+        grid = f"{side}x{side}"
+        print(f"{grid:>11} {people:>7,} {steps:>6,} {per_step:>8.1f} {per_unit / base:>24.2f} {peak:>12.1f}")
     print("\nthe x column is ms/step / (cells + people), relative to the first size: at most 1.0 means the")
     print("per-step cost grows no faster than cells + people")
 
