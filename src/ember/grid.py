@@ -87,6 +87,35 @@ def lower_distances(dist, sources, cols, size, passable=None):
         frontier = nxt
 
 
+def manhattan_distances(burning):
+    """Each cell's Manhattan distance to the nearest burning cell, walls ignored (metrics.md §8).
+
+    ``burning`` is a 2-D numpy boolean array with at least one True; the
+    result is an int32 array of its shape.  The distance transform is
+    separable: first along each row (the nearest burning column to the left
+    and to the right, by running maximum and minimum), then along each
+    column, min over r' of h[r'] + |r - r'|, which is r + (running minimum
+    of h - r) downwards and -r + (running minimum of h + r) upwards.  About
+    a dozen array passes, integers only: exact, whatever the platform.
+    """
+    import numpy as np
+
+    rows, cols = burning.shape
+    far = rows + cols  # beyond any distance on the grid
+    col = np.arange(cols, dtype=np.int32)
+    left = np.where(burning, col, -far).astype(np.int32, copy=False)
+    np.maximum.accumulate(left, axis=1, out=left)
+    right = np.where(burning, col, cols + far).astype(np.int32, copy=False)[:, ::-1]
+    right = np.minimum.accumulate(right, axis=1)[:, ::-1]
+    along_row = np.minimum(col - left, right - col)
+    row = np.arange(rows, dtype=np.int32)[:, None]
+    down = np.minimum.accumulate(along_row - row, axis=0)
+    down += row
+    up = np.minimum.accumulate((along_row + row)[::-1], axis=0)[::-1]
+    up -= row
+    return np.minimum(down, up)
+
+
 class Grid:
     def __init__(self, rows, cols, walls):
         self.rows = rows

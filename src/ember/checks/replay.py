@@ -88,7 +88,8 @@ class Replayer:
         self.sim = None
         self.pending = None  # a step try_line took but could not match: the strict comparison's replay
         try:
-            self.sim = Simulator(scenario, header.get("seed") if isinstance(header, dict) else None)
+            # The replay's steps are only compared and measured, never modified: lists may be shared.
+            self.sim = Simulator(scenario, header.get("seed") if isinstance(header, dict) else None, shared_lists=True)
         except SeedError as exc:
             self.error = ReplayMismatchError(
                 f"step 0: $.header.seed: the simulator cannot start: {exc}", 0, "$.header.seed"
@@ -193,7 +194,9 @@ class PolicyRun:
     """
 
     def __init__(self, scenario, seed, policy):
-        self.sim = Simulator(scenario, seed)
+        # A built-in policy only reads its observations, and the steps go to the checks, the
+        # metrics and the writer: lists may be shared.  Another callable gets fresh ones.
+        self.sim = Simulator(scenario, seed, shared_lists=isinstance(policy, str))
         self.policy = make_policy(policy, self.sim.scenario, seed) if isinstance(policy, str) else policy
         self.header = self.sim.header
         self.initial_state = self.sim.initial_state

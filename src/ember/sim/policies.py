@@ -85,20 +85,54 @@ class GreedyPolicy:
 class _BurningTracker:
     """The cells not seen burning before, from each observation's burning list.
 
-    Burning only grows, so the list's length says whether anything is new;
-    only then is it scanned.  ``changed`` returns the new cells, or None when
-    cells left the list (never under simulator.md, but then the caller
-    starts afresh).
+    ``changed`` returns the new cells, or None when cells left the list
+    (never under simulator.md, but then the caller starts afresh).  Burning
+    only grows, so the list's length says whether anything is new.  When it
+    is longer, the new list is usually the previous one with k cells
+    inserted (a step's ignitions): ``previous`` keeps the previous list (the
+    tracker's own copy), the insertions are found by galloping, comparing an
+    element of the new list with the previous list's element it would be if
+    nothing had been inserted before it, in O(k log n) comparisons; then
+    every stretch between insertions is compared with the previous list at
+    C speed.  Any difference (an unsorted or rewritten list) falls back to
+    the scan of every element, so the answer is always the scan's.
     """
 
     def __init__(self, grid):
         self.grid = grid
         self.seen = bytearray(grid.size)
-        self.count = 0
+        self.previous = []  # [row, col] lists of our own, equal to the last list accepted
 
     def changed(self, burning):
-        if len(burning) == self.count:
+        previous = self.previous
+        if len(burning) == len(previous):
             return []
+        if len(burning) < len(previous):
+            return None  # some cell of the previous list must have left
+        inserted = _insertions(burning, previous)
+        if inserted is None:
+            return self._scan(burning)
+        cols, seen = self.grid.cols, self.seen
+        new = []
+        for k in inserted:
+            r, c = burning[k]
+            cell = r * cols + c
+            if seen[cell]:
+                return None  # listed twice: a cell left the list, or a duplicate
+            seen[cell] = 1
+            new.append(cell)
+        # The new previous list: the old stretches and copies of the inserted cells.
+        merged, at = [], 0
+        for shift, k in enumerate(inserted):
+            merged += previous[at : k - shift]
+            merged.append([burning[k][0], burning[k][1]])
+            at = k - shift
+        merged += previous[at:]
+        self.previous = merged
+        return new
+
+    def _scan(self, burning):
+        """Every element looked at: the new cells, or None if the list is not a superset of the seen cells."""
         cols, seen = self.grid.cols, self.seen
         new = []
         for r, c in burning:
@@ -106,10 +140,58 @@ class _BurningTracker:
             if not seen[cell]:
                 seen[cell] = 1
                 new.append(cell)
-        if self.count + len(new) != len(burning):
+        if len(self.previous) + len(new) != len(burning):
             return None
-        self.count = len(burning)
+        self.previous = [[r, c] for r, c in burning]
         return new
+
+
+def _insertions(longer, shorter):
+    """Indexes in ``longer`` of its elements that are not in ``shorter``, if ``longer`` is ``shorter``
+    with elements inserted; None if it is not.
+
+    Assuming it is (both sorted, ``longer`` a superset), ``longer[i] ==
+    shorter[i - s]``, with s the insertions found before i, holds exactly
+    when no other insertion comes before i: so each insertion is found by
+    galloping and binary search.  The assumption is then checked: every
+    stretch between insertions must equal its stretch of ``shorter``.
+    """
+    n, m = len(longer), len(shorter)
+    inserted = []
+    i = 0  # the first index of ``longer`` not yet accounted for
+    while len(inserted) < n - m:
+        s = len(inserted)
+        end = m + s  # from here on, ``shorter`` is used up: every element is an insertion
+        if i >= end or longer[i] != shorter[i - s]:
+            inserted.append(i)
+            i += 1
+            continue
+        # longer[i] matches: gallop to a mismatch (or the end), then binary search.
+        low, step = i, 1  # low: an index known to match
+        high = low + step
+        while high < end and longer[high] == shorter[high - s]:
+            low = high
+            step *= 2
+            high = low + step
+        if high > end:
+            high = end
+        while high - low > 1:  # longer[low] matches; longer[high] does not (or high == end)
+            mid = (low + high) // 2
+            if longer[mid] == shorter[mid - s]:
+                low = mid
+            else:
+                high = mid
+        inserted.append(high)
+        i = high + 1
+    # The check: each stretch between insertions equals its stretch of ``shorter``.
+    at = 0
+    for shift, k in enumerate(inserted):
+        if longer[at + shift : k] != shorter[at : k - shift]:
+            return None
+        at = k - shift
+    if longer[at + len(inserted) :] != shorter[at:]:
+        return None
+    return inserted
 
 
 def _doors(grid, exit_cells):

@@ -16,7 +16,6 @@ little to scan.
 """
 
 import gc
-import marshal
 from bisect import bisect_left
 
 from ..errors import ActionError, SeedError  # SeedError: raised here, declared with every error
@@ -80,64 +79,64 @@ def resolve_moves(outcomes, targets, occupant):
 _ON_PATH = "on path"  # marks slots on the chain being followed
 
 
-def _marshal_cell(row, col):
-    """One [row, col] list in marshal format 2 (no back-references), so pieces concatenate."""
-    return marshal.dumps([row, col], 2)
-
-
-def _marshal_list_head(n):
-    return b"[" + n.to_bytes(4, "little")
-
-
-# marshal.loads makes thousands of fresh small lists about twice as fast as
-# list(map(list, ...)) does.  The framing used (a format-2 list header, then
-# its items) is checked once here; should it ever not hold, the plain copy is used.
-_MARSHAL_WORKS = marshal.loads(_marshal_list_head(2) + _marshal_cell(0, 1) + _marshal_cell(70000, 3)) == [
-    [0, 1],
-    [70000, 3],
-]
-
-
 class SortedCells:
-    """A sorted set of cells that hands out fresh ``[[row, col], ...]`` lists cheaply.
+    """The burning set in cell order, handing out ``[[row, col], ...]`` lists.
 
-    The snapshot and the observation each need a fresh copy of the burning
-    list every step (13,000 cells on a burnt-out hall): the cells are kept
-    as marshal pieces and the copy is one ``marshal.loads`` of their join.
+    ``cells`` holds the flat cells and ``items`` a ``[row, col]`` list for
+    each, made once, never changed and never handed out themselves.  A
+    step's ignitions are merged in at once: their places are found by binary
+    search in ``cells`` and both lists are rebuilt from slices (one copy of
+    each list, where inserting the k cells one by one costs k memmoves).
+
+    ``fresh()`` copies every cell's list, the cheapest way CPython has to
+    make many small lists (``list(map(list, ...))``): 37,000 of them a
+    snapshot on a burnt-out large hall.  ``shared()`` is a new outer list of
+    the kept cell lists, for callers that never modify what they get.
     """
 
     def __init__(self, cells, cols):
         self.cols = cols
         self.cells = sorted(cells)
-        self.pairs = [divmod(c, cols) for c in self.cells]
-        self.pieces = [_marshal_cell(r, c) for r, c in self.pairs]
-        self._blob = None
+        self.items = [[c // cols, c % cols] for c in self.cells]
 
     def add(self, cells):
-        """Insert new cells (not yet present): a binary search and a memmove each."""
+        """Add new cells (sorted, not yet present)."""
+        old_cells, old_items, cols = self.cells, self.items, self.cols
+        merged_cells, merged_items = [], []
+        at = 0
         for cell in cells:
-            k = bisect_left(self.cells, cell)
-            row, col = divmod(cell, self.cols)
-            self.cells.insert(k, cell)
-            self.pairs.insert(k, (row, col))
-            self.pieces.insert(k, _marshal_cell(row, col))
-        self._blob = None
+            k = bisect_left(old_cells, cell, at)
+            merged_cells += old_cells[at:k]
+            merged_items += old_items[at:k]
+            merged_cells.append(cell)
+            merged_items.append([cell // cols, cell % cols])
+            at = k
+        merged_cells += old_cells[at:]
+        merged_items += old_items[at:]
+        self.cells, self.items = merged_cells, merged_items
 
-    def lists(self):
+    def fresh(self):
         """A fresh list of fresh ``[row, col]`` lists, in order."""
-        if not _MARSHAL_WORKS:
-            return list(map(list, self.pairs))
-        if self._blob is None:
-            self._blob = _marshal_list_head(len(self.pieces)) + b"".join(self.pieces)
-        return marshal.loads(self._blob)
+        return list(map(list, self.items))
+
+    def shared(self):
+        """A fresh list of the kept ``[row, col]`` lists (never to be modified), in order."""
+        return self.items[:]
 
 
 class Simulator:
     """One deterministic episode of a scenario under a seed."""
 
-    def __init__(self, scenario, seed):
+    def __init__(self, scenario, seed, shared_lists=False):
+        """``shared_lists=True`` is for callers that never modify a step, snapshot or observation
+        they are given (the replay check, ``measure_run`` with a built-in policy): the
+        ``[row, col]`` lists of the burning set and the entries of people who did not change are
+        then shared between steps instead of made afresh for each (tens of thousands of small
+        lists a step on a large floor).  The values, and so the records, are the same.
+        """
         self.scenario = compile_scenario(scenario)
         self.seed = check_seed(seed)
+        self.shared_lists = shared_lists
         sc = self.scenario
         self.grid = grid = sc.grid
         self.ids = sc.person_ids
@@ -158,6 +157,10 @@ class Simulator:
         self.t = 0
         self.termination_reason = None
         self.trapped = self._trapped()
+        if shared_lists:
+            # Per person, the entries of the snapshot's and the observation's people lists.
+            self.snapshot_entries = [self._snapshot_entry(i) for i in range(len(self.ids))]
+            self.observation_entries = [self._observation_entry(i) for i in range(len(self.ids))]
         self.header = {
             "schema_version": SCHEMA_VERSION,
             "simulator_version": SIMULATOR_VERSION,
@@ -200,16 +203,28 @@ class Simulator:
     def _observe(self):
         if self.terminated:
             raise ActionError("the episode has terminated: there is nothing left to observe.")
-        position_rc = self.position_rc
+        if self.shared_lists:
+            people = list(map(self.observation_entries.__getitem__, self.active))
+            burning = self.burning_cells.shared()
+        else:
+            position_rc = self.position_rc
+            people = [
+                {"person_id": pid, "position": list(position_rc[i])} for pid, i in zip(self.active_ids, self.active)
+            ]
+            burning = self.burning_cells.fresh()
         return {
             "observation_version": OBSERVATION_VERSION,
             "step": self.t + 1,
-            "people": [
-                {"person_id": pid, "position": list(position_rc[i])} for pid, i in zip(self.active_ids, self.active)
-            ],
-            "burning": self.burning_cells.lists(),
+            "people": people,
+            "burning": burning,
             "trapped": list(self.trapped),
         }
+
+    def _snapshot_entry(self, i):
+        return {"person_id": self.ids[i], "status": self.status[i], "position": list(self.position_rc[i])}
+
+    def _observation_entry(self, i):
+        return {"person_id": self.ids[i], "position": list(self.position_rc[i])}
 
     def _step(self, actions):
         chosen = self._check_actions(actions)
@@ -287,6 +302,16 @@ class Simulator:
                     status[i] = CASUALTY
                     casualties.append((i, "fire_spread"))
         casualties.sort()
+        if self.shared_lists:
+            snapshot_entry, observation_entry = self._snapshot_entry, self._observation_entry
+            snapshot_entries, observation_entries = self.snapshot_entries, self.observation_entries
+            for k, result in enumerate(outcomes):
+                if result == "moved":
+                    i = active[k]
+                    snapshot_entries[i] = snapshot_entry(i)
+                    observation_entries[i] = observation_entry(i)
+            for i, _ in casualties:
+                snapshot_entries[i] = snapshot_entry(i)
 
         # 6. Trapped set; 7. termination.
         active_ids = self.active_ids
@@ -369,13 +394,19 @@ class Simulator:
         return [self.ids[i] for i in self.active if not reach[self.position[i]]]
 
     def _snapshot(self):
-        return {
-            "step": self.t,
-            "people": [
+        if self.shared_lists:
+            people = self.snapshot_entries[:]
+            burning = self.burning_cells.shared()
+        else:
+            people = [
                 {"person_id": pid, "status": s, "position": list(rc)}
                 for pid, s, rc in zip(self.ids, self.status, self.position_rc)
-            ],
-            "burning": self.burning_cells.lists(),
+            ]
+            burning = self.burning_cells.fresh()
+        return {
+            "step": self.t,
+            "people": people,
+            "burning": burning,
             "trapped": list(self.trapped),
             "terminated": self.terminated,
             "termination_reason": self.termination_reason,
