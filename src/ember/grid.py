@@ -7,7 +7,6 @@ work list and bytearray lookups instead of tuple hashing.
 import functools
 from array import array
 from collections import deque
-from heapq import heappop, heappush
 
 DIRECTIONS = ("north", "south", "west", "east")
 DELTAS = {"north": (-1, 0), "south": (1, 0), "west": (0, -1), "east": (0, 1)}
@@ -497,15 +496,6 @@ class ExitReachability:
         return runs[active[0]][0]
 
 
-def _enqueue(buckets, keys, distance, cell):
-    """Add ``cell`` to the bucket queue at ``distance`` (keys: a heap of bucket distances)."""
-    bucket = buckets.get(distance)
-    if bucket is None:
-        buckets[distance] = bucket = []
-        heappush(keys, distance)
-    bucket.append(cell)
-
-
 class ExitDistances:
     """The greedy policy's distance field (simulator.md §4), kept under deletions.
 
@@ -533,13 +523,21 @@ class ExitDistances:
         self.dist = grid.distances(self.exit_cells, passable)
 
     def burn(self, cells):
-        """Make ``cells`` impassable (any order; cells already impassable are ignored)."""
+        """Make ``cells`` impassable (any order; cells already impassable are ignored).
+
+        Both phases go through distance layers in increasing order: ``seeds``
+        holds cells at distances not reached yet, ``layer`` the cells at the
+        current one; each cell only ever adds cells one layer up.  The four
+        neighbours are written out (with their bounds checks) rather than
+        looked up or returned by a function: this loop is most of the
+        planner's time.
+        """
         passable, dist = self.passable, self.dist
         cols, size = self.grid.cols, self.grid.size
         invalid_mark = self.INVALID
-        buckets, keys = {}, []
 
         # Children (old distance + 1) of the deleted cells may lose their distance.
+        seeds = {}
         for x in cells:
             if not passable[x]:
                 continue
@@ -549,59 +547,99 @@ class ExitDistances:
             if d == UNREACHABLE:
                 continue
             d += 1
-            for j in around(x, cols, size):
+            col = x % cols
+            for j in (
+                x - cols if x >= cols else -1,
+                x + cols if x + cols < size else -1,
+                x - 1 if col else -1,
+                x + 1 if col + 1 < cols else -1,
+            ):
                 if j >= 0 and dist[j] == d:
-                    _enqueue(buckets, keys, d, j)
-        if not keys:
+                    seeds.setdefault(d, []).append(j)
+        if not seeds:
             return
 
         # 1. In order of old distance d: a candidate keeps d iff a neighbour
         #    still holds d - 1 (invalid cells hold INVALID, impassable ones
         #    UNREACHABLE, so neither matches); else its children are candidates.
         invalid = []
-        while keys:
-            d = heappop(keys)
+        d = min(seeds)
+        layer = seeds.pop(d)
+        while True:
             below, above = d - 1, d + 1
-            for v in buckets.pop(d):
+            up = seeds.pop(above, [])
+            for v in layer:
                 if dist[v] != d:
                     continue  # seen already, or deleted in this batch
-                north, south, west, east = around(v, cols, size)
+                col = v % cols
+                north = v - cols
+                south = v + cols
                 if (
-                    (north >= 0 and dist[north] == below)
-                    or (south >= 0 and dist[south] == below)
-                    or (west >= 0 and dist[west] == below)
-                    or (east >= 0 and dist[east] == below)
+                    (v >= cols and dist[north] == below)
+                    or (south < size and dist[south] == below)
+                    or (col and dist[v - 1] == below)
+                    or (col + 1 < cols and dist[v + 1] == below)
                 ):
                     continue
                 dist[v] = invalid_mark
                 invalid.append(v)
-                for j in (north, south, west, east):
-                    if j >= 0 and dist[j] == above:
-                        _enqueue(buckets, keys, above, j)
+                if v >= cols and dist[north] == above:
+                    up.append(north)
+                if south < size and dist[south] == above:
+                    up.append(south)
+                if col and dist[v - 1] == above:
+                    up.append(v - 1)
+                if col + 1 < cols and dist[v + 1] == above:
+                    up.append(v + 1)
+            if up:
+                d, layer = above, up
+            elif seeds:
+                d = min(seeds)
+                layer = seeds.pop(d)
+            else:
+                break
         if not invalid:
             return
 
         # 2. Recompute the invalid cells from their valid neighbours, nearest first.
         for v in invalid:
-            best = -1
-            for j in around(v, cols, size):
-                if j >= 0:
-                    dj = dist[j]
-                    if dj >= 0 and (best < 0 or dj < best):
-                        best = dj
-            if best >= 0:
-                best += 1
-                _enqueue(buckets, keys, best, v)
-        while keys:
-            d = heappop(keys)
-            above = d + 1
-            for v in buckets.pop(d):
-                if dist[v] != invalid_mark:
-                    continue
-                dist[v] = d
-                for j in around(v, cols, size):
-                    if j >= 0 and dist[j] == invalid_mark:
-                        _enqueue(buckets, keys, above, j)
+            best = FAR
+            col = v % cols
+            if v >= cols and 0 <= dist[v - cols] < best:
+                best = dist[v - cols]
+            if v + cols < size and 0 <= dist[v + cols] < best:
+                best = dist[v + cols]
+            if col and 0 <= dist[v - 1] < best:
+                best = dist[v - 1]
+            if col + 1 < cols and 0 <= dist[v + 1] < best:
+                best = dist[v + 1]
+            if best != FAR:
+                seeds.setdefault(best + 1, []).append(v)
+        if seeds:
+            d = min(seeds)
+            layer = seeds.pop(d)
+            while True:
+                up = seeds.pop(d + 1, [])
+                for v in layer:
+                    if dist[v] != invalid_mark:
+                        continue
+                    dist[v] = d
+                    col = v % cols
+                    if v >= cols and dist[v - cols] == invalid_mark:
+                        up.append(v - cols)
+                    if v + cols < size and dist[v + cols] == invalid_mark:
+                        up.append(v + cols)
+                    if col and dist[v - 1] == invalid_mark:
+                        up.append(v - 1)
+                    if col + 1 < cols and dist[v + 1] == invalid_mark:
+                        up.append(v + 1)
+                if up:
+                    d, layer = d + 1, up
+                elif seeds:
+                    d = min(seeds)
+                    layer = seeds.pop(d)
+                else:
+                    break
         for v in invalid:
             if dist[v] == invalid_mark:
                 dist[v] = UNREACHABLE

@@ -196,8 +196,9 @@ class PolicyRun:
     def __init__(self, scenario, seed, policy):
         # A built-in policy only reads its observations, and the steps go to the checks, the
         # metrics and the writer: lists may be shared.  Another callable gets fresh ones.
-        self.sim = Simulator(scenario, seed, shared_lists=isinstance(policy, str))
-        self.policy = make_policy(policy, self.sim.scenario, seed) if isinstance(policy, str) else policy
+        built_in = isinstance(policy, str)
+        self.sim = Simulator(scenario, seed, shared_lists=built_in)
+        self.policy = make_policy(policy, self.sim.scenario, seed, shared_observations=True) if built_in else policy
         self.header = self.sim.header
         self.initial_state = self.sim.initial_state
 

@@ -40,10 +40,11 @@ class GreedyPolicy:
     is rebuilt from scratch.
     """
 
-    def __init__(self, scenario):
+    def __init__(self, scenario, shared_observations=False):
         sc = compile_scenario(scenario)
         self.grid = sc.grid
         self.exit_cells = sc.exit_cells
+        self.shared_observations = shared_observations  # see _BurningTracker
         self._tracker = None  # the cells seen burning so far
         self._field = None
 
@@ -51,7 +52,7 @@ class GreedyPolicy:
         new = None if self._tracker is None else self._tracker.changed(burning)
         if new is None:
             # First observation, or cells left the burning list: start afresh.
-            self._tracker = _BurningTracker(self.grid)
+            self._tracker = _BurningTracker(self.grid, self.shared_observations)
             cells = self._tracker.changed(burning) or []
             self._field = ExitDistances(self.grid, self.exit_cells, cells)
         elif new:
@@ -96,12 +97,19 @@ class _BurningTracker:
     every stretch between insertions is compared with the previous list at
     C speed.  Any difference (an unsorted or rewritten list) falls back to
     the scan of every element, so the answer is always the scan's.
+
+    ``previous`` holds copies of the cell lists, so that a caller changing
+    an observation after the policy answered changes nothing here; with
+    ``shared=True`` (observations of a ``Simulator(shared_lists=True)``,
+    whose cell lists are never modified) it holds the lists themselves,
+    and comparing a list with itself costs no look at its contents.
     """
 
-    def __init__(self, grid):
+    def __init__(self, grid, shared=False):
         self.grid = grid
+        self.shared = shared
         self.seen = bytearray(grid.size)
-        self.previous = []  # [row, col] lists of our own, equal to the last list accepted
+        self.previous = []  # [row, col] lists equal to the last list accepted
 
     def changed(self, burning):
         previous = self.previous
@@ -122,10 +130,10 @@ class _BurningTracker:
             seen[cell] = 1
             new.append(cell)
         # The new previous list: the old stretches and copies of the inserted cells.
-        merged, at = [], 0
+        merged, at, shared = [], 0, self.shared
         for shift, k in enumerate(inserted):
             merged += previous[at : k - shift]
-            merged.append([burning[k][0], burning[k][1]])
+            merged.append(burning[k] if shared else [burning[k][0], burning[k][1]])
             at = k - shift
         merged += previous[at:]
         self.previous = merged
@@ -142,7 +150,7 @@ class _BurningTracker:
                 new.append(cell)
         if len(self.previous) + len(new) != len(burning):
             return None
-        self.previous = [[r, c] for r, c in burning]
+        self.previous = list(burning) if self.shared else [[r, c] for r, c in burning]
         return new
 
 
@@ -248,9 +256,10 @@ class PlannerPolicy:
     STICKINESS = 1  # steps another door must gain before a person is re-sent
     REPLAN_EVERY = 3  # steps between full exit assignments (a closed door forces one at once)
 
-    def __init__(self, scenario):
+    def __init__(self, scenario, shared_observations=False):
         sc = compile_scenario(scenario)
         self.grid = sc.grid
+        self.shared_observations = shared_observations  # see _BurningTracker
         self.doors = _doors(sc.grid, sc.exit_cells)
         self.fields = None
         self.tracker = None
@@ -269,7 +278,7 @@ class PlannerPolicy:
         new = None if self.tracker is None else self.tracker.changed(burning)
         grid = self.grid
         if new is None:
-            self.tracker = tracker = _BurningTracker(grid)
+            self.tracker = tracker = _BurningTracker(grid, self.shared_observations)
             cells = tracker.changed(burning) or []
             self.fields = [ExitDistances(grid, door, cells) for door in self.doors]
             self.hot = bytearray(grid.size)
@@ -393,13 +402,20 @@ class PlannerPolicy:
         return actions
 
 
-def make_policy(name, scenario, seed):
+def make_policy(name, scenario, seed, shared_observations=False):
+    """The built-in policy ``name`` for one episode.
+
+    ``shared_observations=True`` when the observations come from a
+    ``Simulator(shared_lists=True)``: their cell lists are then the
+    simulator's own, never modified, and the greedy and planner policies
+    keep references to them instead of copies (see ``_BurningTracker``).
+    """
     if name == "stay":
         return stay_policy
     if name == "random":
         return RandomPolicy(seed)
     if name == "greedy":
-        return GreedyPolicy(scenario)
+        return GreedyPolicy(scenario, shared_observations)
     if name == "planner":
-        return PlannerPolicy(scenario)
+        return PlannerPolicy(scenario, shared_observations)
     raise ValueError(f"unknown policy {name!r}; expected one of {', '.join(POLICY_NAMES)}.")
