@@ -520,7 +520,8 @@ class ExitDistances:
         self.passable = passable = bytearray(grid.open)
         for cell in burning_cells:
             passable[cell] = 0
-        self.dist = grid.distances(self.exit_cells, passable)
+        # A list, not the array: reading an array entry above 256 makes a new int object.
+        self.dist = grid.distances(self.exit_cells, passable).tolist()
 
     def burn(self, cells):
         """Make ``cells`` impassable (any order; cells already impassable are ignored).
