@@ -24,35 +24,38 @@ class FireSpread:
         limit = -(-self.threshold // denominator)
         self._certain = limit >= TWO_64  # every u < 2^64 succeeds (N = D, or D beyond 2^64)
         self._limit = None if self._certain else limit.to_bytes(8, "big")
-        self._neighbours = {}  # cell -> grid.neighbours(cell), for the cells asked about
+        self._draws = {}  # frontier cell -> its draws_of(cell), dropped once the cell ignites
 
-    def neighbours(self, cell):
-        """``grid.neighbours(cell)`` as (direction, neighbour, draw text after the step), computed once per cell.
+    def draws_of(self, cell):
+        """(neighbour, draw text after the step) for each non-wall 4-neighbour of ``cell``.
 
         Frontier cells are asked every step; the draw text of cell [row, col]
         toward a direction ends in ``row|col|direction`` whatever the step.
+        A wall never burns, so it never gives a draw.
         """
-        found = self._neighbours.get(cell)
-        if found is None:
-            row, col = divmod(cell, self.grid.cols)
-            found = self._neighbours[cell] = tuple(
-                (d, n, f"{row}|{col}|{d}".encode()) for d, n in self.grid.neighbours(cell)
-            )
-        return found
+        grid = self.grid
+        row, col = divmod(cell, grid.cols)
+        return tuple((n, f"{row}|{col}|{d}".encode()) for d, n in grid.neighbours(cell) if grid.open[n])
 
     def ignitions(self, step, frontier, burning):
         """Sorted cells of ``frontier`` (unburnt, non-wall, next to fire) that ignite."""
         if self.numerator == 0:
             return []
         if self._certain:
-            return sorted(frontier)  # u < 2^64 <= limit makes every draw succeed
-        limit, neighbours = self._limit, self.neighbours
-        prefix = f"ember/fire/1.0|{self.seed}|{step}|".encode()
-        ignited = []
-        for cell in frontier:
-            for _, neighbour, tail in neighbours(cell):
-                if burning[neighbour] and sha256(prefix + tail).digest()[:8] < limit:
-                    ignited.append(cell)
-                    break  # draws have no side effects: one success decides
-        ignited.sort()
+            ignited = sorted(frontier)  # u < 2^64 <= limit makes every draw succeed
+        else:
+            limit, cache = self._limit, self._draws
+            prefix = f"ember/fire/1.0|{self.seed}|{step}|".encode()
+            ignited = []
+            for cell in frontier:
+                draws = cache.get(cell)
+                if draws is None:
+                    draws = cache[cell] = self.draws_of(cell)
+                for neighbour, tail in draws:
+                    if burning[neighbour] and sha256(prefix + tail).digest()[:8] < limit:
+                        ignited.append(cell)
+                        break  # draws have no side effects: one success decides
+            ignited.sort()
+        for cell in ignited:
+            self._draws.pop(cell, None)  # never on the frontier again
         return ignited

@@ -385,9 +385,18 @@ class Simulator:
         return chosen
 
     def _extend_frontier(self, cell):
-        for _, n, _ in self.fire.neighbours(cell):
-            if self.grid.open[n] and not self.burning[n]:
-                self.frontier.add(n)
+        """Add ``cell``'s open, unburnt 4-neighbours to the frontier (``cell`` has just ignited)."""
+        grid, burning, frontier = self.grid, self.burning, self.frontier
+        cols, size, open_ = grid.cols, grid.size, grid.open
+        col = cell % cols
+        for n in (
+            cell - cols if cell >= cols else -1,
+            cell + cols if cell + cols < size else -1,
+            cell - 1 if col else -1,
+            cell + 1 if col + 1 < cols else -1,
+        ):
+            if n >= 0 and open_[n] and not burning[n]:
+                frontier.add(n)
 
     def _trapped(self):
         reach = self.reachability.reach
