@@ -99,10 +99,11 @@ class _BurningTracker:
     the scan of every element, so the answer is always the scan's.
 
     ``previous`` holds copies of the cell lists, so that a caller changing
-    an observation after the policy answered changes nothing here; with
+    an observation after the policy answered changes nothing here.  With
     ``shared=True`` (observations of a ``Simulator(shared_lists=True)``,
-    whose cell lists are never modified) it holds the lists themselves,
-    and comparing a list with itself costs no look at its contents.
+    whose lists are never modified and always grow by insertions) it is
+    the observation's list itself, nothing is checked, and comparing a cell
+    list with itself costs no look at its contents.
     """
 
     def __init__(self, grid, shared=False):
@@ -117,7 +118,7 @@ class _BurningTracker:
             return []
         if len(burning) < len(previous):
             return None  # some cell of the previous list must have left
-        inserted = _insertions(burning, previous)
+        inserted = _insertions(burning, previous, check=not self.shared)
         if inserted is None:
             return self._scan(burning)
         cols, seen = self.grid.cols, self.seen
@@ -129,11 +130,14 @@ class _BurningTracker:
                 return None  # listed twice: a cell left the list, or a duplicate
             seen[cell] = 1
             new.append(cell)
+        if self.shared:
+            self.previous = burning  # the simulator's own list, never modified
+            return new
         # The new previous list: the old stretches and copies of the inserted cells.
-        merged, at, shared = [], 0, self.shared
+        merged, at = [], 0
         for shift, k in enumerate(inserted):
             merged += previous[at : k - shift]
-            merged.append(burning[k] if shared else [burning[k][0], burning[k][1]])
+            merged.append([burning[k][0], burning[k][1]])
             at = k - shift
         merged += previous[at:]
         self.previous = merged
@@ -154,15 +158,17 @@ class _BurningTracker:
         return new
 
 
-def _insertions(longer, shorter):
+def _insertions(longer, shorter, check=True):
     """Indexes in ``longer`` of its elements that are not in ``shorter``, if ``longer`` is ``shorter``
     with elements inserted; None if it is not.
 
     Assuming it is (both sorted, ``longer`` a superset), ``longer[i] ==
     shorter[i - s]``, with s the insertions found before i, holds exactly
     when no other insertion comes before i: so each insertion is found by
-    galloping and binary search.  The assumption is then checked: every
-    stretch between insertions must equal its stretch of ``shorter``.
+    galloping and binary search.  With ``check``, the assumption is then
+    checked: every stretch between insertions must equal its stretch of
+    ``shorter`` (without, it must be known to hold: successive lists of a
+    ``Simulator(shared_lists=True)``).
     """
     n, m = len(longer), len(shorter)
     inserted = []
@@ -191,6 +197,8 @@ def _insertions(longer, shorter):
                 high = mid
         inserted.append(high)
         i = high + 1
+    if not check:
+        return inserted
     # The check: each stretch between insertions equals its stretch of ``shorter``.
     at = 0
     for shift, k in enumerate(inserted):

@@ -82,46 +82,45 @@ _ON_PATH = "on path"  # marks slots on the chain being followed
 class SortedCells:
     """The burning set in cell order, handing out ``[[row, col], ...]`` lists.
 
-    ``cells`` holds the flat cells and ``items`` a ``[row, col]`` list for
-    each, made once, never changed and never handed out themselves.  A
-    step's ignitions are merged in at once: their places are found by binary
-    search in ``cells`` and both lists are rebuilt from slices (one copy of
-    each list, where inserting the k cells one by one costs k memmoves).
+    ``items`` holds a ``[row, col]`` list for each cell, made once and never
+    changed.  A step's ignitions are merged in at once into a new list
+    (``items`` itself is never modified, so a list handed out by ``shared``
+    stays as it was): their places are found by binary search (lists
+    compare as their cells order) and the new list is built from slices of
+    the old, one copy where inserting the k cells one by one costs k
+    memmoves.
 
     ``fresh()`` copies every cell's list, the cheapest way CPython has to
-    make many small lists (``list(map(list, ...))``): 37,000 of them a
-    snapshot on a burnt-out large hall.  ``shared()`` is a new outer list of
-    the kept cell lists, for callers that never modify what they get.
+    make many small lists (``list(map(list, ...))``): 37,000 of them for a
+    snapshot on a burnt-out large hall.  ``shared()`` is ``items`` itself,
+    for callers that never modify what they get.
     """
 
     def __init__(self, cells, cols):
         self.cols = cols
-        self.cells = sorted(cells)
-        self.items = [[c // cols, c % cols] for c in self.cells]
+        self.items = [[c // cols, c % cols] for c in sorted(cells)]
 
     def add(self, cells):
         """Add new cells (sorted, not yet present)."""
-        old_cells, old_items, cols = self.cells, self.items, self.cols
-        merged_cells, merged_items = [], []
+        old, cols = self.items, self.cols
+        merged = []
         at = 0
         for cell in cells:
-            k = bisect_left(old_cells, cell, at)
-            merged_cells += old_cells[at:k]
-            merged_items += old_items[at:k]
-            merged_cells.append(cell)
-            merged_items.append([cell // cols, cell % cols])
+            item = [cell // cols, cell % cols]
+            k = bisect_left(old, item, at)
+            merged += old[at:k]
+            merged.append(item)
             at = k
-        merged_cells += old_cells[at:]
-        merged_items += old_items[at:]
-        self.cells, self.items = merged_cells, merged_items
+        merged += old[at:]
+        self.items = merged
 
     def fresh(self):
         """A fresh list of fresh ``[row, col]`` lists, in order."""
         return list(map(list, self.items))
 
     def shared(self):
-        """A fresh list of the kept ``[row, col]`` lists (never to be modified), in order."""
-        return self.items[:]
+        """The kept list of the kept ``[row, col]`` lists, in order: never to be modified."""
+        return self.items
 
 
 class Simulator:
