@@ -25,30 +25,18 @@ def around(i, cols, size):
     )
 
 
-#: Grids up to this many cells get a neighbour table (about 100 bytes a cell);
-#: larger ones (up to 2^24 cells are valid) compute neighbours as they go.
-NEIGHBOUR_TABLE_MAX_CELLS = 1 << 18
-
-
-class _Around:
-    """``around`` behind a table's indexing, for grids too large for a table."""
-
-    def __init__(self, cols, size):
-        self.cols, self.size = cols, size
-
-    def __getitem__(self, i):
-        return [j for j in around(i, self.cols, self.size) if j >= 0]
+#: Grids up to this many cells get a neighbour table (about 100 bytes a cell), kept
+#: for repeated searches on small grids; larger ones write their neighbours out.
+NEIGHBOUR_TABLE_MAX_CELLS = 1 << 12
 
 
 @functools.lru_cache(maxsize=4)
 def neighbour_table(cols, size):
     """Every cell's in-grid 4-neighbours (a tuple per cell), built once per grid shape.
 
-    The distance updates run on every step: looking neighbours up costs far
-    less than a call to ``around`` for each cell they visit.
+    The distance updates of small grids run on every step: looking
+    neighbours up costs less than working them out for each cell visited.
     """
-    if size > NEIGHBOUR_TABLE_MAX_CELLS:
-        return _Around(cols, size)
     return tuple(tuple(j for j in around(i, cols, size) if j >= 0) for i in range(size))
 
 
@@ -67,52 +55,111 @@ def lower_distances(dist, sources, cols, size, passable=None):
     """
     if passable is None:
         passable = _everywhere(size)
-    neighbours = neighbour_table(cols, size)
     frontier = []
     for cell in sources:
         if dist[cell] and passable[cell]:
             dist[cell] = 0
             frontier.append(cell)
     d = 0
+    if size <= NEIGHBOUR_TABLE_MAX_CELLS:
+        neighbours = neighbour_table(cols, size)
+        while frontier:
+            d += 1
+            nxt = []
+            append = nxt.append
+            for i in frontier:
+                for j in neighbours[i]:
+                    if dist[j] > d and passable[j]:
+                        dist[j] = d
+                        append(j)
+            frontier = nxt
+        return
     while frontier:
         d += 1
         nxt = []
         append = nxt.append
         for i in frontier:
-            for j in neighbours[i]:
+            col = i % cols
+            if i >= cols:
+                j = i - cols
+                if dist[j] > d and passable[j]:
+                    dist[j] = d
+                    append(j)
+            j = i + cols
+            if j < size and dist[j] > d and passable[j]:
+                dist[j] = d
+                append(j)
+            if col:
+                j = i - 1
+                if dist[j] > d and passable[j]:
+                    dist[j] = d
+                    append(j)
+            if col + 1 < cols:
+                j = i + 1
                 if dist[j] > d and passable[j]:
                     dist[j] = d
                     append(j)
         frontier = nxt
 
 
-def manhattan_distances(burning):
-    """Each cell's Manhattan distance to the nearest burning cell, walls ignored (metrics.md §8).
+class ManhattanField:
+    """Each cell's Manhattan distance to the nearest burning cell, walls ignored (metrics.md §8), by numpy.
 
-    ``burning`` is a 2-D numpy boolean array with at least one True; the
-    result is an int32 array of its shape.  The distance transform is
-    separable: first along each row (the nearest burning column to the left
-    and to the right, by running maximum and minimum), then along each
-    column, min over r' of h[r'] + |r - r'|, which is r + (running minimum
-    of h - r) downwards and -r + (running minimum of h + r) upwards.  About
-    a dozen array passes, integers only: exact, whatever the platform.
+    ``ignite(cells)`` adds burning cells; ``distances()`` is the field as a
+    flat integer array (cell index -> distance), valid once a cell burns.
+
+    The distance transform is separable: first along each row (the nearest
+    burning column to the left and to the right, by running maximum and
+    minimum), then along each column, min over r' of h[r'] + |r - r'|,
+    which is r + (running minimum of h - r) downwards and -r + (running
+    minimum of h + r) upwards.  The row pass is redone only for the rows
+    that have new burning cells; the column pass is six array operations
+    over the grid.  Integers only (int16 where the distances fit): exact,
+    whatever the platform.
     """
-    import numpy as np
 
-    rows, cols = burning.shape
-    far = rows + cols  # beyond any distance on the grid
-    col = np.arange(cols, dtype=np.int32)
-    left = np.where(burning, col, -far).astype(np.int32, copy=False)
-    np.maximum.accumulate(left, axis=1, out=left)
-    right = np.where(burning, col, cols + far).astype(np.int32, copy=False)[:, ::-1]
-    right = np.minimum.accumulate(right, axis=1)[:, ::-1]
-    along_row = np.minimum(col - left, right - col)
-    row = np.arange(rows, dtype=np.int32)[:, None]
-    down = np.minimum.accumulate(along_row - row, axis=0)
-    down += row
-    up = np.minimum.accumulate((along_row + row)[::-1], axis=0)[::-1]
-    up -= row
-    return np.minimum(down, up)
+    def __init__(self, rows, cols):
+        import numpy as np  # a core dependency, imported only where it pays (large grids)
+
+        self.np = np
+        self.rows, self.cols = rows, cols
+        self.far = far = rows + cols  # beyond any distance on the grid
+        self.dtype = dtype = np.int16 if 4 * far < 2**15 else np.int32  # values stay below 3 * far + rows
+        self.mask = np.zeros((rows, cols), dtype=bool)
+        self.flat_mask = self.mask.reshape(-1)  # a view: cell index -> mask entry
+        self.col = np.arange(cols, dtype=dtype)
+        self.row = np.arange(rows, dtype=dtype)[:, None]
+        self.along_row = np.full((rows, cols), 3 * far, dtype=dtype)  # distance within the row; 3 far: no fire there
+        self.field = None  # the last distances(), until the next ignite
+
+    def ignite(self, cells):
+        np = self.np
+        cells = np.asarray(cells, dtype=np.intp)
+        self.flat_mask[cells] = True
+        rows = np.unique(cells // self.cols)
+        burning = self.mask[rows]
+        col, far = self.col, self.far
+        left = np.where(burning, col, -far).astype(self.dtype, copy=False)
+        np.maximum.accumulate(left, axis=1, out=left)  # the nearest burning column at or before each
+        right = np.where(burning, col, self.cols + far).astype(self.dtype, copy=False)[:, ::-1]
+        right = np.minimum.accumulate(right, axis=1)[:, ::-1]  # ... at or after each
+        np.subtract(col, left, out=left)
+        right -= col
+        np.minimum(left, right, out=left)
+        self.along_row[rows] = left
+        self.field = None
+
+    def distances(self):
+        if self.field is None:
+            np, along_row, row = self.np, self.along_row, self.row
+            down = along_row - row
+            np.minimum.accumulate(down, axis=0, out=down)
+            down += row
+            up = np.minimum.accumulate((along_row + row)[::-1], axis=0)[::-1]
+            up -= row
+            np.minimum(down, up, out=down)
+            self.field = down.reshape(-1)
+        return self.field
 
 
 class Grid:

@@ -15,14 +15,15 @@ minimum):
   comes closer, and each drop is a Python-level visit: on a 200x200 hall
   that burns out it was a third of ``measure_run``.
 * ``TransformField``: a numpy distance transform of the burning mask
-  (``grid.manhattan_distances``), redone after each step with ignitions,
-  about a dozen C-speed passes over the grid whatever the fire does.
+  (``grid.ManhattanField``), its row pass redone for the rows with new
+  ignitions and its column pass after each step with ignitions: a few
+  C-speed passes over the grid whatever the fire does.
 """
 
 from array import array
 
 from ..accumulator import Accumulator
-from ..grid import FAR, lower_distances, manhattan_distances
+from ..grid import FAR, ManhattanField, lower_distances
 
 #: Grids of at least this many cells keep the field with numpy: below it, one
 #: transform (about 15 numpy calls) costs more than the few cells the BFS visits.
@@ -45,24 +46,17 @@ class LoweredField:
 
 
 class TransformField:
-    """Manhattan distances by a numpy distance transform of the burning mask, redone when asked after ignitions."""
+    """Manhattan distances by a numpy distance transform (``grid.ManhattanField``), redone when asked after ignitions."""
 
     def __init__(self, grid):
-        import numpy as np  # a core dependency, imported only where it pays (large grids)
-
-        self.np = np
-        self.mask = np.zeros((grid.rows, grid.cols), dtype=bool)
-        self.flat_mask = self.mask.reshape(-1)  # a view: cell index -> mask entry
-        self.dist = None  # the transform, once asked for; None: out of date
+        self.field = ManhattanField(grid.rows, grid.cols)
+        self.np = self.field.np
 
     def ignite(self, cells):
-        self.flat_mask[self.np.array(cells, dtype=self.np.intp)] = True
-        self.dist = None
+        self.field.ignite(cells)
 
     def at(self, cells):
-        if self.dist is None:
-            self.dist = manhattan_distances(self.mask).reshape(-1)
-        return self.dist[self.np.array(cells, dtype=self.np.intp)].tolist()
+        return self.field.distances()[self.np.array(cells, dtype=self.np.intp)].tolist()
 
 
 class FireExposure(Accumulator):
