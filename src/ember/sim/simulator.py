@@ -147,9 +147,7 @@ class Simulator:
             self.burning[cell] = 1
         self.burning_cells = SortedCells(sc.ignitions, grid.cols)
         self.fire = FireSpread(grid, self.seed, sc.spread_numerator, sc.spread_denominator)
-        self.frontier = set()
-        for cell in sc.ignitions:
-            self._extend_frontier(cell)
+        self.fire.burn(sc.ignitions, self.burning)
         self.reachability = ExitReachability(grid, sc.exit_cells, sc.ignitions)
         self.active = list(range(len(self.ids)))
         self.active_ids = list(self.ids)  # the IDs of ``active``, in the same order
@@ -287,13 +285,11 @@ class Simulator:
                     evacuations.append((i, exit_at[cell]))
 
         # 4. Fire spread; 5. spread casualties.
-        ignited = self.fire.ignitions(t, self.frontier, self.burning)
+        ignited = self.fire.ignitions(t)
         for cell in ignited:
             self.burning[cell] = 1
-        for cell in ignited:
-            self.frontier.discard(cell)
-            self._extend_frontier(cell)
         if ignited:
+            self.fire.burn(ignited, self.burning)
             self.burning_cells.add(ignited)
             self.reachability.ignite(ignited)
             for i in active:
@@ -382,20 +378,6 @@ class Simulator:
             extra = sorted(str(k) for k in actions if k not in active)
             raise ActionError(f"step {self.t + 1}: action for {extra[0]!r}, who is not an active person.")
         return chosen
-
-    def _extend_frontier(self, cell):
-        """Add ``cell``'s open, unburnt 4-neighbours to the frontier (``cell`` has just ignited)."""
-        grid, burning, frontier = self.grid, self.burning, self.frontier
-        cols, size, open_ = grid.cols, grid.size, grid.open
-        col = cell % cols
-        for n in (
-            cell - cols if cell >= cols else -1,
-            cell + cols if cell + cols < size else -1,
-            cell - 1 if col else -1,
-            cell + 1 if col + 1 < cols else -1,
-        ):
-            if n >= 0 and open_[n] and not burning[n]:
-                frontier.add(n)
 
     def _trapped(self):
         reach = self.reachability.reach
