@@ -546,17 +546,23 @@ class ExitReachability:
 class ExitDistances:
     """The greedy policy's distance field (simulator.md §4), kept under deletions.
 
-    ``dist[cell]`` equals ``grid.distances(exit_cells, passable)`` after
-    every ``burn``: the 4-neighbour distance to the nearest usable exit
-    through passable cells, ``UNREACHABLE`` where there is none (and on
-    impassable cells).
+    The field is kept on a padded grid: a border of cells that are never
+    passable (a row above, a row below, and one column that ends each row
+    and starts the next), so that every cell's four neighbours are
+    ``p - width``, ``p + width``, ``p - 1`` and ``p + 1`` with no bounds to
+    check.  ``padded(cell)`` is a cell's index there (``padded_index``);
+    ``dist[padded(cell)]`` equals ``grid.distances(exit_cells,
+    passable)[cell]`` after every ``burn``: the 4-neighbour distance to the
+    nearest usable exit through passable cells, ``UNREACHABLE`` where there
+    is none, on impassable cells and on the border.  ``distances()`` is the
+    field in cell order.
 
     Cells only ever become impassable, so distances only grow.  ``burn``
     finds the cells whose distance grows (in order of old distance, a cell
     keeps its distance iff a neighbour keeps distance one less; exits that
-    still stand are sources), and recomputes only those with a bucket queue
-    seeded from their unchanged neighbours.  The cost is proportional to the
-    cells whose distance changes and their neighbours.
+    still stand are sources), and recomputes only those, nearest first,
+    from their unchanged neighbours.  The cost is proportional to the cells
+    whose distance changes and their neighbours.
     """
 
     INVALID = -2
@@ -564,29 +570,48 @@ class ExitDistances:
     def __init__(self, grid, exit_cells, burning_cells=()):
         self.grid = grid
         self.exit_cells = list(exit_cells)
-        self.passable = passable = bytearray(grid.open)
+        self.width = width = grid.cols + 1
+        passable = bytearray(grid.open)
         for cell in burning_cells:
             passable[cell] = 0
-        # A list, not the array: reading an array entry above 256 makes a new int object.
-        self.dist = grid.distances(self.exit_cells, passable).tolist()
+        unpadded = grid.distances(self.exit_cells, passable)
+        # A list, not an array: reading an array entry above 256 makes a new int object.
+        self.dist = [UNREACHABLE] * ((grid.rows + 2) * width)
+        self.passable = bytearray(len(self.dist))
+        cols = grid.cols
+        for row in range(grid.rows):
+            start = (row + 1) * width
+            self.dist[start : start + cols] = unpadded[row * cols : (row + 1) * cols]
+            self.passable[start : start + cols] = passable[row * cols : (row + 1) * cols]
+
+    def padded(self, cell):
+        """The index of ``cell`` (``row * cols + col``) in ``dist``."""
+        return cell + cell // self.grid.cols + self.width
+
+    def distances(self):
+        """The field in cell order (a list)."""
+        dist, width, cols = self.dist, self.width, self.grid.cols
+        field = []
+        for row in range(self.grid.rows):
+            start = (row + 1) * width
+            field += dist[start : start + cols]
+        return field
 
     def burn(self, cells):
         """Make ``cells`` impassable (any order; cells already impassable are ignored).
 
         Both phases go through distance layers in increasing order: ``seeds``
         holds cells at distances not reached yet, ``layer`` the cells at the
-        current one; each cell only ever adds cells one layer up.  The four
-        neighbours are written out (with their bounds checks) rather than
-        looked up or returned by a function: this loop is most of the
-        planner's time.
+        current one; each cell only ever adds cells one layer up.
         """
-        passable, dist = self.passable, self.dist
-        cols, size = self.grid.cols, self.grid.size
+        passable, dist, width = self.passable, self.dist, self.width
+        cols = self.grid.cols
         invalid_mark = self.INVALID
 
         # Children (old distance + 1) of the deleted cells may lose their distance.
         seeds = {}
         for x in cells:
+            x += x // cols + width
             if not passable[x]:
                 continue
             passable[x] = 0
@@ -595,21 +620,15 @@ class ExitDistances:
             if d == UNREACHABLE:
                 continue
             d += 1
-            col = x % cols
-            for j in (
-                x - cols if x >= cols else -1,
-                x + cols if x + cols < size else -1,
-                x - 1 if col else -1,
-                x + 1 if col + 1 < cols else -1,
-            ):
-                if j >= 0 and dist[j] == d:
+            for j in (x - width, x + width, x - 1, x + 1):
+                if dist[j] == d:
                     seeds.setdefault(d, []).append(j)
         if not seeds:
             return
 
         # 1. In order of old distance d: a candidate keeps d iff a neighbour
-        #    still holds d - 1 (invalid cells hold INVALID, impassable ones
-        #    UNREACHABLE, so neither matches); else its children are candidates.
+        #    still holds d - 1 (invalid cells hold INVALID, impassable ones and
+        #    the border UNREACHABLE, so none matches); else its children are candidates.
         invalid = []
         d = min(seeds)
         layer = seeds.pop(d)
@@ -619,25 +638,18 @@ class ExitDistances:
             for v in layer:
                 if dist[v] != d:
                     continue  # seen already, or deleted in this batch
-                col = v % cols
-                north = v - cols
-                south = v + cols
-                if (
-                    (v >= cols and dist[north] == below)
-                    or (south < size and dist[south] == below)
-                    or (col and dist[v - 1] == below)
-                    or (col + 1 < cols and dist[v + 1] == below)
-                ):
+                north, south = v - width, v + width
+                if dist[north] == below or dist[south] == below or dist[v - 1] == below or dist[v + 1] == below:
                     continue
                 dist[v] = invalid_mark
                 invalid.append(v)
-                if v >= cols and dist[north] == above:
+                if dist[north] == above:
                     up.append(north)
-                if south < size and dist[south] == above:
+                if dist[south] == above:
                     up.append(south)
-                if col and dist[v - 1] == above:
+                if dist[v - 1] == above:
                     up.append(v - 1)
-                if col + 1 < cols and dist[v + 1] == above:
+                if dist[v + 1] == above:
                     up.append(v + 1)
             if up:
                 d, layer = above, up
@@ -652,15 +664,9 @@ class ExitDistances:
         # 2. Recompute the invalid cells from their valid neighbours, nearest first.
         for v in invalid:
             best = FAR
-            col = v % cols
-            if v >= cols and 0 <= dist[v - cols] < best:
-                best = dist[v - cols]
-            if v + cols < size and 0 <= dist[v + cols] < best:
-                best = dist[v + cols]
-            if col and 0 <= dist[v - 1] < best:
-                best = dist[v - 1]
-            if col + 1 < cols and 0 <= dist[v + 1] < best:
-                best = dist[v + 1]
+            for dj in (dist[v - width], dist[v + width], dist[v - 1], dist[v + 1]):
+                if 0 <= dj < best:
+                    best = dj
             if best != FAR:
                 seeds.setdefault(best + 1, []).append(v)
         if seeds:
@@ -672,14 +678,13 @@ class ExitDistances:
                     if dist[v] != invalid_mark:
                         continue
                     dist[v] = d
-                    col = v % cols
-                    if v >= cols and dist[v - cols] == invalid_mark:
-                        up.append(v - cols)
-                    if v + cols < size and dist[v + cols] == invalid_mark:
-                        up.append(v + cols)
-                    if col and dist[v - 1] == invalid_mark:
+                    if dist[v - width] == invalid_mark:
+                        up.append(v - width)
+                    if dist[v + width] == invalid_mark:
+                        up.append(v + width)
+                    if dist[v - 1] == invalid_mark:
                         up.append(v - 1)
-                    if col + 1 < cols and dist[v + 1] == invalid_mark:
+                    if dist[v + 1] == invalid_mark:
                         up.append(v + 1)
                 if up:
                     d, layer = d + 1, up

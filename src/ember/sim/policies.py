@@ -60,24 +60,23 @@ class GreedyPolicy:
         return self._field.dist
 
     def __call__(self, observation):
-        dist = self._distances(observation["burning"])
-        cols, size = self.grid.cols, self.grid.size
+        dist = self._distances(observation["burning"])  # on the padded grid: no bounds to check
+        width = self._field.width
         actions = {}
         for person in observation["people"]:
             r, c = person["position"]
-            i = r * cols + c
+            i = (r + 1) * width + c  # ExitDistances.padded
             own = dist[i]
             action = "stay"
             if own != UNREACHABLE:
-                want = own - 1
-                col = i % cols
-                if i >= cols and dist[i - cols] == want:
+                want = own - 1  # >= 0, never UNREACHABLE, which the border holds
+                if dist[i - width] == want:
                     action = "north"
-                elif i + cols < size and dist[i + cols] == want:
+                elif dist[i + width] == want:
                     action = "south"
-                elif col and dist[i - 1] == want:
+                elif dist[i - 1] == want:
                     action = "west"
-                elif col + 1 < cols and dist[i + 1] == want:
+                elif dist[i + 1] == want:
                     action = "east"
             actions[person["person_id"]] = action
         return actions
@@ -274,13 +273,19 @@ class PlannerPolicy:
         self.hot = None  # 1 on burning cells and their neighbours
         self.assigned = {}  # person_id -> door index
         self._usable = None  # per door: reachable at the last assignment
-        # Per cell, its open in-bounds neighbours as (action, cell), in the order north, south, west, east.
+        # Cells are indexed on the fields' padded grid (ExitDistances.padded) throughout.
         grid, cols, size = self.grid, self.grid.cols, self.grid.size
+        self.width = width = cols + 1
+        self.padded_doors = [[cell + cell // cols + width for cell in door] for door in self.doors]
+        # Per padded cell, its open in-bounds neighbours as (action, padded cell), in the order north,
+        # south, west, east (empty for walls and the border).
         open_ = grid.open
-        self.moves = [
-            tuple((a, j) for a, j in zip(_DIRECTIONS, around(i, cols, size)) if j >= 0 and open_[j]) if open_[i] else ()
-            for i in range(size)
-        ]
+        self.moves = [()] * ((grid.rows + 2) * width)
+        for i in range(size):
+            if open_[i]:
+                self.moves[i + i // cols + width] = tuple(
+                    (a, j + j // cols + width) for a, j in zip(_DIRECTIONS, around(i, cols, size)) if j >= 0 and open_[j]
+                )
 
     def _update(self, burning):
         new = None if self.tracker is None else self.tracker.changed(burning)
@@ -289,23 +294,15 @@ class PlannerPolicy:
             self.tracker = tracker = _BurningTracker(grid, self.shared_observations)
             cells = tracker.changed(burning) or []
             self.fields = [ExitDistances(grid, door, cells) for door in self.doors]
-            self.hot = bytearray(grid.size)
+            self.hot = bytearray(len(self.moves))
             new = cells
         elif new:
             for field in self.fields:
                 field.burn(new)
-        hot, cols, size = self.hot, grid.cols, grid.size
+        hot, cols, width = self.hot, grid.cols, self.width
         for cell in new:
-            hot[cell] = 1
-            col = cell % cols
-            if cell >= cols:
-                hot[cell - cols] = 1
-            if cell + cols < size:
-                hot[cell + cols] = 1
-            if col:
-                hot[cell - 1] = 1
-            if col + 1 < cols:
-                hot[cell + 1] = 1
+            x = cell + cell // cols + width
+            hot[x] = hot[x - width] = hot[x + width] = hot[x - 1] = hot[x + 1] = 1  # the border may be hot
 
     def _assign(self, people, step):
         """Person -> door index, by estimated time through each door (nearest people first).
@@ -315,7 +312,7 @@ class PlannerPolicy:
         unreachable is sent to its nearest reachable door.
         """
         dists = [field.dist for field in self.fields]
-        usable = tuple(any(d[c] == 0 for c in door) for d, door in zip(dists, self.doors))
+        usable = tuple(any(d[c] == 0 for c in door) for d, door in zip(dists, self.padded_doors))
         if step % self.REPLAN_EVERY != 1 and usable == self._usable and self.assigned:
             assigned = self.assigned
             for pid, cell in people:
@@ -369,8 +366,8 @@ class PlannerPolicy:
 
     def __call__(self, observation):
         self._update(observation["burning"])
-        cols = self.grid.cols
-        people = [(p["person_id"], p["position"][0] * cols + p["position"][1]) for p in observation["people"]]
+        width = self.width
+        people = [(p["person_id"], (p["position"][0] + 1) * width + p["position"][1]) for p in observation["people"]]
         assigned = self._assign(people, observation["step"])
         dists = [field.dist for field in self.fields]
         hot, moves = self.hot, self.moves
