@@ -663,10 +663,20 @@ class ExitDistances:
 
         # 2. Recompute the invalid cells from their valid neighbours, nearest first.
         for v in invalid:
+            # The nearest valid neighbour (invalid and unreachable cells hold negative marks).
             best = FAR
-            for dj in (dist[v - width], dist[v + width], dist[v - 1], dist[v + 1]):
-                if 0 <= dj < best:
-                    best = dj
+            dj = dist[v - width]
+            if dj >= 0:
+                best = dj
+            dj = dist[v + width]
+            if 0 <= dj < best:
+                best = dj
+            dj = dist[v - 1]
+            if 0 <= dj < best:
+                best = dj
+            dj = dist[v + 1]
+            if 0 <= dj < best:
+                best = dj
             if best != FAR:
                 seeds.setdefault(best + 1, []).append(v)
         if seeds:
