@@ -46,7 +46,7 @@ class LoweredField:
 
 
 class TransformField:
-    """Manhattan distances by a numpy distance transform (``grid.ManhattanField``), redone when asked after ignitions."""
+    """Manhattan distances by a numpy distance transform (``grid.ManhattanField``)."""
 
     def __init__(self, grid):
         self.field = ManhattanField(grid.rows, grid.cols)
@@ -90,10 +90,16 @@ class FireExposure(Accumulator):
             return
         if not active:
             return
-        position = state.position
-        distances = self.field.at([position[i] for i in active])
-        histogram, personal = self.histogram, self.person_histogram
-        for i, d in zip(active, distances):
+        position, histogram, personal = state.position, self.histogram, self.person_histogram
+        if isinstance(self.field, LoweredField):
+            dist = self.field.dist  # looked up as it goes: a list for a few people costs more
+            for i in active:
+                d = dist[position[i]]
+                histogram[d] = histogram.get(d, 0) + 1
+                mine = personal[i]
+                mine[d] = mine.get(d, 0) + 1
+            return
+        for i, d in zip(active, self.field.at([position[i] for i in active])):
             histogram[d] = histogram.get(d, 0) + 1
             mine = personal[i]
             mine[d] = mine.get(d, 0) + 1

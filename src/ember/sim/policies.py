@@ -283,8 +283,9 @@ class PlannerPolicy:
         self.moves = [()] * ((grid.rows + 2) * width)
         for i in range(size):
             if open_[i]:
+                neighbours = zip(_DIRECTIONS, around(i, cols, size))
                 self.moves[i + i // cols + width] = tuple(
-                    (a, j + j // cols + width) for a, j in zip(_DIRECTIONS, around(i, cols, size)) if j >= 0 and open_[j]
+                    (a, j + j // cols + width) for a, j in neighbours if j >= 0 and open_[j]
                 )
 
     def _update(self, burning):

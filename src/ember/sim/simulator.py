@@ -155,9 +155,11 @@ class Simulator:
         self.termination_reason = None
         self.trapped = self._trapped()
         if shared_lists:
-            # Per person, the entries of the snapshot's and the observation's people lists.
-            self.snapshot_entries = [self._snapshot_entry(i) for i in range(len(self.ids))]
-            self.observation_entries = [self._observation_entry(i) for i in range(len(self.ids))]
+            # Per person, its entry of the snapshot's people list, replaced when it changes.
+            self.snapshot_entries = [
+                {"person_id": pid, "status": s, "position": list(rc)}
+                for pid, s, rc in zip(self.ids, self.status, self.position_rc)
+            ]
         self.header = {
             "schema_version": SCHEMA_VERSION,
             "simulator_version": SIMULATOR_VERSION,
@@ -200,28 +202,16 @@ class Simulator:
     def _observe(self):
         if self.terminated:
             raise ActionError("the episode has terminated: there is nothing left to observe.")
-        if self.shared_lists:
-            people = list(map(self.observation_entries.__getitem__, self.active))
-            burning = self.burning_cells.shared()
-        else:
-            position_rc = self.position_rc
-            people = [
-                {"person_id": pid, "position": list(position_rc[i])} for pid, i in zip(self.active_ids, self.active)
-            ]
-            burning = self.burning_cells.fresh()
+        position_rc = self.position_rc
         return {
             "observation_version": OBSERVATION_VERSION,
             "step": self.t + 1,
-            "people": people,
-            "burning": burning,
+            "people": [
+                {"person_id": pid, "position": list(position_rc[i])} for pid, i in zip(self.active_ids, self.active)
+            ],
+            "burning": self.burning_cells.shared() if self.shared_lists else self.burning_cells.fresh(),
             "trapped": list(self.trapped),
         }
-
-    def _snapshot_entry(self, i):
-        return {"person_id": self.ids[i], "status": self.status[i], "position": list(self.position_rc[i])}
-
-    def _observation_entry(self, i):
-        return {"person_id": self.ids[i], "position": list(self.position_rc[i])}
 
     def _step(self, actions):
         chosen = self._check_actions(actions)
@@ -298,15 +288,13 @@ class Simulator:
                     casualties.append((i, "fire_spread"))
         casualties.sort()
         if self.shared_lists:
-            snapshot_entry, observation_entry = self._snapshot_entry, self._observation_entry
-            snapshot_entries, observation_entries = self.snapshot_entries, self.observation_entries
+            entries, ids = self.snapshot_entries, self.ids
             for k, result in enumerate(outcomes):
                 if result == "moved":
                     i = active[k]
-                    snapshot_entries[i] = snapshot_entry(i)
-                    observation_entries[i] = observation_entry(i)
-            for i, _ in casualties:
-                snapshot_entries[i] = snapshot_entry(i)
+                    entries[i] = {"person_id": ids[i], "status": status[i], "position": list(targets[k])}
+            for i, _ in casualties:  # a fire_spread casualty did not move; an entered_fire one is done again
+                entries[i] = {"person_id": ids[i], "status": status[i], "position": list(position_rc[i])}
 
         # 6. Trapped set; 7. termination.
         active_ids = self.active_ids
