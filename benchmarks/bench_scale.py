@@ -229,7 +229,7 @@ def stadium(args):
             command = [
                 sys.executable, "-m", "ember.cli", "generate", "hall", "--seed", "1", "--rows", str(side),
                 "--cols", str(side), "--people", str(people), "--pillars", str(round(250 * scale)),
-                "--pillar-size", "3", "--exits", str(max(6, round(6 * side / 200))), "--door", "3",
+                "--pillar-size", "3", "--exits", str(min(64, max(6, round(6 * side / 200)))), "--door", "3",
                 "--ignitions", "3", "--spread", "1/4", "--id", f"stadium-{side}", "-o", str(path),
             ]  # fmt: skip
             run(command, ROOT / "src")

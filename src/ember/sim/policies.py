@@ -126,7 +126,7 @@ class _BurningTracker:
             r, c = burning[k]
             cell = r * cols + c
             if seen[cell]:
-                return None  # listed twice: a cell left the list, or a duplicate
+                return self._scan(burning)  # listed twice, or a cell left the list: the scan says None
             seen[cell] = 1
             new.append(cell)
         if self.shared:
