@@ -14,6 +14,7 @@ strict reader → sink.  ``measure_run`` is the way in for an episode run in
 EMBER's own simulator: its steps go to the same accumulators directly.
 """
 
+import contextlib
 import os
 
 from .checks.replay import PolicyRun, ReplayCheck, Replayer
@@ -31,6 +32,7 @@ from .record.limits import DEFAULT_LIMITS, record_limits
 from .record.pipeline import RecordInput, read_into
 from .record.writer import RecordWriter
 from .scenario import compile_scenario
+from .sim.simulator import collector_paused
 from .transition import State, Transition, decode_snapshot
 
 REPLAY_PREFIX = "record failed simulator replay verification: "
@@ -309,10 +311,13 @@ def _measure_run(compiled, run, writer):
     engine.initial_state(run.initial_state)
     if writer is not None:
         writer.start(run.header, run.initial_state)
-    for replayed in run.steps():
-        engine.replayed_step(replayed)
-        if writer is not None:
-            writer.step(replayed.step, replayed.final_state)
+    # A built-in policy (shared lists) runs nothing but EMBER's own code, which makes no cycles:
+    # the collector is paused for the episode, as the simulator pauses it inside a step.
+    with collector_paused() if run.sim.shared_lists else contextlib.nullcontext():
+        for replayed in run.steps():
+            engine.replayed_step(replayed)
+            if writer is not None:
+                writer.step(replayed.step, replayed.final_state)
     engine.final_state(replayed.final_state)  # the last step's: the episode has ended
     engine.end()
     return engine.result
