@@ -136,7 +136,7 @@ class SortedCells:
 
     def fresh(self):
         """A fresh list of fresh ``[row, col]`` lists, in order."""
-        return list(map(list, self.items))
+        return [*map(list, self.items)]
 
     def shared(self):
         """The kept list of the kept ``[row, col]`` lists, in order: never to be modified."""
@@ -227,7 +227,7 @@ class Simulator:
             "observation_version": OBSERVATION_VERSION,
             "step": self.t + 1,
             "people": [
-                {"person_id": pid, "position": list(position_rc[i])} for pid, i in zip(self.active_ids, self.active)
+                {"person_id": pid, "position": [*position_rc[i]]} for pid, i in zip(self.active_ids, self.active)
             ],
             "burning": self.burning_cells.shared() if self.shared_lists else self.burning_cells.fresh(),
             "trapped": list(self.trapped),
@@ -388,8 +388,8 @@ class Simulator:
         return chosen
 
     def _trapped(self):
-        reach = self.reachability.reach
-        return [self.ids[i] for i in self.active if not reach[self.position[i]]]
+        reach, ids, position = self.reachability.reach, self.ids, self.position
+        return [ids[i] for i in self.active if not reach[position[i]]]
 
     def _snapshot(self):
         if self.shared_lists:
@@ -397,7 +397,7 @@ class Simulator:
             burning = self.burning_cells.shared()
         else:
             people = [
-                {"person_id": pid, "status": s, "position": list(rc)}
+                {"person_id": pid, "status": s, "position": [*rc]}
                 for pid, s, rc in zip(self.ids, self.status, self.position_rc)
             ]
             burning = self.burning_cells.fresh()
