@@ -17,14 +17,14 @@ def batches(draw):
     cut = draw(st.lists(st.integers(0, rows * cols), max_size=8))
     bounds = sorted({0, rows * cols, *cut})
     groups = [sorted(order[a:b]) for a, b in zip(bounds, bounds[1:])]
-    return cols, groups
+    return rows, cols, groups
 
 
 @settings(max_examples=200, deadline=None)
 @given(batches())
 def test_the_list_after_every_merge_is_the_sorted_list_of_every_cell_so_far(case):
-    cols, groups = case
-    cells = SortedCells(groups[0], cols)
+    rows, cols, groups = case
+    cells = SortedCells(groups[0], cols, rows)
     so_far = list(groups[0])
     handed_out = [(cells.shared(), [list(c) for c in cells.shared()])]
     for group in groups[1:]:
@@ -40,7 +40,7 @@ def test_the_list_after_every_merge_is_the_sorted_list_of_every_cell_so_far(case
 
 
 def test_fresh_lists_are_fresh_and_shared_lists_are_the_kept_ones():
-    cells = SortedCells([5, 1, 3], 4)
+    cells = SortedCells([5, 1, 3], 4, 2)
     fresh, again = cells.fresh(), cells.fresh()
     assert fresh == again == [[0, 1], [0, 3], [1, 1]]
     assert all(a is not b for a, b in zip(fresh, again))

@@ -116,17 +116,21 @@ class SortedCells:
     for callers that never modify what they get.
     """
 
-    def __init__(self, cells, cols):
+    def __init__(self, cells, cols, rows=0):
         self.cols = cols
-        self.items = [[c // cols, c % cols] for c in sorted(cells)]
+        # One int object per row and column number: rows and columns above 256 (not cached by
+        # CPython) would otherwise cost two int objects per burning cell.
+        self.numbers = list(range(max(rows, cols)))
+        numbers = self.numbers
+        self.items = [[numbers[c // cols], numbers[c % cols]] for c in sorted(cells)]
 
     def add(self, cells):
         """Add new cells (sorted, not yet present)."""
-        old, cols = self.items, self.cols
+        old, cols, numbers = self.items, self.cols, self.numbers
         merged = []
         at = 0
         for cell in cells:
-            item = [cell // cols, cell % cols]
+            item = [numbers[cell // cols], numbers[cell % cols]]
             k = bisect_left(old, item, at)
             merged += old[at:k]
             merged.append(item)
@@ -165,7 +169,7 @@ class Simulator:
         self.burning = bytearray(grid.size)
         for cell in sc.ignitions:
             self.burning[cell] = 1
-        self.burning_cells = SortedCells(sc.ignitions, grid.cols)
+        self.burning_cells = SortedCells(sc.ignitions, grid.cols, grid.rows)
         self.fire = FireSpread(grid, self.seed, sc.spread_numerator, sc.spread_denominator)
         self.fire.burn(sc.ignitions, self.burning)
         self.reachability = ExitReachability(grid, sc.exit_cells, sc.ignitions)
