@@ -14,10 +14,9 @@ not match is kept as pending, for the strict comparison of the same step.
 (``ember.engine.measure_run``).
 """
 
-import json
 
 from ..accumulator import Accumulator
-from ..canonical import STEP_LINE_START, canonical_json
+from ..canonical import STEP_LINE_START, canonical_json, parse_json
 from ..errors import ActionError, ReplayMismatchError
 from ..sim.policies import make_policy
 from ..sim.simulator import SeedError, Simulator
@@ -123,7 +122,9 @@ class Replayer:
         """
         end = line.find(b"}", _ACTIONS_START)
         try:
-            actions = json.loads(line[_ACTIONS_START : end + 1])
+            # Only a canonical line can match, so any parser that reads a canonical object as
+            # json.loads does will do; orjson's is the fastest.
+            actions = parse_json(line[_ACTIONS_START : end + 1])
         except (ValueError, RecursionError):  # deep nesting: the strict reader refuses it by its limits
             return None
         try:
