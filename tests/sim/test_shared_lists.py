@@ -73,3 +73,13 @@ def test_a_shared_list_handed_out_is_never_changed_afterwards():
         kept.append((step, canonical_json(step)))
     for step, text in kept:
         assert canonical_json(step) == text
+
+
+def test_built_in_policies_are_known_and_other_callables_are_not():
+    from ember.sim.policies import is_builtin, stay_policy
+
+    scenario = load_scenario("builtin:small-room")
+    assert all(is_builtin(name) for name in POLICY_NAMES)
+    assert all(is_builtin(make_policy(name, scenario, 0)) for name in POLICY_NAMES)
+    assert is_builtin(stay_policy)
+    assert not is_builtin(lambda observation: stay_policy(observation))

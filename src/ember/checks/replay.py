@@ -14,11 +14,10 @@ not match is kept as pending, for the strict comparison of the same step.
 (``ember.engine.measure_run``).
 """
 
-
 from ..accumulator import Accumulator
 from ..canonical import STEP_LINE_START, canonical_json, parse_json
 from ..errors import ActionError, ReplayMismatchError
-from ..sim.policies import make_policy
+from ..sim.policies import is_builtin, make_policy
 from ..sim.simulator import SeedError, Simulator
 
 # A canonical step line starts with its actions object, which nests
@@ -197,9 +196,10 @@ class PolicyRun:
     def __init__(self, scenario, seed, policy):
         # A built-in policy only reads its observations, and the steps go to the checks, the
         # metrics and the writer: lists may be shared.  Another callable gets fresh ones.
-        built_in = isinstance(policy, str)
-        self.sim = Simulator(scenario, seed, shared_lists=built_in)
-        self.policy = make_policy(policy, self.sim.scenario, seed, shared_observations=True) if built_in else policy
+        self.sim = Simulator(scenario, seed, shared_lists=is_builtin(policy))
+        if isinstance(policy, str):
+            policy = make_policy(policy, self.sim.scenario, seed, shared_observations=True)
+        self.policy = policy
         self.header = self.sim.header
         self.initial_state = self.sim.initial_state
 

@@ -408,6 +408,16 @@ class PlannerPolicy:
         return actions
 
 
+def is_builtin(policy):
+    """True for a built-in policy: its name, or an object ``make_policy`` made.
+
+    A built-in policy only reads its observations, so it may be given a
+    ``Simulator(shared_lists=True)``'s (``measure_run`` does).
+    """
+    built_in_types = (RandomPolicy, GreedyPolicy, PlannerPolicy)
+    return isinstance(policy, str) or policy is stay_policy or isinstance(policy, built_in_types)
+
+
 def make_policy(name, scenario, seed, shared_observations=False):
     """The built-in policy ``name`` for one episode.
 
