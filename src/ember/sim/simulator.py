@@ -17,7 +17,7 @@ little to scan.
 
 import contextlib
 import gc
-from bisect import bisect_left
+from bisect import bisect_left, insort
 
 from ..errors import ActionError, SeedError  # SeedError: raised here, declared with every error
 from ..grid import DELTAS, ExitReachability
@@ -147,6 +147,49 @@ class SortedCells:
         return self.items
 
 
+class BurningText:
+    """The canonical JSON bytes of the burning list (simulator.md §1), kept row by row.
+
+    For the replay check, which compares a record's line with the
+    simulator's step: the burning list is most of a step's bytes on a large
+    floor, and only the rows with new fire change.  Each row keeps the
+    ``[row,col]`` texts of its cells in column order and their join; a new
+    cell is inserted into its row, and the whole text is the join of the
+    rows' texts, made when asked for.
+    """
+
+    def __init__(self, cells, cols):
+        self.cols = cols
+        self.rows = []  # rows with fire, in order
+        self.columns = {}  # row -> its burning columns, in order
+        self.pieces = {}  # row -> the texts of its cells, in column order
+        self.row_text = {}  # row -> b",".join(pieces)
+        self.text = None  # the whole list's text, until the next add
+        self.add(cells)
+
+    def add(self, cells):
+        cols, columns, pieces = self.cols, self.columns, self.pieces
+        changed = set()
+        for cell in cells:
+            row, col = divmod(cell, cols)
+            if row not in columns:
+                insort(self.rows, row)
+                columns[row], pieces[row] = [], []
+            k = bisect_left(columns[row], col)
+            columns[row].insert(k, col)
+            pieces[row].insert(k, b"[%d,%d]" % (row, col))
+            changed.add(row)
+        for row in changed:
+            self.row_text[row] = b",".join(pieces[row])
+        if changed:
+            self.text = None
+
+    def json(self):
+        if self.text is None:
+            self.text = b"[" + b",".join(map(self.row_text.__getitem__, self.rows)) + b"]"
+        return self.text
+
+
 class Simulator:
     """One deterministic episode of a scenario under a seed."""
 
@@ -170,6 +213,7 @@ class Simulator:
         for cell in sc.ignitions:
             self.burning[cell] = 1
         self.burning_cells = SortedCells(sc.ignitions, grid.cols, grid.rows)
+        self.burning_text = None  # a BurningText once burning_json() is first asked for
         self.fire = FireSpread(grid, self.seed, sc.spread_numerator, sc.spread_denominator)
         self.fire.burn(sc.ignitions, self.burning)
         self.reachability = ExitReachability(grid, sc.exit_cells, sc.ignitions)
@@ -200,6 +244,13 @@ class Simulator:
     @property
     def terminated(self):
         return self.termination_reason is not None
+
+    def burning_json(self):
+        """The canonical JSON bytes of the current snapshot's burning list, kept up to date from then on."""
+        if self.burning_text is None:
+            cols = self.grid.cols
+            self.burning_text = BurningText([r * cols + c for r, c in self.burning_cells.shared()], cols)
+        return self.burning_text.json()
 
     def observe(self):
         """The observation of the current state, for the step about to be taken."""
@@ -305,6 +356,8 @@ class Simulator:
         if ignited:
             self.fire.burn(ignited, self.burning)
             self.burning_cells.add(ignited)
+            if self.burning_text is not None:
+                self.burning_text.add(ignited)
             self.reachability.ignite(ignited)
             for i in active:
                 if burning[position[i]] and status[i] == ACTIVE:
