@@ -7,7 +7,8 @@ gives (the recomputation the incremental structure replaces).
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ember.sim.simulator import SortedCells
+from ember.canonical import canonical_json
+from ember.sim.simulator import BurningText, SortedCells
 
 
 @st.composite
@@ -48,3 +49,17 @@ def test_fresh_lists_are_fresh_and_shared_lists_are_the_kept_ones():
     assert all(a is b for a, b in zip(cells.shared(), cells.shared()))
     fresh[0][0] = -1
     assert cells.fresh()[0] == [0, 1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(batches())
+def test_the_kept_burning_text_after_every_add_is_the_encoded_sorted_list(case):
+    # BurningText: the canonical bytes the replay compares with, kept row by row.
+    rows, cols, groups = case
+    text = BurningText(groups[0], cols)
+    so_far = list(groups[0])
+    assert text.json() == canonical_json([[c // cols, c % cols] for c in sorted(so_far)])
+    for group in groups[1:]:
+        text.add(group)
+        so_far += group
+        assert text.json() == canonical_json([[c // cols, c % cols] for c in sorted(so_far)])

@@ -152,36 +152,42 @@ class BurningText:
 
     For the replay check, which compares a record's line with the
     simulator's step: the burning list is most of a step's bytes on a large
-    floor, and only the rows with new fire change.  Each row keeps the
-    ``[row,col]`` texts of its cells in column order and their join; a new
-    cell is inserted into its row, and the whole text is the join of the
-    rows' texts, made when asked for.
+    floor, and only the rows with new fire change.  Each row keeps its
+    burning columns in order and the text ``[r,c1],[r,c2],...`` of its
+    cells; a new cell's text goes in before that of the next column (found
+    by one ``bytes.find``: a text starts with ``[`` and ends with ``]``, so
+    it matches only itself), and the whole text is the join of the rows'
+    texts, made when asked for.
     """
 
     def __init__(self, cells, cols):
         self.cols = cols
         self.rows = []  # rows with fire, in order
         self.columns = {}  # row -> its burning columns, in order
-        self.pieces = {}  # row -> the texts of its cells, in column order
-        self.row_text = {}  # row -> b",".join(pieces)
+        self.row_text = {}  # row -> the text of its cells
         self.text = None  # the whole list's text, until the next add
-        self.add(cells)
+        self.add(sorted(cells))
 
     def add(self, cells):
-        cols, columns, pieces = self.cols, self.columns, self.pieces
-        changed = set()
+        cols, columns, row_text = self.cols, self.columns, self.row_text
         for cell in cells:
             row, col = divmod(cell, cols)
-            if row not in columns:
+            piece = b"[%d,%d]" % (row, col)
+            burning = columns.get(row)
+            if burning is None:
                 insort(self.rows, row)
-                columns[row], pieces[row] = [], []
-            k = bisect_left(columns[row], col)
-            columns[row].insert(k, col)
-            pieces[row].insert(k, b"[%d,%d]" % (row, col))
-            changed.add(row)
-        for row in changed:
-            self.row_text[row] = b",".join(pieces[row])
-        if changed:
+                columns[row] = [col]
+                row_text[row] = piece
+                continue
+            k = bisect_left(burning, col)
+            burning.insert(k, col)
+            text = row_text[row]
+            if k + 1 == len(burning):
+                row_text[row] = text + b"," + piece
+            else:
+                at = text.find(b"[%d,%d]" % (row, burning[k + 1]))
+                row_text[row] = text[:at] + piece + b"," + text[at:]
+        if cells:
             self.text = None
 
     def json(self):
