@@ -343,27 +343,43 @@ class ExitReachability:
             parent[b] = a
 
     def _add_obstacle(self, x):
-        """Join obstacle ``x`` to its 8-neighbour obstacles (and the outside on the border)."""
-        passable = self.passable
+        """Join obstacle ``x`` (new: a tree of its own) to its 8-neighbour obstacles, and to the
+        outside on the border.  One call per ignition: the finds and links are written out."""
+        passable, parent = self.passable, self._parent
         cols, size = self.grid.cols, self.grid.size
         col = x % cols
-        border = False
-        for dr in (-cols, 0, cols):
-            row_start = x + dr
-            if row_start < 0 or row_start >= size:
-                border = True
+        if x >= cols and x + cols < size and col and col + 1 < cols:
+            up, down = x - cols, x + cols
+            neighbours = (up - 1, up, up + 1, x - 1, x + 1, down - 1, down, down + 1)
+            border = False
+        else:
+            neighbours = [
+                n + dc
+                for n in (x - cols, x, x + cols)
+                if 0 <= n < size
+                for dc in (-1, 0, 1)
+                if 0 <= col + dc < cols and n + dc != x
+            ]
+            border = True
+        root = x
+        for n in neighbours:
+            if passable[n]:
                 continue
-            for dc in (-1, 0, 1):
-                if dr == 0 and dc == 0:
-                    continue
-                if not 0 <= col + dc < cols:
-                    border = True
-                    continue
-                n = row_start + dc
-                if not passable[n]:
-                    self._union(x, n)
+            while parent[n] >= 0:  # find n's root, halving the path
+                up = parent[n]
+                top = parent[up]
+                if top < 0:
+                    n = up
+                    break
+                parent[n] = top
+                n = top
+            if n != root:
+                if parent[root] > parent[n]:  # n's tree is the larger: it takes root's
+                    root, n = n, root
+                parent[root] += parent[n]
+                parent[n] = root
         if border:
-            self._union(x, self._outside)
+            self._union(root, self._outside)
 
     def _flood(self, start, cid):
         """Give reach and label ``cid`` to the passable cells joined to ``start``; count exits."""
