@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ember import Simulator, load_scenario
 from ember.canonical import canonical_json
 from ember.engine import measure_run
-from ember.sim.policies import POLICY_NAMES, make_policy
+from ember.sim.policies import POLICY_NAMES, is_builtin, make_policy, stay_policy
 
 from helpers.floors import scenarios
 
@@ -76,8 +76,6 @@ def test_a_shared_list_handed_out_is_never_changed_afterwards():
 
 
 def test_built_in_policies_are_known_and_other_callables_are_not():
-    from ember.sim.policies import is_builtin, stay_policy
-
     scenario = load_scenario("builtin:small-room")
     assert all(is_builtin(name) for name in POLICY_NAMES)
     assert all(is_builtin(make_policy(name, scenario, 0)) for name in POLICY_NAMES)
