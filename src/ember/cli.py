@@ -428,12 +428,18 @@ def _seed(text):
 
 
 def _step_timeout(text):
+    from .agent import MAX_STEP_TIMEOUT
+
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"the step timeout must be a number of seconds, got {text!r}") from None
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"the step timeout must be a positive number of seconds, got {text!r}")
+    if value > MAX_STEP_TIMEOUT:
+        raise argparse.ArgumentTypeError(
+            f"the step timeout must be at most {MAX_STEP_TIMEOUT:g} seconds (one day), got {text!r}"
+        )
     return value
 
 

@@ -82,3 +82,22 @@ class EnvConfigError(EmberError, ValueError):
 
 class GenerationError(EmberError, ValueError):
     """Scenario generator parameters that cannot make a scenario (the message names the parameter)."""
+
+
+class ResultsIOError(EmberError, OSError):
+    """Writing the results directory failed (a full disk, a read-only file system): EMBER's failure, not a policy's.
+
+    Built like ``OSError(errno, strerror, path)``; the message names the path
+    and the error, then ``note`` when given.  ``ember evaluate`` stops at
+    once (exit status 2): no row is charged to a policy for it.
+    """
+
+    def __init__(self, errno, strerror, filename, note=None):
+        super().__init__(errno, strerror, filename)
+        self.note = note
+
+    def __reduce__(self):  # picklable across worker processes, note included
+        return (type(self), (self.errno, self.strerror, self.filename, self.note))
+
+    def __str__(self):
+        return f"{self.filename}: {self.strerror}" + (f"; {self.note}" if self.note else "")

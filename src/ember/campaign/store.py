@@ -14,13 +14,16 @@ import os
 from ..canonical import (
     canonical_json_reference,
 )  # rows hold floats: json.dumps spelling (5e-05), which orjson does not write
-from ..errors import CampaignError
+from ..errors import CampaignError, ResultsIOError
 from ..files import write_atomically
+from .logs import TEMPORARY_MARK
 
 CAMPAIGN_FILE = "campaign.json"
 EPISODES_FILE = "episodes.jsonl"
 TORN_FILE = "episodes.jsonl.torn"
 RANKING_FILE = "ranking.json"
+#: The folders where workers write files under temporary names (kept records, logs).
+WORKER_FOLDERS = ("records", "logs")
 ROW_KEYS = frozenset(
     (
         "scenario_id",
@@ -238,7 +241,8 @@ class ResultsDir:
     def __init__(self, path):
         self.path = os.path.abspath(path)
         self._lock_fd = None
-        self._episodes = None
+        self._episodes = None  # a raw file descriptor: each row is one os.write
+        self._size = 0  # episodes.jsonl's length after the last whole row
         self.created = False
 
     def file(self, name):
@@ -275,7 +279,7 @@ class ResultsDir:
 
     def close(self):
         if self._episodes is not None:
-            self._episodes.close()
+            os.close(self._episodes)
             self._episodes = None
         if self._lock_fd is not None:
             os.close(self._lock_fd)
@@ -313,17 +317,20 @@ class ResultsDir:
         """The first writes of a run.
 
         Set torn bytes aside, drop a stale ranking, write campaign.json, open episodes.jsonl.
+        An I/O error is a ``ResultsIOError`` naming the file.
         """
         episodes = self.file(EPISODES_FILE)
         if torn:
-            with open(self.file(TORN_FILE), "ab") as handle:
+            with _naming(self.file(TORN_FILE)), open(self.file(TORN_FILE), "ab") as handle:
                 handle.write(torn)
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.truncate(episodes, os.path.getsize(episodes) - len(torn))
+            with _naming(episodes):
+                os.truncate(episodes, os.path.getsize(episodes) - len(torn))
         ranking = self.file(RANKING_FILE)
         if os.path.lexists(ranking):
-            os.remove(ranking)
+            with _naming(ranking):
+                os.remove(ranking)
 
         def save(stream):
             stream.write(canonical_json_reference(resolved) + b"\n")
@@ -331,15 +338,54 @@ class ResultsDir:
             os.fsync(stream.fileno())
 
         # episodes.jsonl first: campaign.json never exists without it.
-        self._episodes = open(episodes, "ab")  # noqa: SIM115 (open for the whole run)
-        write_atomically(self.file(CAMPAIGN_FILE), save)
-        _fsync_dir(self.path)
+        with _naming(episodes):
+            self._episodes = os.open(episodes, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            self._size = os.fstat(self._episodes).st_size
+        with _naming(self.file(CAMPAIGN_FILE)):
+            write_atomically(self.file(CAMPAIGN_FILE), save)
+        with _naming(self.path):
+            _fsync_dir(self.path)
 
     def append(self, row):
-        """One row, complete on disk before this returns (flushed and fsync'ed)."""
-        self._episodes.write(canonical_json_reference(row) + b"\n")
-        self._episodes.flush()
-        os.fsync(self._episodes.fileno())
+        """One row, complete on disk before this returns (one write, then fsync), or not there at all.
+
+        On a short write or any error the file is cut back to its last
+        whole row and a ``ResultsIOError`` names it: never a torn row.
+        """
+        line = canonical_json_reference(row) + b"\n"
+        try:
+            written = os.write(self._episodes, line)
+            if written != len(line):
+                raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (wrote {written} of {len(line)} bytes)")
+            os.fsync(self._episodes)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._episodes, self._size)
+            raise ResultsIOError(exc.errno, exc.strerror or str(exc), self.file(EPISODES_FILE)) from None
+        self._size += len(line)
+
+    def remove_temporary_files(self):
+        """Remove what workers left under temporary names in records/ and logs/ (a killed worker, a full disk).
+
+        Only ever called with the lock held: no other run is writing them.
+        """
+        for folder in WORKER_FOLDERS:
+            for parent, _, names in os.walk(self.file(folder)):
+                for name in names:
+                    if TEMPORARY_MARK in name:
+                        with contextlib.suppress(OSError):
+                            os.remove(os.path.join(parent, name))
+
+
+@contextlib.contextmanager
+def _naming(path):
+    """An ``OSError`` inside becomes a ``ResultsIOError`` naming ``path``."""
+    try:
+        yield
+    except ResultsIOError:
+        raise
+    except OSError as exc:
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), exc.filename or path) from None
 
 
 def _fsync_dir(path):
