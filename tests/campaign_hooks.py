@@ -29,10 +29,15 @@ def _claim(name):
         return False
 
 
+def _worker_pid():
+    """The worker running this episode: a python policy runs in an episode process the worker started."""
+    return os.getppid()
+
+
 def _write_pid():
     path = os.path.join(_dir(), "pid")
     with open(path + ".tmp", "w") as handle:
-        handle.write(str(os.getpid()))
+        handle.write(str(_worker_pid()))
     os.replace(path + ".tmp", path)
 
 
@@ -41,7 +46,7 @@ def greedy(scenario):
 
 
 def blocking(scenario):
-    """The first episode made anywhere writes its worker's PID to DIR/pid and waits to be killed.
+    """The first episode made anywhere writes its worker's PID to DIR/pid and waits for the worker to be killed.
 
     All other episodes play greedy.
     """
@@ -55,11 +60,12 @@ def blocking(scenario):
 
 
 def dies(scenario):
-    """Every attempt notes itself (DIR/attempt-N) and kills its own worker process."""
+    """Every attempt notes itself (DIR/attempt-N) and kills its worker process."""
     for n in range(1000):
         if _claim(f"attempt-{n}"):
             break
-    os.kill(os.getpid(), signal.SIGKILL)
+    os.kill(_worker_pid(), signal.SIGKILL)
+    time.sleep(BLOCK_LIMIT_S)
 
 
 def raises(scenario):

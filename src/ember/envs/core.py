@@ -48,6 +48,15 @@ class RecordPath:
                 raise EnvConfigError(
                     f"{where}: unknown field {{{name}}} in {self.template!r}; expected {{episode}} or {{seed}}."
                 )
+        # A format spec is only checked when used: try it now, at the extremes of both fields,
+        # so that a bad one ({seed:zz}) is refused here rather than by the first reset.
+        for value in (0, 2**64 - 1):
+            try:
+                self.template.format(episode=value, seed=value)
+            except (ValueError, TypeError, OverflowError, KeyError, IndexError) as exc:
+                raise EnvConfigError(
+                    f"{where}: bad template {self.template!r}: {exc} (with {{episode}} and {{seed}} = {value})."
+                ) from None
 
     def for_episode(self, episode, seed):
         return self.template.format(episode=episode, seed=seed)

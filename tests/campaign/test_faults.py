@@ -1,0 +1,213 @@
+"""Campaigns against hostile policies (issue 19): every run ends by itself, and leaves no process behind.
+
+Real processes throughout: the command, its workers, the episode
+processes, agents and what they start.  Every process of a run carries an
+environment tag, so the test finds them wherever they moved (another
+session, another process group).  Timeouts only stop a hang; nothing is
+timed.
+"""
+
+import os
+import signal
+import subprocess
+
+import pytest
+
+from campaign_processes import (
+    assert_none_left,
+    by_key,
+    copy_greedy_agent,
+    ember_cli,
+    ember_command,
+    new_tag,
+    read_rows,
+    run_env,
+    tagged,
+    wait_for,
+    write_files,
+)
+
+HOSTILE = '''
+import os, signal, sys, threading, time
+from ember.sim.policies import GreedyPolicy
+
+# A non-daemon thread from the import on: the interpreter would wait for it at exit.
+threading.Thread(target=time.sleep, args=(3600,), name="hostile-import").start()
+
+
+def threads(scenario):
+    greedy = GreedyPolicy(scenario)
+
+    def policy(observation):
+        if observation["step"] == 2:
+            threading.Thread(target=time.sleep, args=(3600,), name="hostile-step").start()
+        return greedy(observation)
+
+    return policy
+
+
+def printer(scenario):
+    print("made a printer")
+    greedy = GreedyPolicy(scenario)
+
+    def policy(observation):
+        print("step", observation["step"], "on stdout")
+        print("step", observation["step"], "on stderr", file=sys.stderr)
+        return greedy(observation)
+
+    return policy
+
+
+def alarm(scenario):
+    def policy(observation):
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGTERM, signal.SIGINT})
+        time.sleep(3)
+        return {}
+
+    return policy
+
+
+def swallower(scenario):
+    def policy(observation):
+        while True:
+            try:
+                time.sleep(100)
+            except BaseException:
+                pass
+
+    return policy
+'''
+
+FORKING_AGENT = """
+import json, os, sys, time
+if os.fork() == 0:
+    while True:
+        time.sleep(1)
+for line in sys.stdin:
+    if json.loads(line)["type"] == "observation":
+        time.sleep(3600)
+"""
+
+WRAP = """
+( while true; do :; done ) &
+exec python3 greedy_agent.py
+"""
+
+POLICIES = """
+[[policies]]
+name = "greedy"
+builtin = "greedy"
+
+[[policies]]
+name = "threads"
+python = "hostile:threads"
+
+[[policies]]
+name = "printer"
+python = "hostile:printer"
+
+[[policies]]
+name = "alarm"
+python = "hostile:alarm"
+step_timeout = 0.5
+
+[[policies]]
+name = "swallower"
+python = "hostile:swallower"
+step_timeout = 0.5
+
+[[policies]]
+name = "forker"
+agent = "python3 forking_agent.py"
+step_timeout = 0.5
+
+[[policies]]
+name = "wrapped"
+agent = "bash wrap.sh"
+"""
+
+
+def hostile_folder(folder, seeds="[0, 1]"):
+    write_files(
+        folder,
+        {
+            "hostile.py": HOSTILE,
+            "forking_agent.py": FORKING_AGENT,
+            "wrap.sh": WRAP,
+            "campaign.toml": f'campaign = "hostile"\nseeds = {seeds}\nscenarios = ["builtin:small-room"]\n' + POLICIES,
+            "clean.toml": 'campaign = "hostile"\nseeds = [0, 1]\nscenarios = ["builtin:small-room"]\n'
+            '[[policies]]\nname = "greedy"\nbuiltin = "greedy"\n',
+        },
+    )
+    copy_greedy_agent(folder)
+    return folder
+
+
+def without_timing(row):
+    return dict(row, elapsed_s=None)
+
+
+def test_hostile_policies_beside_greedy_end_by_themselves(tmp_path):
+    folder = hostile_folder(tmp_path / "c")
+    tag = new_tag()
+    results = tmp_path / "res"
+    done = ember_cli("evaluate", folder / "campaign.toml", "-o", results, "--workers", "2", env=run_env(tag))
+    assert done.returncode == 0, done.stderr
+    assert_none_left(tag)
+    rows = by_key(read_rows(results))
+    assert len(rows) == 14
+    status = {(policy, seed): row["status"] for (policy, _, seed), row in rows.items()}
+    for seed in (0, 1):
+        for policy in ("greedy", "threads", "printer", "wrapped"):
+            assert status[(policy, seed)] == "ok", rows
+    for (policy, _, _), row in rows.items():
+        if policy in ("alarm", "swallower", "forker"):
+            index = {"alarm": 3, "swallower": 4, "forker": 5}[policy]
+            assert row["status"] == "failed"
+            assert row["error"].startswith("step 1: ") and f"(policies[{index}].step_timeout)" in row["error"], row
+    # The greedy rows are a clean run's: hostile neighbours change nothing.
+    clean = tmp_path / "clean"
+    assert ember_cli("evaluate", folder / "clean.toml", "-o", clean, "--workers", "1").returncode == 0
+    for key, row in by_key(read_rows(clean)).items():
+        assert without_timing(rows[key]) == without_timing(row)
+    # Nothing on stdout but the leaderboard: exactly what 'ember rank --format table' prints.
+    board = ember_cli("rank", results, "--format", "table")
+    assert board.returncode == 0 and board.stdout
+    assert done.stdout == board.stdout.rstrip(b"\n") + b"\n"  # evaluate ends the table with one newline
+    assert b"made a printer" not in done.stderr and b"on stderr" not in done.stderr
+    # What the printer wrote is in its logs.
+    logs = results / "logs" / "printer" / "small-room"
+    assert (logs / "0.stdout").read_text().startswith("made a printer\nstep 1 on stdout\n")
+    assert "step 1 on stderr\n" in (logs / "0.stderr").read_text()
+    for policy in ("forker", "wrapped"):
+        assert (results / "logs" / policy / "small-room" / "0.stderr").exists()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_no_process_outlives_the_command_killed(tmp_path, signum):
+    folder = hostile_folder(tmp_path / "c", seeds="{ start = 0, count = 6 }")
+    text = (folder / "campaign.toml").read_text().replace("step_timeout = 0.5", "step_timeout = 30")
+    (folder / "campaign.toml").write_text(text)
+    tag = new_tag()
+    process = subprocess.Popen(
+        ember_command("evaluate", folder / "campaign.toml", "-o", tmp_path / "res", "--workers", "2"),
+        env=run_env(tag),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+
+        def hostile_children_running():
+            commands = tagged(tag).values()
+            return any("forking_agent.py" in c for c in commands) or any("wrap.sh" in c for c in commands)
+
+        wait_for(hostile_children_running, what="an agent of the campaign to run")
+        os.kill(process.pid, signum)
+        out, _ = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        process.wait(60)
+    assert process.returncode == (143 if signum == signal.SIGTERM else -signal.SIGKILL)
+    assert out == b""
+    assert_none_left(tag)
