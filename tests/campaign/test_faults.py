@@ -27,7 +27,7 @@ from campaign_processes import (
     write_files,
 )
 
-HOSTILE = '''
+HOSTILE = """
 import os, signal, sys, threading, time
 from ember.sim.policies import GreedyPolicy
 
@@ -77,7 +77,7 @@ def swallower(scenario):
                 pass
 
     return policy
-'''
+"""
 
 FORKING_AGENT = """
 import json, os, sys, time

@@ -1,7 +1,7 @@
 """Checking a ``python`` policy entry (campaign.md §2) without running foreign code in the command.
 
 The module is imported, and NAME looked up, in a fresh interpreter of its
-own session, which dies with the command (``PR_SET_PDEATHSIG``), with the
+own session (in the command's working directory, as in the workers), which dies with the command (``PR_SET_PDEATHSIG``), with the
 campaign folder first on the module path and the command's module path
 after it (as in the workers).  Its standard streams go to /dev/null: a
 module that prints at import reaches neither the leaderboard nor the
@@ -24,7 +24,9 @@ from . import processes
 # Run with ``python -c``: it imports nothing of EMBER, and binds what it needs before the
 # foreign import, so a module that replaces os.write or json.dumps cannot fake the verdict.
 _PROBE = r"""
-import os, sys, json
+import sys
+del sys.path[0]  # the working directory: a file there must not stand in for json or ctypes here
+import os, json
 write, finish, dumps = os.write, os._exit, json.dumps
 fd, parent, folder, module_name, name = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 try:
@@ -76,7 +78,6 @@ def check_python_source(module_name, name, folder, timeout):
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            cwd=folder,
             start_new_session=True,
         )
     except OSError as exc:

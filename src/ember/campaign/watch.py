@@ -443,6 +443,11 @@ def _set_apart(spec, control, out_fd, err_fd):
         os.dup2(out_fd, 1)
     if err_fd != 2:
         os.dup2(err_fd, 2)
+    # The policy's print() and sys.stdout go to these descriptors, whatever the worker's
+    # sys.stdout was (a worker of a test run may have a capturing object there).
+    sys.stdin = sys.__stdin__ = open(0, closefd=False)  # noqa: SIM115
+    sys.stdout = sys.__stdout__ = open(1, "w", errors="backslashreplace", closefd=False)  # noqa: SIM115
+    sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, errors="backslashreplace", closefd=False)  # noqa: SIM115
     # Whatever else the worker had open is replaced by /dev/null, keeping the numbers: a pipe
     # end held here would keep the worker's death from being seen, and a stale object's close
     # must not hit a file of ours.
