@@ -6,6 +6,7 @@ agents and their children), so ``tagged(tag)`` finds every process of a
 campaign, whichever session or process group it moved to.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -135,8 +136,6 @@ def assert_none_left(tag, timeout=30):
     except AssertionError:
         left = tagged(tag)
         for pid in left:
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, 9)
-            except OSError:
-                pass
         raise AssertionError(f"processes of the campaign left alive: {left}") from None

@@ -83,12 +83,8 @@ def test_threads_and_children_started_at_import_do_not_hold_the_check(tmp_path):
 
 
 def test_a_module_that_never_finishes_importing_is_refused_after_the_bound(tmp_path):
-    write_files(
-        tmp_path,
-        {
-            "hang.py": "import time\nwhile True:\n    try:\n        time.sleep(10)\n    except BaseException:\n        pass\n"
-        },
-    )
+    hang = "import time\nwhile True:\n    try:\n        time.sleep(10)\n    except BaseException:\n        pass\n"
+    write_files(tmp_path, {"hang.py": hang})
     assert check_python_source("hang", "make", str(tmp_path), 0.5) == (
         "module 'hang' did not finish importing within 0.5 s."
     )

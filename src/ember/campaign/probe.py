@@ -1,8 +1,9 @@
 """Checking a ``python`` policy entry (campaign.md §2) without running foreign code in the command.
 
 The module is imported, and NAME looked up, in a fresh interpreter of its
-own session (in the command's working directory, as in the workers), which dies with the command (``PR_SET_PDEATHSIG``), with the
-campaign folder first on the module path and the command's module path
+own session (in the command's working directory, as in the workers),
+which dies with the command (``PR_SET_PDEATHSIG``), with the campaign
+folder first on the module path and the command's module path
 after it (as in the workers).  Its standard streams go to /dev/null: a
 module that prints at import reaches neither the leaderboard nor the
 error output.  The verdict comes back as JSON on a pipe of its own.  A
