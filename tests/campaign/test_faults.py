@@ -7,9 +7,11 @@ session, another process group).  Timeouts only stop a hang; nothing is
 timed.
 """
 
+import contextlib
 import os
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -211,3 +213,149 @@ def test_no_process_outlives_the_command_killed(tmp_path, signum):
     assert process.returncode == (143 if signum == signal.SIGTERM else -signal.SIGKILL)
     assert out == b""
     assert_none_left(tag)
+
+
+DAEMON = """
+import os, time
+from ember.sim.policies import GreedyPolicy
+
+
+def make(scenario):
+    # A daemon: a child that leaves the session, then a grandchild its parent abandons.
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            while True:
+                time.sleep(1)
+        os._exit(0)
+    return GreedyPolicy(scenario)
+"""
+
+
+def test_a_daemon_started_by_a_python_policy_is_ended_with_its_episode(tmp_path):
+    folder = write_files(
+        tmp_path / "c",
+        {
+            "daemon.py": DAEMON,
+            "campaign.toml": 'campaign = "d"\nseeds = [0, 1, 2]\nscenarios = ["builtin:small-room"]\n'
+            '[[policies]]\nname = "daemon"\npython = "daemon:make"\n',
+        },
+    )
+    tag = new_tag()
+    done = ember_cli("evaluate", folder / "campaign.toml", "-o", tmp_path / "res", "--workers", "1", env=run_env(tag))
+    assert done.returncode == 0, done.stderr
+    assert all(row["status"] == "ok" for row in read_rows(tmp_path / "res"))
+    assert_none_left(tag)
+
+
+def _workers_of(pid):
+    """The pids of the local workers of the command ``pid`` (its spawned children)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+            with open(f"/proc/{name}/cmdline", "rb") as handle:
+                command = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if int(fields[1]) == pid and b"spawn_main" in command and fields[0] not in (b"Z", b"X"):
+            found.append(int(name))
+    return found
+
+
+GREEDY_MODULE = """
+from ember.sim.policies import GreedyPolicy
+
+
+def make(scenario):
+    return GreedyPolicy(scenario)
+"""
+
+
+def test_twenty_workers_killed_by_pid_never_crash_the_command(tmp_path):
+    import random
+
+    import ember
+
+    kills = 20
+    seeds = 150
+    folder = write_files(
+        tmp_path / "c",
+        {
+            "greedy_module.py": GREEDY_MODULE,
+            # Built-in episodes run in the worker itself, python ones in an episode process it watches:
+            # kills land on both.
+            "campaign.toml": f'campaign = "kills"\nseeds = {{ start = 0, count = {seeds} }}\n'
+            'scenarios = ["builtin:small-room"]\n[[policies]]\nname = "greedy"\nbuiltin = "greedy"\n'
+            '[[policies]]\nname = "py"\npython = "greedy_module:make"\n',
+        },
+    )
+    results = tmp_path / "res"
+    episodes = results / "episodes.jsonl"
+    tag = new_tag()
+    process = subprocess.Popen(
+        # More retries than kills: no episode can be charged out, so every row must be ok.
+        ember_command("evaluate", folder / "campaign.toml", "-o", results, "--workers", "2", "--retries", kills + 1),
+        env=run_env(tag),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    chooser = random.Random(19)
+    killed = 0
+    try:
+
+        def rows_so_far():
+            return episodes.read_bytes().count(b"\n") if episodes.exists() else 0
+
+        seen = 0
+        while killed < kills and process.poll() is None:
+            wait_for(
+                lambda: process.poll() is not None or (rows_so_far() > seen and _workers_of(process.pid)),
+                what="progress after a kill",
+            )
+            seen = rows_so_far()
+            time.sleep(chooser.uniform(0, 0.1))  # idle, mid-episode or starting: anywhere
+            workers = _workers_of(process.pid)
+            if workers:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(chooser.choice(workers), signal.SIGKILL)
+                    killed += 1
+        out, err = process.communicate(timeout=300)
+    finally:
+        process.kill()
+        process.wait(60)
+    assert killed == kills, "the campaign ended before every kill (make it longer)"
+    assert process.returncode == 0, err
+    assert b"Traceback" not in err and out
+    rows = by_key(read_rows(results))
+    assert len(rows) == 2 * seeds and all(row["status"] == "ok" for row in rows.values())
+    by_seed = {}
+    for (policy, _, seed), row in rows.items():
+        by_seed.setdefault(seed, {})[policy] = row["metrics"]
+    assert all(pair["py"] == pair["greedy"] for pair in by_seed.values())  # the same policy, run two ways
+    for seed in chooser.sample(range(seeds), 5):  # against the engine, in this process
+        record = tmp_path / f"{seed}.record"
+        ember.run_episode(ember.load_scenario("builtin:small-room"), "greedy", seed, str(record))
+        assert by_seed[seed]["greedy"] == ember.episode_metrics("builtin:small-room", str(record)).to_dict()
+    assert_none_left(tag)
+
+
+def test_a_bad_scheduler_address_ends_at_once_with_one_line(tmp_path):
+    pytest.importorskip("distributed")
+    folder = write_files(
+        tmp_path / "c",
+        {
+            "campaign.toml": 'campaign = "c"\nseeds = [0]\nscenarios = ["builtin:small-room"]\n'
+            '[[policies]]\nname = "g"\nbuiltin = "greedy"\n'
+        },
+    )
+    for address in ("foo://bar", "tcp://[::1"):
+        done = ember_cli("evaluate", folder / "campaign.toml", "-o", tmp_path / "res", "--scheduler", address, timeout=60)
+        assert done.returncode == 2 and done.stdout == b""
+        lines = done.stderr.decode().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"ember: --scheduler {address}: cannot connect"), lines
+        assert not (tmp_path / "res").exists()

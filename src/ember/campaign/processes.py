@@ -136,29 +136,42 @@ def _reap(pid):
 
 
 def end_session(leader, adopted=False, deadline_s=END_SESSION_S):
-    """SIGKILL every process of the session (and group) that ``leader`` leads.
+    """SIGKILL every process of the session (and group) that ``leader`` leads, and every descendant of it.
 
-    With ``adopted`` (this process is a child subreaper), every child of
-    this process is ended too: orphans of the episode reparented here,
-    including those that left its session; the exited ones are reaped,
-    except ``leader`` itself, which its starter collects.  Repeats until a
-    round finds nothing alive, for at most ``deadline_s``.
+    Descendants are found through the parent links of the whole process
+    table, so a process that left the session (``setsid``) is found too
+    while its parent lives.  With ``adopted`` (this process is a child
+    subreaper) every descendant of this process is ended as well: orphans
+    of the episode were reparented here, whatever session they chose; the
+    exited ones are reaped, except ``leader`` itself, which its starter
+    collects.  Repeats until a round finds nothing alive, for at most
+    ``deadline_s``.
     """
     me = os.getpid()
     stop = time.monotonic() + deadline_s
     kill_group(leader)
     _kill(leader)
+    roots = (leader, me) if adopted else (leader,)
     while True:
+        table = process_table()
+        children = {}
+        for info in table:
+            children.setdefault(info.ppid, []).append(info.pid)
+        descendants, stack = set(), list(roots)
+        while stack:
+            for pid in children.get(stack.pop(), ()):
+                if pid not in descendants:
+                    descendants.add(pid)
+                    stack.append(pid)
         alive = []
-        for info in process_table():
+        for info in table:
             if info.pid in (me, 1):
                 continue
-            ours = adopted and info.ppid == me
             if info.state in ("Z", "X"):
-                if ours and info.pid != leader:
+                if adopted and info.ppid == me and info.pid != leader:
                     _reap(info.pid)
                 continue
-            if ours or info.session == leader or info.pgrp == leader:
+            if info.pid == leader or info.pid in descendants or leader in (info.session, info.pgrp):
                 alive.append(info.pid)
         if not alive or time.monotonic() > stop:
             return

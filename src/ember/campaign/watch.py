@@ -27,6 +27,7 @@ unsafe).
 import contextlib
 import json
 import os
+import select
 import selectors
 import signal
 import struct
@@ -224,7 +225,8 @@ class _Watch:
                 exit_fd = os.pidfd_open(self.pid)
                 selector.register(exit_fd, selectors.EVENT_READ, "exit")
             outcome = self._watch(selector, control_r, streams, exit_fd is not None)
-            self.gone = self._exited()  # before we end it: did it end by itself?
+            if outcome is None:  # before we end it: did it end by itself (it may take a moment to)?
+                self.gone = self._ends_within(exit_fd, DRAIN_S)
         finally:
             processes.end_session(self.pid, adopted=self.host.adopted)
             self.status = self._reap()
@@ -306,6 +308,18 @@ class _Watch:
                 return True
             self.since = time.monotonic()
         return False
+
+    def _ends_within(self, exit_fd, seconds):
+        deadline = time.monotonic() + seconds
+        while not self._exited():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if exit_fd is not None:
+                select.select([exit_fd], [], [], remaining)
+            else:
+                time.sleep(min(remaining, _POLL_S))
+        return True
 
     def _exited(self):
         if self.popen is not None:
