@@ -160,9 +160,7 @@ def main():
             per = measured[mode] / size
             ratio = measured[mode] / measured["eager"] if measured["eager"] else float("nan")
             verdict = ("ok" if per <= TARGET_BYTES else "OVER") if mode == "lazy" else ""
-            print(
-                f"{size:>10,}  {mode:<7}  {measured[mode] / 2**20:>9.1f} MiB  {per:>13.1f}  {ratio:>8.2f}  {verdict}"
-            )
+            print(f"{size:>10,}  {mode:<7}  {measured[mode] / 2**20:>9.1f} MiB  {per:>13.1f}  {ratio:>8.2f}  {verdict}")
 
 
 if __name__ == "__main__":

@@ -61,13 +61,16 @@ def temporary_files(folder):
 
 
 def campaign(folder, seeds, scenario="builtin:bottleneck"):
-    return write_files(
-        folder,
-        {
-            "campaign.toml": f'campaign = "disk"\nseeds = {seeds}\nscenarios = ["{scenario}"]\n'
-            '[[policies]]\nname = "greedy"\nbuiltin = "greedy"\n'
-        },
-    ) / "campaign.toml"
+    return (
+        write_files(
+            folder,
+            {
+                "campaign.toml": f'campaign = "disk"\nseeds = {seeds}\nscenarios = ["{scenario}"]\n'
+                '[[policies]]\nname = "greedy"\nbuiltin = "greedy"\n'
+            },
+        )
+        / "campaign.toml"
+    )
 
 
 def assert_stopped_on_a_full_disk(done, results):

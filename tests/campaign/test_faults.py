@@ -314,7 +314,7 @@ def test_twenty_workers_killed_by_pid_never_crash_the_command(tmp_path):
         seen = 0
         while killed < kills and process.poll() is None:
             wait_for(
-                lambda: process.poll() is not None or (rows_so_far() > seen and _workers_of(process.pid)),
+                lambda before=seen: process.poll() is not None or (rows_so_far() > before and _workers_of(process.pid)),
                 what="progress after a kill",
             )
             seen = rows_so_far()
@@ -354,7 +354,8 @@ def test_a_bad_scheduler_address_ends_at_once_with_one_line(tmp_path):
         },
     )
     for address in ("foo://bar", "tcp://[::1"):
-        done = ember_cli("evaluate", folder / "campaign.toml", "-o", tmp_path / "res", "--scheduler", address, timeout=60)
+        path = folder / "campaign.toml"
+        done = ember_cli("evaluate", path, "-o", tmp_path / "res", "--scheduler", address, timeout=60)
         assert done.returncode == 2 and done.stdout == b""
         lines = done.stderr.decode().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"ember: --scheduler {address}: cannot connect"), lines

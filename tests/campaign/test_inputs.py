@@ -75,13 +75,16 @@ def test_a_submitted_record_that_is_not_a_file_says_what_it_is(tmp_path):
     (sub / "1.record.gz").mkdir()
     os.symlink("/dev/zero", sub / "2.record.zst")
     os.symlink("/nowhere", sub / "3.record")  # a dangling link is no record at all
-    path = write_files(
-        folder,
-        {
-            "campaign.toml": 'campaign = "subs"\nseeds = [0, 1, 2, 3]\nscenarios = ["builtin:small-room"]\n'
-            '[[policies]]\nname = "subs"\nrecords = "subs"\n'
-        },
-    ) / "campaign.toml"
+    path = (
+        write_files(
+            folder,
+            {
+                "campaign.toml": 'campaign = "subs"\nseeds = [0, 1, 2, 3]\nscenarios = ["builtin:small-room"]\n'
+                '[[policies]]\nname = "subs"\nrecords = "subs"\n'
+            },
+        )
+        / "campaign.toml"
+    )
     done = ember_cli("evaluate", path, "-o", tmp_path / "res", timeout=120)
     assert done.returncode == 0, done.stderr
     errors = {seed: row["error"] for (_, _, seed), row in by_key(read_rows(tmp_path / "res")).items()}

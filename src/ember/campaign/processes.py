@@ -18,6 +18,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import os
+import select
 import signal
 import time
 
@@ -135,6 +136,18 @@ def _reap(pid):
         os.waitpid(pid, os.WNOHANG)
 
 
+def _await_exit(pid, timeout):
+    """Wait (at most ``timeout``) until ``pid`` has exited, without reaping it."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return
+    try:
+        select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+
+
 def end_session(leader, adopted=False, deadline_s=END_SESSION_S):
     """SIGKILL every process of the session (and group) that ``leader`` leads, and every descendant of it.
 
@@ -151,6 +164,7 @@ def end_session(leader, adopted=False, deadline_s=END_SESSION_S):
     stop = time.monotonic() + deadline_s
     kill_group(leader)
     _kill(leader)
+    _await_exit(leader, deadline_s)  # a round while it is still dying would only have to wait
     roots = (leader, me) if adopted else (leader,)
     while True:
         table = process_table()
