@@ -186,7 +186,9 @@ def test_hostile_policies_beside_greedy_end_by_themselves(tmp_path):
         assert (results / "logs" / policy / "small-room" / "0.stderr").exists()
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["Ctrl-C", "SIGTERM", "SIGKILL"]
+)
 def test_no_process_outlives_the_command_killed(tmp_path, signum):
     folder = hostile_folder(tmp_path / "c", seeds="{ start = 0, count = 6 }")
     text = (folder / "campaign.toml").read_text().replace("step_timeout = 0.5", "step_timeout = 30")
@@ -210,7 +212,7 @@ def test_no_process_outlives_the_command_killed(tmp_path, signum):
     finally:
         process.kill()
         process.wait(60)
-    assert process.returncode == (143 if signum == signal.SIGTERM else -signal.SIGKILL)
+    assert process.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGKILL: -signal.SIGKILL}[signum]
     assert out == b""
     assert_none_left(tag)
 
@@ -360,3 +362,26 @@ def test_a_bad_scheduler_address_ends_at_once_with_one_line(tmp_path):
         lines = done.stderr.decode().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"ember: --scheduler {address}: cannot connect"), lines
         assert not (tmp_path / "res").exists()
+
+
+def test_on_dask_too_step_timeout_is_enforced_and_nothing_outlives_its_episode(tmp_path, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    folder = hostile_folder(tmp_path / "c")
+    text = (folder / "campaign.toml").read_text()
+    (folder / "campaign.toml").write_text(text.replace("seeds = [0, 1]", "seeds = [0]"))
+    tag = new_tag()
+    for name, value in run_env(tag).items():
+        monkeypatch.setenv(name, value)  # the Dask workers, and what they start, carry the tag
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        cluster_processes = set(tagged(tag))  # the cluster's own (and this process's resource tracker)
+        done = ember_cli(
+            "evaluate", folder / "campaign.toml", "-o", tmp_path / "res", "--scheduler", cluster.scheduler_address
+        )
+        assert done.returncode == 0, done.stderr
+        wait_for(lambda: set(tagged(tag)) <= cluster_processes, timeout=30, what="the episodes' processes to end")
+    rows = by_key(read_rows(tmp_path / "res"))
+    errors = {policy: row["error"] for (policy, _, _), row in rows.items()}
+    for policy, index in (("alarm", 3), ("swallower", 4), ("forker", 5)):
+        assert f"(policies[{index}].step_timeout)" in errors[policy], errors
+    for policy in ("greedy", "threads", "printer", "wrapped"):
+        assert errors[policy] is None, errors
