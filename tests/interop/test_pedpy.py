@@ -13,8 +13,6 @@ import sys
 from fractions import Fraction
 
 import pytest
-from conftest import picture_scenario
-from records import record_bytes, scripted
 
 from ember import episode_metrics
 from ember.errors import InteropError, MetricsInputError
@@ -25,6 +23,9 @@ from ember.interop.trajectories import write_trajectories
 from ember.record.writer import run_episode
 from ember.scenario import load_scenario
 from ember.sim.policies import make_policy
+
+from conftest import picture_scenario
+from records import record_bytes, scripted
 
 if sys.version_info < (3, 11):  # PedPy needs Python 3.11; CI's Python has it, so there these tests run
     pedpy = pytest.importorskip("pedpy", reason="PedPy needs Python 3.11 or later")

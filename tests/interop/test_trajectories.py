@@ -9,8 +9,6 @@ import sys
 from fractions import Fraction
 
 import pytest
-from conftest import picture_scenario
-from records import record_bytes, scripted
 
 from ember.errors import InteropError, MetricsInputError
 from ember.generate import generate
@@ -19,6 +17,9 @@ from ember.interop.trajectories import write_trajectories
 from ember.record.writer import run_episode
 from ember.scenario import load_scenario
 from ember.sim.policies import make_policy
+
+from conftest import picture_scenario
+from records import record_bytes, scripted
 
 
 def batch_rows(scenario, record, cell=Fraction(2, 5)):
