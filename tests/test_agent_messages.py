@@ -12,7 +12,7 @@ import pytest
 import ember
 from ember.agent import AgentError, AgentPolicy
 
-from conftest import make_scenario
+from helpers.scenarios import make_scenario
 
 TIMEOUT = 60  # only stops a hang
 

@@ -12,7 +12,7 @@ import pytest
 
 import ember
 
-from strict import assert_same_json
+from helpers.strict import assert_same_json
 
 SCENARIO = "builtin:small-room"
 TIMEOUT = 60  # only stops a hang

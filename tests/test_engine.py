@@ -14,8 +14,8 @@ from ember.record import pipeline, reader
 from ember.record.reader import iter_parts
 from ember.render import render_ascii
 
-from conftest import picture_scenario
-from records import record_bytes, scripted
+from helpers.records import record_bytes, scripted
+from helpers.scenarios import picture_scenario
 
 
 def same_typed(a, b, path="$"):

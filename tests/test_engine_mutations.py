@@ -39,9 +39,9 @@ from ember.record import frontend
 from ember.record.limits import largest_part_bytes, record_limits
 from ember.scenario import compile_scenario
 
-from batch_metrics import batch_metrics
-from conftest import make_scenario, picture_scenario
-from strict import assert_same_json, no_hang
+from helpers.batch_metrics import batch_metrics
+from helpers.scenarios import make_scenario, picture_scenario
+from helpers.strict import assert_same_json, no_hang
 
 # EMBER_HOSTILE_EXAMPLES=5000 for a longer search than the default run's.
 EXAMPLES = int(os.environ.get("EMBER_HOSTILE_EXAMPLES", 120))

@@ -12,10 +12,10 @@ import pytest
 
 import ember
 
-from batch_metrics import batch_metrics
-from conftest import picture_scenario
-from records import record_bytes, scripted
-from strict import assert_same_json
+from helpers.batch_metrics import batch_metrics
+from helpers.records import record_bytes, scripted
+from helpers.scenarios import picture_scenario
+from helpers.strict import assert_same_json
 
 OFFICE = ember.load_scenario("builtin:office")
 

@@ -19,7 +19,7 @@ import pytest
 
 import ember
 
-from strict import no_hang
+from helpers.strict import no_hang
 
 SCENARIO = "builtin:small-room"
 PARTIAL_SUFFIX = ".partial"  # ember.files.PARTIAL_SUFFIX, the documented sibling of a replaced record

@@ -24,11 +24,11 @@ import ember
 from ember.canonical import canonical_json
 from ember.record.writer import run_episode
 
-from conftest import make_scenario
-from ranking_results import assert_same
+from helpers.ranking_results import assert_same
+from helpers.scenarios import make_scenario
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXAMPLE_AGENT = os.path.join(os.path.dirname(HERE), "examples", "greedy_agent.py")
+EXAMPLE_AGENT = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "greedy_agent.py")
 ROW_KEYS = {
     "scenario_id",
     "scenario_hash",
@@ -78,7 +78,7 @@ def write_campaign(folder, text, hooks=False):
     path = folder / "campaign.toml"
     path.write_text(text)
     if hooks:
-        shutil.copy(os.path.join(HERE, "campaign_hooks.py"), folder / "campaign_hooks.py")
+        shutil.copy(os.path.join(os.path.dirname(HERE), "helpers", "campaign_hooks.py"), folder / "campaign_hooks.py")
     return path
 
 

@@ -16,21 +16,10 @@ from ember.engine import EpisodeEngine
 from ember.record.reader import RecordParser
 from ember.scenario import compile_scenario
 from ember.sim.policies import make_policy
-from test_simulator import episodes
 
-from conftest import picture_scenario
-from records import encode, parts, record_bytes, scripted
-
-
-def same_typed(a, b):
-    """Equal values with equal types all the way down (1, 1.0 and True differ)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same_typed(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same_typed(x, y) for x, y in zip(a, b))
-    return a == b
+from helpers.random_episodes import episodes
+from helpers.records import encode, parts, record_bytes, scripted
+from helpers.replayed import CUT_OFF, CUT_OFF_RECORD, replayed_flags, same_typed
 
 
 def strict_checks_pass(scenario, data):
@@ -47,19 +36,6 @@ def builtin_record(name, policy, seed, max_steps):
     scenario["termination"]["max_steps"] = max_steps
     sim = ember.Simulator(scenario, seed)
     return scenario, record_bytes(scenario, make_policy(policy, sim.scenario, seed), seed)
-
-
-def replayed_flags(monkeypatch):
-    """Record, per transition the engine feeds, whether it was a replayed one."""
-    flags = []
-    original = EpisodeEngine.update
-
-    def update(self, tr):
-        flags.append(tr.replayed)
-        return original(self, tr)
-
-    monkeypatch.setattr(EpisodeEngine, "update", update)
-    return flags
 
 
 BUILTIN_CASES = [
@@ -95,11 +71,6 @@ def test_fast_path_gives_the_metrics_of_the_strict_path(monkeypatch, name, polic
     assert flags and all(flags)  # every step took the fast path, so every stage-2 rule was skipped
     assert same_typed(fast, strict)
     assert same_typed(fast, strict_checks_pass(scenario, data).to_dict())
-
-
-# Fire (p = 1) cuts A off from exit 1 at step 1: A is trapped from then on.
-CUT_OFF = picture_scenario(["1.......A", "..*......"], p="1/1", max_steps=4)
-CUT_OFF_RECORD = parts(record_bytes(CUT_OFF, scripted([])))
 
 
 def test_the_cut_off_episode_is_what_the_tests_below_need():

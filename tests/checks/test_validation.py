@@ -6,9 +6,9 @@ import pytest
 
 import ember
 
-from conftest import picture_scenario
-from records import encode, parts, record_bytes, scripted
-from strict import assert_same_json
+from helpers.records import encode, parts, record_bytes, scripted
+from helpers.scenarios import picture_scenario
+from helpers.strict import assert_same_json
 
 # The base episode (see test_metrics.FIRE): A is blocked by the wall twice,
 # then walks to e1; B is blocked once, then walks to e2.

@@ -26,7 +26,7 @@ from ember.errors import ActionError, EmberError, EnvConfigError
 from ember.sim.policies import GreedyPolicy, RandomPolicy
 from ember.sim.simulator import SeedError
 
-from conftest import picture_scenario, stay_all
+from helpers.scenarios import picture_scenario, stay_all
 
 ACTIONS = ("stay", "north", "south", "west", "east")
 CODE = {a: k for k, a in enumerate(ACTIONS)}

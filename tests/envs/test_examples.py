@@ -17,7 +17,7 @@ import pytest
 import ember
 import ember.envs  # registers ember/Evacuation-v0
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 try:
     import tomllib

@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 
 import ember
 
-from batch_metrics import batch_metrics
-from conftest import picture_scenario
-from records import record_bytes, scripted
-from strict import assert_same_json
+from helpers.batch_metrics import batch_metrics
+from helpers.records import record_bytes, scripted
+from helpers.scenarios import picture_scenario
+from helpers.strict import assert_same_json
 
 
 def metrics_of(scenario, data):
@@ -320,7 +320,7 @@ def test_incomplete_records_are_rejected(cut, fragment):
 
 def test_record_that_stops_before_termination_is_rejected():
     # A complete JSON text whose last snapshot is not terminated.
-    from records import encode, parts
+    from helpers.records import encode, parts
 
     record = parts(record_bytes(CORRIDOR, scripted(CORRIDOR_PLAN)))
     record["steps"].pop()
@@ -390,7 +390,7 @@ def episodes(draw):
     n_walls = draw(st.integers(0, len(others)))
     walls = others[:n_walls]
     fire = others[n_walls : n_walls + draw(st.integers(0, 2))]
-    from conftest import make_scenario
+    from helpers.scenarios import make_scenario
 
     sc = make_scenario(
         rows,

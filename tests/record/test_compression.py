@@ -18,7 +18,7 @@ from ember import engine
 from ember.record.reader import iter_parts
 from ember.render import render_ascii
 
-from conftest import picture_scenario
+from helpers.scenarios import picture_scenario
 
 if sys.version_info < (3, 14):
     import zstandard  # the test extra installs it

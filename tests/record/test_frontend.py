@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import ember
 
-from strict import assert_same_json
+from helpers.strict import assert_same_json
 
 SCENARIO = ember.load_scenario("builtin:small-room")
 _out = io.BytesIO()

@@ -14,9 +14,9 @@ import pytest
 import ember
 from ember.engine import EpisodeEngine
 from ember.sim.policies import make_policy
-from test_replayed_steps import CUT_OFF, CUT_OFF_RECORD, replayed_flags, same_typed
 
-from records import record_bytes
+from helpers.records import record_bytes
+from helpers.replayed import CUT_OFF, CUT_OFF_RECORD, replayed_flags, same_typed
 
 
 def dumper(layout):

@@ -17,7 +17,7 @@ from ember.errors import MetricsInputError
 from ember.record import reader
 from ember.record.reader import BACKEND_NAME, DEFAULT_LIMITS, Limits, RecordParser, iter_parts
 
-from strict import no_hang
+from helpers.strict import no_hang
 
 IDS = ["p1", "p2", "p3", "p4"]
 

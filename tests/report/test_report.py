@@ -14,7 +14,7 @@ from ember.ranking import Episode, compute_ranking
 from ember.report import build_report
 from ember.report.data import EpisodeView, evacuation_curve
 
-from ranking_results import (
+from helpers.ranking_results import (
     builtin_metrics,
     builtin_results,
     campaign_dict,

@@ -22,7 +22,7 @@ import pytest
 
 from ember.report import build_report
 
-from ranking_results import builtin_results, failed_row
+from helpers.ranking_results import builtin_results, failed_row
 
 CHROMIUM = shutil.which("chromium")
 FLAGS = (

@@ -11,7 +11,7 @@ import ember
 from ember.generate import generate
 from ember.sim.policies import POLICY_NAMES, PlannerPolicy, make_policy
 
-from conftest import picture_scenario
+from helpers.scenarios import picture_scenario
 
 
 def record_of(scenario, policy, seed):
