@@ -14,8 +14,10 @@ from ember.record import pipeline, reader
 from ember.record.reader import iter_parts
 from ember.render import render_ascii
 
+from helpers.hostile_input import LIMITED, LIMITED_RECORD
 from helpers.records import record_bytes, scripted
 from helpers.scenarios import picture_scenario
+from helpers.strict import assert_same_json
 
 
 def same_typed(a, b, path="$"):
@@ -178,56 +180,13 @@ def test_render_sees_every_state_of_the_fast_path(record):
             assert lines[row][col] in "@T"
 
 
-# --- the cli extra (tqdm, tabulate) ----------------------------------------------------
-
-
-class Terminal(io.StringIO):
-    def isatty(self):
-        return True
-
-
-def test_without_tabulate_format_table_is_a_one_line_error(monkeypatch, tmp_path, record, capsys):
-    from ember import summary
-
-    scenario_file = tmp_path / "scenario.json"
-    scenario_file.write_text(json.dumps(SCENARIO))
-    record_file = tmp_path / "x.record"
-    record_file.write_bytes(record)
-    out = tmp_path / "m.txt"
-    assert main(["metrics", str(scenario_file), str(record_file), "--format", "table"]) == 0
-    table = capsys.readouterr().out
-    assert table == summary.format_metrics_tables(ember.episode_metrics(SCENARIO, record).to_dict())
-    monkeypatch.setitem(sys.modules, "tabulate", None)  # makes 'from tabulate import ...' fail
-    assert main(["metrics", str(scenario_file), str(record_file), "--format", "table", "-o", str(out)]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert (
-        captured.err
-        == "ember: --format table needs tabulate: pip install 'ember-eval[cli]' (or pip install tabulate).\n"
-    )
-    assert not out.exists()
-    with pytest.raises(ember.EmberError, match=r"ember-eval\[cli\]") as info:
-        summary.format_table(("a",), [[1]])
-    assert isinstance(info.value, ImportError)
-
-
-def test_without_tqdm_there_is_no_progress_silently(monkeypatch, tmp_path):
-    from ember import progress
-
-    path = tmp_path / "data"
-    path.write_bytes(b"x" * (progress.PROGRESS_MIN_BYTES + 1))
-    terminal = Terminal()
-    with progress.reading_progress(str(path), stream=terminal) as chunks:
-        assert chunks is not str(path)
-        assert sum(len(chunk) for chunk in chunks) == progress.PROGRESS_MIN_BYTES + 1
-    assert "ember: reading the record [" in terminal.getvalue()
-    policy = scripted([{"A": "stay"}])
-    with progress.step_counter(policy, 5, stream=terminal) as counted:
-        assert counted is not policy
-    monkeypatch.setitem(sys.modules, "tqdm", None)
-    quiet = Terminal()
-    with progress.reading_progress(str(path), stream=quiet) as chunks:
-        assert chunks == str(path)
-    with progress.step_counter(policy, 5, stream=quiet) as counted:
-        assert counted is policy
-    assert quiet.getvalue() == ""
+def test_regression_metrics_stream_converted_non_bytes_chunks():
+    # feed(5) was taken as five NUL bytes (bytes(5)); feed("text") raised TypeError.
+    for chunk in (5, 10**12, "text", [123], None, 1.5):
+        stream = ember.MetricsStream(LIMITED)
+        with pytest.raises(ember.MetricsInputError, match=r"^\$: a record chunk must be bytes"):
+            stream.feed(chunk)
+    stream = ember.MetricsStream(LIMITED)
+    stream.feed(bytearray(LIMITED_RECORD[:100]))
+    stream.feed(memoryview(LIMITED_RECORD)[100:])
+    assert_same_json(stream.close().to_dict(), ember.episode_metrics(LIMITED, LIMITED_RECORD).to_dict())

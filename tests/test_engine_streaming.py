@@ -3,8 +3,6 @@
 import gc
 import io
 import os
-import subprocess
-import sys
 import threading
 import tracemalloc
 
@@ -150,20 +148,3 @@ def test_memory_does_not_grow_with_steps(tmp_path):
         ember.run_episode(sc, "random", 1, str(path))
         peaks[steps] = _peak(str(path), sc)
     assert peaks[2_000] <= peaks[200] * 1.10, peaks
-
-
-def test_cli_pipe_run_into_metrics():
-    """ember run ... | ember metrics ... - through a real OS pipe."""
-    cmd = (
-        f"{sys.executable} -m ember.cli run builtin:office --policy greedy --seed 4 | "
-        f"{sys.executable} -m ember.cli metrics builtin:office - --compact"
-    )
-    done = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    import json
-
-    result = json.loads(done.stdout)
-    out = io.BytesIO()
-    ember.run_episode(OFFICE, "greedy", 4, out)
-    assert_same_json(result, ember.episode_metrics(OFFICE, out.getvalue()).to_dict())
-    assert done.stdout.count(b"\n") == 1  # --compact: one line

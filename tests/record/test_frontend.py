@@ -6,13 +6,16 @@ with a wrong schema version were all accepted silently.
 """
 
 import io
+import json
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ember
+from ember.canonical import canonical_json
 
+from helpers.hostile_input import HEAD, LIMITED, LIMITED_RECORD, simulator_wrote
 from helpers.strict import assert_same_json
 
 SCENARIO = ember.load_scenario("builtin:small-room")
@@ -91,3 +94,47 @@ def test_a_good_record_in_any_chunks_still_takes_the_fast_path(monkeypatch):
             stream.feed(RECORD[start : start + size])
         assert_same_json(stream.close().to_dict(), expected)
         assert len(taken) == RECORD.count(b"\n") - 5 and all(taken), size  # all but 3 head lines, "]," and final_state
+
+
+def forged_nested_step_line(record):
+    """The record's first step line moved inside a made-up object at $.steps[0]."""
+    value = json.loads(record)
+    h, s0, steps, f = value["header"], value["initial_state"], value["steps"], value["final_state"]
+    return (
+        b'{"header":'
+        + canonical_json(h)
+        + b',"initial_state":'
+        + canonical_json(s0)
+        + b',"steps":[{\n'
+        + b'"initial_state":1,\n"steps":[\n'
+        + canonical_json(steps[0])
+        + b"\n]}"
+        + b"".join(b",\n" + canonical_json(step) for step in steps[1:])
+        + b'\n],\n"final_state":'
+        + canonical_json(f)
+        + b"}\n"
+    )
+
+
+def test_regression_fast_path_step_line_nested_inside_another_value():
+    # The canonical-line fast path took step 1 from a line the strict reader
+    # placed at $.steps[0].steps[0]; the engine then skipped $.steps[0] (a
+    # made-up object) as "the placeholder of a step already taken", and
+    # measured a record the simulator never wrote.
+    forged = forged_nested_step_line(LIMITED_RECORD)
+    assert not simulator_wrote(LIMITED, forged)
+    with pytest.raises(ember.MetricsInputError, match=r"^\$\.steps\[0\]"):
+        ember.episode_metrics(LIMITED, forged)
+    stream = ember.MetricsStream(LIMITED)
+    with pytest.raises(ember.MetricsInputError, match=r"^\$\.steps\[0\]"):
+        for k in range(0, len(forged), 100):
+            stream.feed(forged[k : k + 100])
+        stream.close()
+
+
+def test_regression_fast_path_deep_actions_raised_recursion_error():
+    # The fast path parsed a step line's actions with json.loads, which
+    # raises RecursionError (not a ValueError) on deep nesting.
+    line = b'{"actions":{"A":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    with pytest.raises(ember.MetricsInputError, match="max_depth=32"):
+        ember.episode_metrics(LIMITED, HEAD + line)
