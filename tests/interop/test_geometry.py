@@ -11,7 +11,7 @@ from ember.interop.geometry import FloorPlan, geometry_document, write_geometry
 from ember.interop.scale import Scale
 from ember.scenario import compile_scenario, load_scenario
 
-from conftest import picture_scenario
+from helpers.scenarios import picture_scenario
 
 shapely = pytest.importorskip("shapely")  # the analysis extra: CI installs it, so there this runs
 

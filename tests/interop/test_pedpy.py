@@ -24,8 +24,8 @@ from ember.record.writer import run_episode
 from ember.scenario import load_scenario
 from ember.sim.policies import make_policy
 
-from conftest import picture_scenario
-from records import record_bytes, scripted
+from helpers.records import record_bytes, scripted
+from helpers.scenarios import picture_scenario
 
 if sys.version_info < (3, 11):  # PedPy needs Python 3.11; CI's Python has it, so there these tests run
     pedpy = pytest.importorskip("pedpy", reason="PedPy needs Python 3.11 or later")

@@ -18,8 +18,8 @@ from ember.record.writer import run_episode
 from ember.scenario import load_scenario
 from ember.sim.policies import make_policy
 
-from conftest import picture_scenario
-from records import record_bytes, scripted
+from helpers.records import record_bytes, scripted
+from helpers.scenarios import picture_scenario
 
 
 def batch_rows(scenario, record, cell=Fraction(2, 5)):
