@@ -68,7 +68,8 @@ def test_file_stdout_and_geometry_are_the_library_s(record, tmp_path):
 
 
 def test_a_live_pipe_from_ember_run_and_a_compressed_record(record, tmp_path):
-    command = f"{sys.executable} -m ember.cli run {SCENARIO} --seed 0 | {sys.executable} -m ember.cli trajectories {SCENARIO} - -o piped.txt"
+    ember_command = f"{sys.executable} -m ember.cli"
+    command = f"{ember_command} run {SCENARIO} --seed 0 | {ember_command} trajectories {SCENARIO} - -o piped.txt"
     done = subprocess.run(["sh", "-c", command], cwd=tmp_path, capture_output=True, timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "piped.txt").read_bytes() == library_bytes(record)

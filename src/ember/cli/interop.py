@@ -40,9 +40,8 @@ def trajectories_arguments(command):
     from ..interop.scale import DEFAULT_CELL_SIZE, DEFAULT_STEP_SECONDS, cell_size_metres, step_duration_seconds
 
     arguments.add_scenario_and_record(command)
-    arguments.add_output(
-        command, "the trajectory file to write, e.g. FILE.txt (without -o, or with -o -: standard output)", metavar="FILE"
-    )
+    output_help = "the trajectory file to write, e.g. FILE.txt (without -o, or with -o -: standard output)"
+    arguments.add_output(command, output_help, metavar="FILE")
     command.add_argument(
         "--cell-size",
         type=_scale_argument(cell_size_metres, "the cell size"),
