@@ -64,7 +64,6 @@ class TrajectoryWriter:
         self.state = bytearray(len(self.present))  # SHOWN or LEAVING, per person
         self.last_step = None
         self.last_people = None  # the people of the last state, for ``finish``
-        self.rows_written = 0
         stream.write(header_lines(compiled, scale).encode("utf-8"))
 
     def add(self, t, snapshot):
@@ -102,7 +101,6 @@ class TrajectoryWriter:
     def _write(self, lines):
         if lines:
             self.stream.write("".join(lines).encode("ascii"))
-            self.rows_written += len(lines)
 
 
 def write_trajectories(scenario, record, output, scale=None):
