@@ -16,6 +16,7 @@ from ember.render import render_ascii
 
 from conftest import picture_scenario
 from records import record_bytes, scripted
+from strict import assert_same_json
 
 
 def same_typed(a, b, path="$"):
@@ -61,8 +62,11 @@ def test_measure_run_equals_episode_metrics_of_its_record(name, policy, seed):
     expected = io.BytesIO()
     ember.run_episode(scenario, policy, seed, expected)
     assert written.getvalue() == expected.getvalue()
-    same_typed(measured.to_dict(), ember.episode_metrics(scenario, expected.getvalue()).to_dict())
-    same_typed(engine.measure_run(scenario, policy, seed).to_dict(), measured.to_dict())
+    same_typed(measured.metrics.to_dict(), ember.episode_metrics(scenario, expected.getvalue()).to_dict())
+    assert_same_json(measured.final_state, json.loads(expected.getvalue())["final_state"])
+    unwritten = engine.measure_run(scenario, policy, seed)
+    same_typed(unwritten.metrics.to_dict(), measured.metrics.to_dict())
+    assert_same_json(unwritten.final_state, measured.final_state)
 
 
 def test_measure_run_with_a_callable_policy_and_a_path(tmp_path):
@@ -72,7 +76,8 @@ def test_measure_run_with_a_callable_policy_and_a_path(tmp_path):
     measured = engine.measure_run(scenario, scripted(plan), 4, path)
     data = record_bytes(scenario, scripted(plan), 4)
     assert path.read_bytes() == data
-    same_typed(measured.to_dict(), ember.episode_metrics(scenario, data).to_dict())
+    same_typed(measured.metrics.to_dict(), ember.episode_metrics(scenario, data).to_dict())
+    assert_same_json(measured.final_state, json.loads(data)["final_state"])
 
 
 def test_measure_run_refuses_illegal_actions_like_run_episode():

@@ -12,11 +12,11 @@ The two ways an episode is measured live here and nowhere else:
 (a submitted record), both through the engine's entry points.
 """
 
+import contextlib
 import copy
 import gzip
 import hashlib
 import importlib
-import json
 import os
 import signal
 import sys
@@ -25,9 +25,9 @@ import time
 import uuid
 
 from ..agent import AgentError, AgentPolicy
-from ..canonical import AFTER_STEPS, RECORD_TAIL
 from ..engine import episode_metrics, measure_run
 from ..errors import ActionError, EmberError
+from ..record.output import open_record_output
 from ..scenario import compile_scenario
 from ..sim.policies import make_policy
 from .spec import module_path, split_python_source
@@ -55,47 +55,35 @@ def one_line(text):
 # -- measuring ----------------------------------------------------------------
 
 
-class _RecordTee:
-    """A binary 'file' for ``measure_run``'s record: kept gzip'ed and hashed, and its final state caught.
+class _HashedRecord:
+    """A binary 'file' between ``measure_run``'s writer and a kept record: it hashes the record's bytes."""
 
-    ``keep`` (a binary file or None) receives the record's bytes.  The
-    writer emits the final state in the episode's last write, after the
-    steps' closing bracket: it is read back from there for the agent's end
-    message.
-    """
-
-    def __init__(self, keep):
-        self.keep = keep
+    def __init__(self, stream):
+        self.stream = stream
         self.sha = hashlib.sha256()
-        self.last = b""
 
     def write(self, data):
-        if self.keep is not None:
-            self.keep.write(data)
         self.sha.update(data)
-        self.last = data
-        return len(data)
+        return self.stream.write(data)
 
     def flush(self):
-        pass  # nobody follows this record live: let gzip compress whole blocks
-
-    def final_state(self):
-        _, _, tail = bytes(self.last).partition(AFTER_STEPS)
-        return json.loads(tail[: -len(RECORD_TAIL)])
+        self.stream.flush()
 
 
-def measure(scenario, policy, seed, keep=None, need_final_state=False):
+def measure(scenario, policy, seed, keep=None):
     """Run ``policy`` through the engine's simulator-driven entry point.
 
-    Returns (metrics dict, record SHA-256 hex or None, final state or None).
-    Without ``keep`` and ``need_final_state`` no record byte is encoded:
-    steps go from the simulator straight to the accumulators.
+    Returns (metrics dict, record SHA-256 hex or None, final state).  With
+    ``keep`` (a binary stream) the record is written there and hashed;
+    without it no record byte is encoded: steps go from the simulator
+    straight to the accumulators.
     """
-    if keep is None and not need_final_state:
-        return measure_run(scenario, policy, seed).to_dict(), None, None
-    tee = _RecordTee(keep)
-    metrics = measure_run(scenario, policy, seed, out=tee).to_dict()
-    return metrics, (tee.sha.hexdigest() if keep is not None else None), tee.final_state()
+    if keep is None:
+        metrics, final_state = measure_run(scenario, policy, seed)
+        return metrics.to_dict(), None, final_state
+    hashed = _HashedRecord(keep)
+    metrics, final_state = measure_run(scenario, policy, seed, out=hashed)
+    return metrics.to_dict(), hashed.sha.hexdigest(), final_state
 
 
 def _hashed_chunks(path, sha):
@@ -220,7 +208,7 @@ def _run_agent(entry, scenario, seed, folder, keep, log_path):
             try:
                 with AgentPolicy(entry["agent"], scenario.data, entry["step_timeout"], cwd=folder, stderr=log) as agent:
                     try:
-                        result = measure(scenario, agent, seed, keep, need_final_state=True)
+                        result = measure(scenario, agent, seed, keep)
                     except ActionError as exc:
                         raise agent.refused(exc) from exc
                     agent.finish(result[2])
@@ -271,36 +259,23 @@ def _attempt(task):
             )
         return metrics, os.path.relpath(path, folder), sha
     kept = None
+    opened = contextlib.nullcontext()
     if task["keep_records"]:
         kept = _kept_path(task["results"], policy_name, scenario_id, seed)
         target = os.path.join(task["results"], kept)
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        tmp = f"{target}.tmp{uuid.uuid4().hex}"
-    try:
-        raw = open(tmp, "wb") if kept else None  # noqa: SIM115 (closed in the finally)
-        try:
-            # mtime 0 and no file name in the gzip header: the bytes are reproducible.
-            keep = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if raw else None
-            try:
-                if "builtin" in entry:
-                    result = measure(scenario, make_policy(entry["builtin"], scenario, seed), seed, keep)
-                elif "python" in entry:
-                    result = _run_python(entry, scenario, seed, folder, keep)
-                else:
-                    log = os.path.join(task["results"], "logs", policy_name, scenario_id, f"{seed}.stderr")
-                    result = _run_agent(entry, scenario, seed, folder, keep, log)
-            finally:
-                if keep is not None:
-                    keep.close()
-        finally:
-            if raw is not None:
-                raw.close()
-        metrics, sha, _ = result
-        if kept:
-            os.replace(tmp, target)
-    finally:
-        if kept and os.path.lexists(tmp):
-            os.remove(tmp)
+        # The one record opener, complete or not at all: a temporary sibling renamed into place
+        # when the episode has been measured, so an attempt that runs twice leaves one whole file.
+        opened = open_record_output(target, live=False)
+    with opened as keep:
+        if "builtin" in entry:
+            result = measure(scenario, make_policy(entry["builtin"], scenario, seed), seed, keep)
+        elif "python" in entry:
+            result = _run_python(entry, scenario, seed, folder, keep)
+        else:
+            log = os.path.join(task["results"], "logs", policy_name, scenario_id, f"{seed}.stderr")
+            result = _run_agent(entry, scenario, seed, folder, keep, log)
+    metrics, sha, _ = result
     return metrics, kept, sha
 
 
