@@ -15,7 +15,7 @@ import pytest
 
 import ember
 from ember import engine
-from ember.record.reader import iter_parts
+from ember.record.parts import iter_parts
 from ember.render import render_ascii
 
 from conftest import picture_scenario
