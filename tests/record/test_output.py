@@ -27,7 +27,7 @@ from ember.sim.loop import run_policy
 from ember.sim.policies import GreedyPolicy
 from ember.sim.simulator import ACTIONS, Simulator
 
-from strict import assert_same_json
+from helpers.strict import assert_same_json
 
 SCENARIO = "builtin:office"
 SEED = 3

@@ -23,8 +23,8 @@ from ember.sim.loop import Episode, resolve_policy, run_policy
 from ember.sim.policies import RandomPolicy, make_policy
 from ember.sim.simulator import Simulator
 
-from conftest import picture_scenario
-from strict import assert_same_json
+from helpers.scenarios import picture_scenario
+from helpers.strict import assert_same_json
 
 BURNING = picture_scenario(["#####0##", "#a.b..*#", "#c....d1"], p="1/2", enter_fire="casualty", max_steps=30)
 
