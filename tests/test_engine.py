@@ -1,5 +1,7 @@
 """The one record-reading entry point and the simulator-driven entry point (issue 10)."""
 
+import gzip
+import hashlib
 import io
 import json
 import os
@@ -65,9 +67,11 @@ def test_measure_run_equals_episode_metrics_of_its_record(name, policy, seed):
     assert written.getvalue() == expected.getvalue()
     same_typed(measured.metrics.to_dict(), ember.episode_metrics(scenario, expected.getvalue()).to_dict())
     assert_same_json(measured.final_state, json.loads(expected.getvalue())["final_state"])
+    assert measured.record_sha256 == hashlib.sha256(expected.getvalue()).hexdigest()
     unwritten = engine.measure_run(scenario, policy, seed)
     same_typed(unwritten.metrics.to_dict(), measured.metrics.to_dict())
     assert_same_json(unwritten.final_state, measured.final_state)
+    assert unwritten.record_sha256 is None  # no record, nothing encoded
 
 
 def test_measure_run_with_a_callable_policy_and_a_path(tmp_path):
@@ -79,6 +83,10 @@ def test_measure_run_with_a_callable_policy_and_a_path(tmp_path):
     assert path.read_bytes() == data
     same_typed(measured.metrics.to_dict(), ember.episode_metrics(scenario, data).to_dict())
     assert_same_json(measured.final_state, json.loads(data)["final_state"])
+    assert measured.record_sha256 == hashlib.sha256(data).hexdigest()
+    whole = tmp_path / "whole.record.gz"  # live=False: complete or not at all, compressed by the name
+    assert engine.measure_run(scenario, scripted(plan), 4, whole, live=False).record_sha256 == measured.record_sha256
+    assert gzip.decompress(whole.read_bytes()) == data
 
 
 def test_measure_run_refuses_illegal_actions_like_run_episode():

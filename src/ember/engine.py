@@ -14,6 +14,7 @@ strict reader → sink.  ``measure_run`` is the way in for an episode run in
 EMBER's own simulator: its steps go to the same accumulators directly.
 """
 
+import hashlib
 from typing import NamedTuple
 
 from .checks.replay import ReplayCheck, ReplayedStep, Replayer
@@ -275,10 +276,12 @@ def episode_metrics(scenario, record):
 
 
 class MeasuredRun(NamedTuple):
-    """What ``measure_run`` gives: the episode's metrics and its final state (simulator.md §5)."""
+    """What ``measure_run`` gives: the episode's metrics, its final state (simulator.md §5) and,
+    when the record was written, the hex SHA-256 of its (uncompressed) canonical bytes, else None."""
 
     metrics: EpisodeMetrics
     final_state: dict
+    record_sha256: str | None
 
 
 class MeasuringSink:
@@ -306,7 +309,7 @@ class MeasuringSink:
             engine.end()
 
 
-def measure_run(scenario, policy, seed, out=None):
+def measure_run(scenario, policy, seed, out=None, *, live=True):
     """Run ``policy`` on ``scenario`` under ``seed`` in EMBER's simulator and measure it as it runs.
 
     The simulator-driven entry point (campaign.md §3): the one episode loop
@@ -324,10 +327,14 @@ def measure_run(scenario, policy, seed, out=None):
     as it runs by the same writer as ``run_episode``'s, byte-identical,
     flushed step by step (a path through the one record opener,
     ``record.output.open_record_output``: ``.gz`` or ``.zst`` compressed).
+    ``live=False`` writes a path complete or not at all, without a flush
+    per part (the opener's whole mode, for a record nobody follows).
 
-    Returns a ``MeasuredRun(metrics, final_state)``: ``metrics`` is exactly
-    what ``episode_metrics(scenario, record)`` gives for that record,
-    ``final_state`` the record's final state.
+    Returns a ``MeasuredRun(metrics, final_state, record_sha256)``:
+    ``metrics`` is exactly what ``episode_metrics(scenario, record)`` gives
+    for that record, ``final_state`` the record's final state,
+    ``record_sha256`` the hex SHA-256 of the record's canonical bytes when
+    ``out`` was given (hashed as they are written), else None.
     """
     compiled = compile_scenario(scenario)
     simulator = Simulator(compiled, seed)
@@ -336,10 +343,11 @@ def measure_run(scenario, policy, seed, out=None):
     measuring = MeasuringSink(engine, simulator)
     if out is None:
         final_state = run_policy(simulator, policy, (measuring,))
-    else:
-        with writing_record(out) as writer:  # the -o rules of run_episode (docs/decisions.md)
-            final_state = run_policy(simulator, policy, (measuring, writer))
-    return MeasuredRun(engine.result, final_state)
+        return MeasuredRun(engine.result, final_state, None)
+    digest = hashlib.sha256()
+    with writing_record(out, live=live, digest=digest) as writer:  # the -o rules of run_episode (docs/decisions.md)
+        final_state = run_policy(simulator, policy, (measuring, writer))
+    return MeasuredRun(engine.result, final_state, digest.hexdigest())
 
 
 class _ReplaySink:

@@ -12,7 +12,6 @@ The two ways an episode is measured live here and nowhere else:
 (a submitted record), both through the engine's entry points.
 """
 
-import contextlib
 import copy
 import gzip
 import hashlib
@@ -27,7 +26,6 @@ import uuid
 from ..agent import AgentError, AgentPolicy
 from ..engine import episode_metrics, measure_run
 from ..errors import ActionError, EmberError
-from ..record.output import open_record_output
 from ..scenario import compile_scenario
 from ..sim.policies import make_policy
 from .spec import module_path, split_python_source
@@ -55,35 +53,16 @@ def one_line(text):
 # -- measuring ----------------------------------------------------------------
 
 
-class _HashedRecord:
-    """A binary 'file' between ``measure_run``'s writer and a kept record: it hashes the record's bytes."""
-
-    def __init__(self, stream):
-        self.stream = stream
-        self.sha = hashlib.sha256()
-
-    def write(self, data):
-        self.sha.update(data)
-        return self.stream.write(data)
-
-    def flush(self):
-        self.stream.flush()
-
-
 def measure(scenario, policy, seed, keep=None):
     """Run ``policy`` through the engine's simulator-driven entry point.
 
     Returns (metrics dict, record SHA-256 hex or None, final state).  With
-    ``keep`` (a binary stream) the record is written there and hashed;
-    without it no record byte is encoded: steps go from the simulator
-    straight to the accumulators.
+    ``keep`` (a path) the record is written there, complete or not at all,
+    and hashed as it is written; without it no record byte is encoded:
+    steps go from the simulator straight to the accumulators.
     """
-    if keep is None:
-        metrics, final_state = measure_run(scenario, policy, seed)
-        return metrics.to_dict(), None, final_state
-    hashed = _HashedRecord(keep)
-    metrics, final_state = measure_run(scenario, policy, seed, out=hashed)
-    return metrics.to_dict(), hashed.sha.hexdigest(), final_state
+    measured = measure_run(scenario, policy, seed, out=keep, live=False)
+    return measured.metrics.to_dict(), measured.record_sha256, measured.final_state
 
 
 def _hashed_chunks(path, sha):
@@ -258,24 +237,29 @@ def _attempt(task):
                 f"its place seed {seed}."
             )
         return metrics, os.path.relpath(path, folder), sha
-    kept = None
-    opened = contextlib.nullcontext()
+    kept = tmp = None
     if task["keep_records"]:
         kept = _kept_path(task["results"], policy_name, scenario_id, seed)
         target = os.path.join(task["results"], kept)
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        # The one record opener, complete or not at all: a temporary sibling renamed into place
-        # when the episode has been measured, so an attempt that runs twice leaves one whole file.
-        opened = open_record_output(target, live=False)
-    with opened as keep:
+        # Measured into a temporary name (ending .record.gz: the record opener compresses by the name),
+        # renamed into place only once the whole attempt succeeded (an agent's end message included),
+        # so an attempt that runs twice leaves one complete file and a failed one none.
+        tmp = os.path.join(os.path.dirname(target), f".{seed}.tmp{uuid.uuid4().hex}.record.gz")
+    try:
         if "builtin" in entry:
-            result = measure(scenario, make_policy(entry["builtin"], scenario, seed), seed, keep)
+            result = measure(scenario, make_policy(entry["builtin"], scenario, seed), seed, tmp)
         elif "python" in entry:
-            result = _run_python(entry, scenario, seed, folder, keep)
+            result = _run_python(entry, scenario, seed, folder, tmp)
         else:
             log = os.path.join(task["results"], "logs", policy_name, scenario_id, f"{seed}.stderr")
-            result = _run_agent(entry, scenario, seed, folder, keep, log)
-    metrics, sha, _ = result
+            result = _run_agent(entry, scenario, seed, folder, tmp, log)
+        metrics, sha, _ = result
+        if kept:
+            os.replace(tmp, target)
+    finally:
+        if tmp is not None and os.path.lexists(tmp):
+            os.remove(tmp)
     return metrics, kept, sha
 
 

@@ -27,12 +27,20 @@ from .output import open_record_output
 
 
 class RecordWriter:
-    """Writes canonical record bytes to a binary stream, flushing per part (a sink of ``sim.loop``)."""
+    """Writes canonical record bytes to a binary stream, flushing per part (a sink of ``sim.loop``).
 
-    def __init__(self, stream):
+    With ``digest`` (a ``hashlib`` object) every byte written is hashed too:
+    the record's SHA-256 without reading it back (a campaign row's
+    ``record_sha256``).
+    """
+
+    def __init__(self, stream, digest=None):
         self.stream = stream
+        self.digest = digest
 
     def _emit(self, data):
+        if self.digest is not None:
+            self.digest.update(data)
         self.stream.write(data)
         self.stream.flush()
 
@@ -48,14 +56,14 @@ class RecordWriter:
 
 
 @contextlib.contextmanager
-def writing_record(out, *, live=True):
+def writing_record(out, *, live=True, digest=None):
     """A ``RecordWriter`` for ``out``: a path (opened by ``open_record_output``, compressed by its
     name, see there for ``live``) or a binary file (written as it is, flushed per part)."""
     if isinstance(out, (str, os.PathLike)):
         with open_record_output(out, live=live) as stream:
-            yield RecordWriter(stream)
+            yield RecordWriter(stream, digest)
     else:
-        yield RecordWriter(out)
+        yield RecordWriter(out, digest)
 
 
 def run_episode(scenario, policy, seed, out):
