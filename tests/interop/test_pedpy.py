@@ -136,7 +136,7 @@ def test_the_cases_cover_what_matters():
     seen = collections.Counter()
     for _, factory, policy, seed in CASES:
         scenario = factory()
-        metrics = measure_run(scenario, policy, seed).to_dict()
+        metrics = measure_run(scenario, policy, seed).metrics.to_dict()
         safety = metrics["safety"]
         seen["mode " + scenario["fire"]["enter_fire"]] += 1
         seen["policy " + policy] += 1
