@@ -101,3 +101,7 @@ class ResultsIOError(EmberError, OSError):
 
     def __str__(self):
         return f"{self.filename}: {self.strerror}" + (f"; {self.note}" if self.note else "")
+
+
+class InteropError(EmberError, ValueError):
+    """An export for an outside tool (``ember.interop``) was given a bad argument (the message names it)."""

@@ -12,7 +12,8 @@ import pytest
 
 from ember.campaign.probe import check_python_source
 
-from campaign_processes import ember_cli, new_tag, run_env, tagged, write_files
+from helpers.campaign_processes import new_tag, run_env, tagged, write_files
+from helpers.campaigns import ember_cli
 
 HEAD = 'campaign = "probe"\nseeds = [0]\nscenarios = ["builtin:small-room"]\n'
 GREEDY_POLICY = '[[policies]]\nname = "g"\nbuiltin = "greedy"\n'

@@ -20,7 +20,7 @@ from ember.campaign.logs import LOG_CAP_BYTES, cut_line
 from ember.errors import ResultsIOError
 from ember.scenario import compile_scenario
 
-from campaign_processes import GREEDY_AGENT
+from helpers.campaigns import EXAMPLE_AGENT
 
 SMALL = compile_scenario("builtin:small-room")
 MIB = 1024 * 1024
@@ -136,7 +136,7 @@ def test_an_agent_flooding_stderr_is_capped(place):
     (folder / "noisy.py").write_text(
         "import os, runpy, sys\n"
         "for _ in range(12):\n    os.write(2, b'x' * (1 << 20))\n"
-        f"sys.argv = [{GREEDY_AGENT!r}]\nrunpy.run_path({GREEDY_AGENT!r}, run_name='__main__')\n"
+        f"sys.argv = [{EXAMPLE_AGENT!r}]\nrunpy.run_path({EXAMPLE_AGENT!r}, run_name='__main__')\n"
     )
     policy = {"name": "noisy", "agent": f"{sys.executable} noisy.py", "step_timeout": 10.0}
     row = run_task(make_task(folder, results, policy))

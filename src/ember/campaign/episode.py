@@ -21,14 +21,12 @@ import copy
 import gzip
 import hashlib
 import importlib
-import json
 import os
 import stat
 import sys
 import uuid
 
 from ..agent import AgentError, AgentPolicy
-from ..canonical import AFTER_STEPS, RECORD_TAIL
 from ..engine import episode_metrics, measure_run
 from ..errors import ActionError, EmberError, ResultsIOError
 from ..sim.policies import make_policy
@@ -51,47 +49,16 @@ def one_line(text):
 # -- measuring ----------------------------------------------------------------
 
 
-class _RecordTee:
-    """A binary 'file' for ``measure_run``'s record: kept gzip'ed and hashed, and its final state caught.
-
-    ``keep`` (a binary file or None) receives the record's bytes.  The
-    writer emits the final state in the episode's last write, after the
-    steps' closing bracket: it is read back from there for the agent's end
-    message.
-    """
-
-    def __init__(self, keep):
-        self.keep = keep
-        self.sha = hashlib.sha256()
-        self.last = b""
-
-    def write(self, data):
-        if self.keep is not None:
-            self.keep.write(data)
-        self.sha.update(data)
-        self.last = data
-        return len(data)
-
-    def flush(self):
-        pass  # nobody follows this record live: let gzip compress whole blocks
-
-    def final_state(self):
-        _, _, tail = bytes(self.last).partition(AFTER_STEPS)
-        return json.loads(tail[: -len(RECORD_TAIL)])
-
-
-def measure(scenario, policy, seed, keep=None, need_final_state=False):
+def measure(scenario, policy, seed, keep=None):
     """Run ``policy`` through the engine's simulator-driven entry point.
 
-    Returns (metrics dict, record SHA-256 hex or None, final state or None).
-    Without ``keep`` and ``need_final_state`` no record byte is encoded:
+    Returns (metrics dict, record SHA-256 hex or None, final state).  With
+    ``keep`` (a path) the record is written there, complete or not at all,
+    and hashed as it is written; without it no record byte is encoded:
     steps go from the simulator straight to the accumulators.
     """
-    if keep is None and not need_final_state:
-        return measure_run(scenario, policy, seed).to_dict(), None, None
-    tee = _RecordTee(keep)
-    metrics = measure_run(scenario, policy, seed, out=tee).to_dict()
-    return metrics, (tee.sha.hexdigest() if keep is not None else None), tee.final_state()
+    measured = measure_run(scenario, policy, seed, out=keep, live=False)
+    return measured.metrics.to_dict(), measured.record_sha256, measured.final_state
 
 
 def _hashed_chunks(path, sha):
@@ -215,7 +182,7 @@ def run_agent(entry, scenario, seed, folder, keep, beat, timeout_name):
             entry["agent"], scenario.data, entry["step_timeout"], cwd=folder, own_group=False, timeout_name=timeout_name
         )
         try:
-            result = measure(scenario, Heartbeat(agent, beat), seed, keep, need_final_state=True)
+            result = measure(scenario, Heartbeat(agent, beat), seed, keep)
         except ActionError as exc:
             raise agent.refused(exc) from exc
         agent.finish(result[2])
@@ -291,64 +258,54 @@ def kept_path(policy, scenario_id, seed):
     return os.path.join("records", policy, scenario_id, f"{seed}.record.gz")
 
 
-class _KeptStream:
-    """The kept record's binary stream: an ``OSError`` writing it is the results directory's, named."""
-
-    def __init__(self, stream, shown):
-        self.stream = stream
-        self.shown = shown
-
-    def write(self, data):
-        try:
-            return self.stream.write(data)
-        except OSError as exc:
-            raise ResultsIOError(exc.errno, exc.strerror or str(exc), self.shown) from None
-
-    def flush(self):
-        pass  # nobody follows a kept record live: let gzip compress whole blocks
-
-
 class KeptRecord:
-    """A kept record in the making: written to ``tmp`` (gzip, mtime 0), renamed to ``target`` by ``commit``."""
+    """A kept record in the making: measured into ``tmp``, renamed to ``target`` by ``commit``.
+
+    ``tmp`` ends ``.record.gz`` (the record opener compresses by the name)
+    and holds ``.tmp`` (a run that finds it left over removes it).  An
+    ``OSError`` writing it is the results directory's: a ``ResultsIOError``
+    naming the kept record.
+    """
 
     def __init__(self, results, policy, scenario_id, seed, tmp=None):
         self.relative = kept_path(policy, scenario_id, seed)
         self.target = os.path.join(results, self.relative)
-        self.tmp = tmp or f"{self.target}{TEMPORARY_MARK}{uuid.uuid4().hex}"
+        folder = os.path.dirname(self.target)
+        self.tmp = tmp or os.path.join(folder, f".{seed}{TEMPORARY_MARK}{uuid.uuid4().hex}.record.gz")
+
+    def _error(self, exc):
+        return ResultsIOError(exc.errno, exc.strerror or str(exc), self.target)
 
     @contextlib.contextmanager
-    def stream(self):
-        """The record's stream; the gzip member is ended and the file closed when the block ends."""
+    def writing(self):
+        """Around the measuring: the folder made, and an ``OSError`` about ``tmp`` made the directory's."""
         try:
             os.makedirs(os.path.dirname(self.target), exist_ok=True)
-            raw = open(self.tmp, "wb")  # noqa: SIM115 (closed below)
         except OSError as exc:
-            raise ResultsIOError(exc.errno, exc.strerror or str(exc), self.target) from None
-        # mtime 0 and no file name in the gzip header: the bytes are reproducible.
-        packed = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+            raise self._error(exc) from None
         try:
-            yield _KeptStream(packed, self.target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                raw.close()  # the file is discarded: its gzip member need not end
+            yield self.tmp
+        except ResultsIOError:
             raise
-        try:
-            packed.close()
-            raw.close()
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                raw.close()
-            raise ResultsIOError(exc.errno, exc.strerror or str(exc), self.target) from None
+            if exc.filename not in (self.tmp, self.target):
+                raise  # not the record's: not ours to rename
+            raise self._error(exc) from None
 
     def commit(self):
         try:
             os.replace(self.tmp, self.target)
         except OSError as exc:
-            raise ResultsIOError(exc.errno, exc.strerror or str(exc), self.target) from None
+            raise self._error(exc) from None
 
     def discard(self):
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(self.tmp)
+        """Remove ``tmp``, and what the record opener left beside it under a temporary name."""
+        folder, name = os.path.split(self.tmp)
+        with contextlib.suppress(OSError):
+            for entry in os.listdir(folder):
+                if entry == name or (entry.startswith(f".{name}.") and TEMPORARY_MARK in entry):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(os.path.join(folder, entry))
 
 
 # -- in the worker ----------------------------------------------------------------------
@@ -361,8 +318,8 @@ def run_builtin(entry, scenario, seed, kept):
         metrics, sha, _ = measure(scenario, policy, seed)
         return metrics, sha
     try:
-        with kept.stream() as keep:
-            metrics, sha, _ = measure(scenario, policy, seed, keep)
+        with kept.writing() as tmp:
+            metrics, sha, _ = measure(scenario, policy, seed, tmp)
         kept.commit()
     finally:
         kept.discard()

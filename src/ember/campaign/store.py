@@ -15,7 +15,7 @@ from ..canonical import (
     canonical_json_reference,
 )  # rows hold floats: json.dumps spelling (5e-05), which orjson does not write
 from ..errors import CampaignError, ResultsIOError
-from ..files import write_atomically
+from ..files import append_file, write_atomically
 from .logs import TEMPORARY_MARK
 
 CAMPAIGN_FILE = "campaign.json"
@@ -321,7 +321,7 @@ class ResultsDir:
         """
         episodes = self.file(EPISODES_FILE)
         if torn:
-            with _naming(self.file(TORN_FILE)), open(self.file(TORN_FILE), "ab") as handle:
+            with _naming(self.file(TORN_FILE)), append_file(self.file(TORN_FILE)) as handle:
                 handle.write(torn)
                 handle.flush()
                 os.fsync(handle.fileno())

@@ -491,7 +491,7 @@ def _episode(spec, control):
     if spec["record_tmp"] is not None:
         kept = KeptRecord(task["results"], entry["name"], task["scenario_id"], task["seed"], tmp=spec["record_tmp"])
     with contextlib.ExitStack() as stack:
-        keep = stack.enter_context(kept.stream()) if kept is not None else None
+        keep = stack.enter_context(kept.writing()) if kept is not None else None
         if spec["kind"] == "python":
             policy = make_python_policy(entry, scenario, task["folder"])
             beat("end", 0)  # made: from here on the simulator works until the first answer
