@@ -1,4 +1,4 @@
-"""The ``ember`` command line (output.md): run, metrics, replay, demo, render, scenarios, rank, report."""
+"""The ``ember`` command line (output.md): run, metrics, replay, demo, render, scenarios, rank, report, verify."""
 
 import argparse
 import contextlib
@@ -189,45 +189,10 @@ def cmd_scenarios(args):
     return 0
 
 
-def _read_results(directory):
-    """A results directory's parsed campaign.json and episodes.jsonl bytes (campaign.md §4).
-
-    Raises ``RankingInputError`` (relative file names) for a directory that is
-    not a results directory or a campaign.json that is not JSON.
-    """
-    from .errors import RankingInputError
-    from .ranking import CAMPAIGN_FILE, EPISODES_FILE, read_campaign
-
-    if not os.path.isdir(directory):
-        raise RankingInputError(".", None, "no such directory, expected a results directory ('ember evaluate -o')")
-    contents = {}
-    for name in (CAMPAIGN_FILE, EPISODES_FILE):
-        path = os.path.join(directory, name)
-        if not os.path.isfile(path):
-            raise RankingInputError(name, None, "missing: not a results directory ('ember evaluate -o' writes it)")
-        with open(path, "rb") as handle:
-            contents[name] = handle.read()
-    return read_campaign(contents[CAMPAIGN_FILE]), contents[EPISODES_FILE]
-
-
-def _from_results(directory, build):
-    """``build(campaign, episodes)`` of a results directory: its result and its warnings."""
-    campaign, episodes = _read_results(directory)
-    return build(campaign, episodes)
-
-
 def _print_warnings(directory, warnings):
     """The warnings of a results directory's files on stderr, each with the directory in its file name."""
     for warning in warnings:
         print(f"ember: warning: {os.path.join(directory, warning)}", file=sys.stderr)
-
-
-def _results_error(directory, exc):
-    """A ``RankingInputError`` message with the results directory in the file name."""
-    where = os.path.normpath(os.path.join(directory, exc.file))
-    if exc.line is not None:
-        where += f":{exc.line}"
-    return _fail(f"{where}: {exc.reason}")
 
 
 def _write_output(output, data):
@@ -243,18 +208,17 @@ def _write_output(output, data):
 
 
 def cmd_rank(args):
-    from .errors import RankingInputError
-    from .ranking import compute_ranking, format_leaderboard, ranking_bytes
+    from .ranking import format_leaderboard, ranking_bytes, ranking_of
+    from .results import read_results, verifiable_note
 
-    try:
-        ranking, warnings = _from_results(args.results, compute_ranking)
-    except RankingInputError as exc:
-        return _results_error(args.results, exc)
+    results = read_results(args.results)  # a ResultsError names the file (and line) in RESULTS_DIR
+    ranking = ranking_of(results)
     if args.format == "json":
         data = ranking_bytes(ranking)
     else:
         data = (format_leaderboard(ranking, args.format) + "\n").encode("utf-8")
-    _print_warnings(args.results, warnings)
+    _print_warnings(args.results, results.warnings)
+    _say(f"ember: {verifiable_note(results)}")
     _write_output(args.output, data)
     return 0
 
@@ -263,14 +227,10 @@ REPORT_FILE = "report.html"
 
 
 def cmd_report(args):
-    from .errors import RankingInputError
-    from .report import build_report
+    from .report import report_of_directory
 
-    try:
-        page, warnings = _from_results(args.results, build_report)
-    except RankingInputError as exc:
-        return _results_error(args.results, exc)
-    _print_warnings(args.results, warnings)
+    page, results = report_of_directory(args.results)
+    _print_warnings(args.results, results.warnings)
     _write_output(args.output, page.encode("utf-8"))
     if args.output != "-":
         print(f"ember: wrote {args.output}.", file=sys.stderr)
@@ -283,10 +243,12 @@ EXIT_TERMINATED = 143
 def _rank_results(results_dir):
     """ranking.json (ranking.md) of a finished results directory, written atomically; the leaderboard text."""
     from .errors import MissingExtraError
-    from .ranking import compute_ranking, format_leaderboard, ranking_bytes
+    from .ranking import format_leaderboard, ranking_bytes, ranking_of
+    from .results import read_results
 
-    ranking, warnings = _from_results(results_dir, compute_ranking)
-    _print_warnings(results_dir, warnings)
+    results = read_results(results_dir)
+    ranking = ranking_of(results)
+    _print_warnings(results_dir, results.warnings)
     _write_output(os.path.join(results_dir, "ranking.json"), ranking_bytes(ranking))
     try:
         return format_leaderboard(ranking, "table")
@@ -296,7 +258,6 @@ def _rank_results(results_dir):
 
 def cmd_evaluate(args):
     from .campaign import Terminated, evaluate
-    from .errors import RankingInputError
 
     try:
         summary = evaluate(
@@ -314,10 +275,7 @@ def cmd_evaluate(args):
     except KeyboardInterrupt:
         print("ember: interrupted; every finished episode is in episodes.jsonl, run again to resume.", file=sys.stderr)
         return EXIT_INTERRUPTED
-    try:
-        leaderboard = _rank_results(args.output)
-    except RankingInputError as exc:
-        return _results_error(args.output, exc)
+    leaderboard = _rank_results(args.output)
     print(f"ember: {summary.line()}", file=sys.stderr)
     if leaderboard is None:
         print(
@@ -341,6 +299,44 @@ def cmd_export(args):
     with output_file(args.output) as stream:
         stream.write(text.encode("utf-8"))
     return 0
+
+
+EXIT_MISMATCH = 1
+
+
+def cmd_verify(args):
+    from .results.verify import report_lines, verify_results
+
+    with _verify_progress() as on_row:
+        report = verify_results(args.results, args.campaign, on_row=on_row)
+    sys.stdout.write("".join(line + "\n" for line in report_lines(args.results, report)))
+    return 0 if report.passed(args.require_all) else EXIT_MISMATCH
+
+
+@contextlib.contextmanager
+def _verify_progress():
+    """A bar over the rows verify checks, on a terminal's stderr with tqdm (the 'cli' extra); else nothing."""
+    bar = None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        tqdm = None
+    stream = sys.stderr
+    on_terminal = stream is not None and hasattr(stream, "isatty") and stream.isatty()
+
+    def on_row(done, total):
+        nonlocal bar
+        if tqdm is None or not on_terminal:
+            return
+        if bar is None:
+            bar = tqdm(total=total, file=stream, unit="row", desc="ember verify", leave=False, dynamic_ncols=True)
+        bar.update(1)
+
+    try:
+        yield on_row
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _count(low):
@@ -691,6 +687,28 @@ def build_parser():
     keep_help = "store each run episode's record as RESULTS_DIR/records/POLICY/SCENARIO/SEED.record.gz"
     evaluate.add_argument("--keep-records", action="store_true", help=keep_help)
 
+    verify = _command(
+        sub,
+        "verify",
+        cmd_verify,
+        help="re-verify a results directory's rows from their records",
+        description="Re-authenticate every counting ok row of RESULTS_DIR that names a record (kept with "
+        "'ember evaluate --keep-records', or submitted through a records entry): the record's SHA-256, the full "
+        "engine (validation, replay, metrics) for the row's scenario and seed, and the metrics, compared "
+        "type-strictly with the row's. Prints a line per mismatched or unverifiable row and one summary line.",
+        epilog="Exit status: 0 when nothing mismatches (with --require-all: and nothing is unverifiable), 1 "
+        "otherwise, 2 for bad input. The scenario comes from RESULTS_DIR/scenarios/ID.json, else a builtin: "
+        "source, else the source path relative to the --campaign file's folder.",
+    )
+    _results_argument(verify)
+    campaign_help = (
+        "the campaign file RESULTS_DIR was run from: submitted records and scenario files are found relative to "
+        "its folder"
+    )
+    verify.add_argument("--campaign", metavar="FILE", help=campaign_help)
+    require_help = "also fail (exit 1) when a row cannot be checked (no record, no scenario, no --campaign)"
+    verify.add_argument("--require-all", action="store_true", help=require_help)
+
     export = _command(
         sub,
         "export",
@@ -736,7 +754,7 @@ def build_parser():
 
 def _writes_stdout(args):
     """Whether the command's result goes to standard output."""
-    if args.command in ("scenarios", "demo"):
+    if args.command in ("scenarios", "demo", "verify"):
         return True
     if args.command in ("run", "metrics"):
         return args.output in (None, "-")
