@@ -18,6 +18,7 @@ from fractions import Fraction
 from .canonical import canonical_json_reference
 from .errors import MissingExtraError
 from .results import EPISODES_FILE, Episode, exposure_of, results_of_bytes
+from .results import parse_campaign as read_campaign
 from .versions import METRICS_VERSION, RANKING_VERSION
 
 FORMULA = (
@@ -34,6 +35,7 @@ __all__ = [
     "leaderboard_rows",
     "ranking_bytes",
     "ranking_of",
+    "read_campaign",
     "unranked_reason",
 ]
 
