@@ -41,7 +41,7 @@ def write_results(directory, seeds):
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
     from ember import load_scenario, scenario_hash
 
-    from ranking_results import builtin_metrics, campaign_dict, canonical_line, ok_row
+    from helpers.ranking_results import builtin_metrics, campaign_dict, canonical_line, ok_row
 
     scenario = load_scenario("builtin:small-room")
     value = campaign_dict(

@@ -18,8 +18,8 @@ from ember.cli import build_parser
 from ember.record.source import CHUNK_SIZE
 from ember.summary import FAMILIES
 
-from conftest import make_scenario
-from strict import assert_same_json
+from helpers.scenarios import make_scenario
+from helpers.strict import assert_same_json
 
 
 def ember_cli(*args, cwd=None, stdin=None, timeout=60):

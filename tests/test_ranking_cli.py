@@ -9,7 +9,7 @@ import pytest
 from ember.cli import main
 from ember.ranking import compute_ranking, ranking_bytes
 
-from ranking_results import builtin_results, canonical_line, failed_row, hand_metrics, ok_row
+from helpers.ranking_results import builtin_results, canonical_line, failed_row, hand_metrics, ok_row
 
 
 @pytest.fixture(scope="module")

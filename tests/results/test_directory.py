@@ -9,7 +9,7 @@ from ember.canonical import canonical_json
 from ember.results import read_results
 from ember.scenario import load_scenario
 
-from .conftest import ROOM, in_process, rows, snapshot
+from helpers.results_dirs import ROOM, in_process, rows, snapshot
 
 
 def test_scenarios_are_written_with_campaign_json(kept_campaign):

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from .conftest import ember_cli, in_process, rewrite_rows, rows, snapshot
+from helpers.results_dirs import ember_cli, in_process, rewrite_rows, rows, snapshot
 
 #: Each command that reads a results directory: argv for (campaign file, results directory, an output path).
 READERS = {

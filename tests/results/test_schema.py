@@ -17,7 +17,7 @@ from ember.results import (
     results_of_bytes,
 )
 
-from ranking_results import ResultsDir, campaign_dict, canonical_line, failed_row, hand_metrics, ok_row
+from helpers.ranking_results import ResultsDir, campaign_dict, canonical_line, failed_row, hand_metrics, ok_row
 
 H1 = "sha256:" + "1" * 64
 H2 = "sha256:" + "2" * 64

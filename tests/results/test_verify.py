@@ -9,7 +9,7 @@ import pytest
 
 from ember.results.verify import verify_results
 
-from .conftest import ember_cli, in_process, line_of, rewrite_rows, rows
+from helpers.results_dirs import ember_cli, in_process, line_of, rewrite_rows, rows
 
 
 def summary(out):
