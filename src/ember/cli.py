@@ -305,38 +305,13 @@ EXIT_MISMATCH = 1
 
 
 def cmd_verify(args):
+    from .progress import items_progress
     from .results.verify import report_lines, verify_results
 
-    with _verify_progress() as on_row:
+    with items_progress("verifying rows", "rows") as on_row:
         report = verify_results(args.results, args.campaign, on_row=on_row)
     sys.stdout.write("".join(line + "\n" for line in report_lines(args.results, report)))
     return 0 if report.passed(args.require_all) else EXIT_MISMATCH
-
-
-@contextlib.contextmanager
-def _verify_progress():
-    """A bar over the rows verify checks, on a terminal's stderr with tqdm (the 'cli' extra); else nothing."""
-    bar = None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        tqdm = None
-    stream = sys.stderr
-    on_terminal = stream is not None and hasattr(stream, "isatty") and stream.isatty()
-
-    def on_row(done, total):
-        nonlocal bar
-        if tqdm is None or not on_terminal:
-            return
-        if bar is None:
-            bar = tqdm(total=total, file=stream, unit="row", desc="ember verify", leave=False, dynamic_ncols=True)
-        bar.update(1)
-
-    try:
-        yield on_row
-    finally:
-        if bar is not None:
-            bar.close()
 
 
 def _count(low):

@@ -232,3 +232,33 @@ def test_rank_and_report_say_how_many_rows_name_a_record(kept_copy, tmp_path):
     assert '<p class="meta" id="verifiable">7 of 12 counting ok rows name a record (ember verify checks them).</p>' in (
         page.read_text()
     )
+
+
+def test_a_progress_bar_on_a_terminal_only(kept_campaign):
+    """On a terminal's stderr a bar over the rows (tqdm); in a pipe nothing (asserted above: stderr empty)."""
+    import pty
+    import select
+    import subprocess
+    import sys
+
+    path, results = kept_campaign
+    master, slave = pty.openpty()
+    shown = b""
+    try:
+        args = [sys.executable, "-m", "ember.cli", "verify", str(results), "--campaign", str(path)]
+        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        while True:
+            ready, _, _ = select.select([master], [], [], 60)  # a hang fails here, never blocks
+            assert ready, "no output and no end within 60 s"
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the terminal closed: the process is done
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(master)
+    assert process.wait(60) == 0
+    assert b"ember: verifying rows" in shown and b"/12 [" in shown, shown

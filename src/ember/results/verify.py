@@ -135,7 +135,7 @@ def _read_if_there(path, shown_path, directory):
     """The bytes of a scenario file, None when nothing is there; anything but a regular file is bad input."""
     if not os.path.lexists(path):
         return None
-    with open_regular(path, shown_path, directory) as handle:
+    with open_regular(path, shown_path, directory, missing="missing (a symbolic link to nothing)") as handle:
         return handle.read(MAX_SCENARIO_BYTES + 1)
 
 
