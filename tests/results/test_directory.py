@@ -79,7 +79,7 @@ def test_a_run_killed_during_its_first_writes_leaves_a_new_directory(kept_campai
     results.mkdir()
     for name in leftover:
         (results / name).write_bytes(b"")
-    (results / "campaign.json.tmp123").write_bytes(b"{")
+    (results / ".campaign.json.tmp123.0").write_bytes(b"{")  # files.write_atomically's temporary name
     status, out, err = in_process("evaluate", path, "-o", results, "--workers", "2")
     assert status == 0, err
     assert read_results(results).lines == 12

@@ -16,7 +16,7 @@ from ..canonical import (
     canonical_json_reference,
 )  # rows hold floats: json.dumps spelling (5e-05), which orjson does not write
 from ..errors import CampaignError, ResultsError
-from ..files import write_atomically
+from ..files import append_file, write_atomically
 from ..results import (
     CAMPAIGN_FILE,
     EPISODES_FILE,
@@ -169,7 +169,9 @@ class ResultsDir:
         if not os.path.lexists(campaign_path):
             # An empty episodes.jsonl (and a temporary campaign.json) is what a run killed
             # during its first writes leaves: that is still a new results directory.
-            names = [n for n in os.listdir(self.path) if not n.startswith(CAMPAIGN_FILE + ".tmp")]
+            # files.write_atomically's temporary names are ".campaign.json.tmpPID.N".
+            temporary = (CAMPAIGN_FILE + ".tmp", f".{CAMPAIGN_FILE}.tmp")
+            names = [n for n in os.listdir(self.path) if not n.startswith(temporary)]
             episodes = self.file(EPISODES_FILE)
             leftover = names == [EPISODES_FILE] and os.path.isfile(episodes) and os.path.getsize(episodes) == 0
             if names and not leftover:
@@ -205,7 +207,7 @@ class ResultsDir:
         campaign_bytes = self._campaign_bytes
         episodes = self.file(EPISODES_FILE)
         if torn:
-            with open(self.file(TORN_FILE), "ab") as handle:
+            with append_file(self.file(TORN_FILE)) as handle:
                 handle.write(torn)
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -223,7 +225,7 @@ class ResultsDir:
             return save
 
         # episodes.jsonl first: campaign.json never exists without it.
-        self._episodes = open(episodes, "ab")  # noqa: SIM115 (open for the whole run)
+        self._episodes = append_file(episodes)  # open for the whole run; write errors name the file
         write_atomically(self.file(CAMPAIGN_FILE), saver(campaign_bytes))
         _fsync_dir(self.path)
         folder = self.file(SCENARIOS_DIR)

@@ -36,11 +36,14 @@ class VerifyReport:
     """What ``verify_results`` found, row by row (line numbers of ``episodes.jsonl``, 1-based).
 
     ``verified``: lines; ``mismatched`` and ``unverifiable``: (line, reason)
-    pairs, in file order.  ``rows`` is the number of counting ok rows.
+    pairs, in file order.  ``rows`` is the number of counting ok rows;
+    ``warnings`` the reader's (a torn last line), file names relative to
+    the directory.
     """
 
-    def __init__(self, rows):
+    def __init__(self, rows, warnings=()):
         self.rows = rows
+        self.warnings = list(warnings)
         self.verified = []
         self.mismatched = []
         self.unverifiable = []
@@ -225,7 +228,7 @@ def verify_results(directory, campaign_file=None, on_row=None):
     folder = None if campaign_file is None else _campaign_folder(campaign_file, results.campaign)
     scenarios = _Scenarios(directory, results.campaign, folder)
     rows = results.ok_rows()
-    report = VerifyReport(len(rows))
+    report = VerifyReport(len(rows), results.warnings)
     for done, row in enumerate(rows, 1):
         kind = results.campaign.policies[row.policy]
         episode = f"{row.policy} on {row.scenario_id} seed {row.key[1]}"
