@@ -19,7 +19,7 @@ def results(tmp_path_factory):
 
 #: What rank says on stderr about rows of a results directory without kept records (ember verify).
 UNVERIFIABLE = (
-    "ember: 0 of 9 counting ok rows name a record: nothing here can be re-verified "
+    "ember: warning: 0 of 9 counting ok rows name a record: nothing here can be re-verified "
     "(run 'ember evaluate --keep-records')\n"
 )
 

@@ -225,13 +225,15 @@ def test_rank_and_report_say_how_many_rows_name_a_record(kept_copy, tmp_path):
         row.update(record=None, record_sha256=None)
     rewrite_rows(results, every)
     assert (
-        in_process("rank", results)[2] == "ember: 7 of 12 counting ok rows name a record (ember verify checks them)\n"
+        in_process("rank", results)[2] == "ember: warning: 7 of 12 counting ok rows name a record (ember verify checks "
+        "them); 5 cannot be re-verified (run 'ember evaluate --keep-records')\n"
     )
     page = tmp_path / "page.html"
     assert in_process("report", results, "-o", page)[0] == 0
-    assert '<p class="meta" id="verifiable">7 of 12 counting ok rows name a record (ember verify checks them).</p>' in (
-        page.read_text()
-    )
+    assert (
+        '<p class="meta" id="verifiable">7 of 12 counting ok rows name a record (ember verify checks them); 5 cannot '
+        "be re-verified (run &#x27;ember evaluate --keep-records&#x27;).</p>"
+    ) in (page.read_text())
 
 
 def test_a_progress_bar_on_a_terminal_only(kept_campaign):

@@ -30,7 +30,7 @@ def rank_arguments(rank):
 
 def cmd_rank(args, console):
     from ..ranking import format_leaderboard, ranking_bytes, ranking_of
-    from ..results import read_results, verifiable_note
+    from ..results import read_results, verifiable_is_complete, verifiable_note
 
     results = read_results(args.results)
     ranking = ranking_of(results)
@@ -39,8 +39,14 @@ def cmd_rank(args, console):
     else:
         data = (format_leaderboard(ranking, args.format) + "\n").encode("utf-8")
     print_warnings(console, args.results, results.warnings)
-    console.say(f"ember: {verifiable_note(results)}")
+    # Rows ember verify cannot check are a warning, said with the others; a board it can check whole is
+    # said once the ranking is written.
+    complete = verifiable_is_complete(results)
+    if not complete:
+        console.warn(verifiable_note(results))
     write_result(console, args.output, data)
+    if complete:
+        console.say(f"ember: {verifiable_note(results)}")
     return 0
 
 

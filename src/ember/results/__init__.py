@@ -18,6 +18,7 @@ from .reader import (
     read_campaign_value,
     read_results,
     results_of_bytes,
+    verifiable_is_complete,
     verifiable_note,
 )
 from .schema import (
@@ -70,5 +71,6 @@ __all__ = [
     "read_results",
     "results_of_bytes",
     "strict_json",
+    "verifiable_is_complete",
     "verifiable_note",
 ]

@@ -179,14 +179,27 @@ class Results:
 
 
 def verifiable_note(results):
-    """One line for ``rank``, ``stats`` and ``report``: how many rows of the board ``ember verify`` can check."""
+    """One line for ``rank``, ``stats`` and ``report``: how many rows of the board ``ember verify`` can check.
+
+    The command line says it as a warning when some counting ok row names no
+    record (``verifiable_is_complete`` is False).
+    """
     named, ok = results.records_named()
-    if named == 0:
+    if named == 0 and ok:
         return (
             f"0 of {ok} counting ok rows name a record: nothing here can be re-verified "
             "(run 'ember evaluate --keep-records')"
         )
-    return f"{named} of {ok} counting ok rows name a record (ember verify checks them)"
+    note = f"{named} of {ok} counting ok rows name a record (ember verify checks them)"
+    if named < ok:
+        note += f"; {ok - named} cannot be re-verified (run 'ember evaluate --keep-records')"
+    return note
+
+
+def verifiable_is_complete(results):
+    """Whether every counting ok row names a record (so ``ember verify`` can check the whole board)."""
+    named, ok = results.records_named()
+    return named == ok
 
 
 def _lines_of_bytes(data, max_line_bytes):
@@ -312,5 +325,6 @@ __all__ = [
     "read_results",
     "read_row_again",
     "results_of_bytes",
+    "verifiable_is_complete",
     "verifiable_note",
 ]
