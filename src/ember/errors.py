@@ -93,3 +93,7 @@ class EnvConfigError(EmberError, ValueError):
 
 class GenerationError(EmberError, ValueError):
     """Scenario generator parameters that cannot make a scenario (the message names the parameter)."""
+
+
+class InteropError(EmberError, ValueError):
+    """An export for an outside tool (``ember.interop``) was given a bad argument (the message names it)."""

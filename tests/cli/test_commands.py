@@ -73,6 +73,7 @@ SAMPLES = {
     "replay": lambda i, out: ["replay", SCENARIO, i.record],
     "demo": lambda i, out: ["demo", "--scenario", SCENARIO, *_out(out)],
     "render": lambda i, out: ["render", SCENARIO, i.record, *(["--ascii"] if out is None else ["-o", out])],
+    "trajectories": lambda i, out: ["trajectories", SCENARIO, i.record, *_out(out)],
     "scenarios": lambda i, out: ["scenarios"],
     "rank": lambda i, out: ["rank", i.results, *_out(out)],
     "report": lambda i, out: ["report", i.results, *_out(out)],

@@ -3,7 +3,7 @@
 from collections.abc import Callable
 from typing import NamedTuple
 
-from . import generating, records, results
+from . import generating, interop, records, results
 from .arguments import always, never, progress_note, with_output_dash, without_output_file
 
 
@@ -79,6 +79,17 @@ COMMANDS = (
         arguments=records.render_arguments,
         handler=records.cmd_render,
         writes_stdout=records.renders_ascii,
+    ),
+    Command(
+        "trajectories",
+        help="write a record's trajectories for PedPy, with its geometry",
+        description="Write every active person's position at every step in PedPy's plain-text trajectory format "
+        "(id frame x y z, metres, pedpy.load_trajectory_from_txt), and with --geometry the floor as PedPy geometry. "
+        "Bad input: one line on stderr, exit status 2, nothing written.",
+        epilog=interop.TRAJECTORIES_EPILOG,
+        arguments=interop.trajectories_arguments,
+        handler=interop.cmd_trajectories,
+        writes_stdout=without_output_file,
     ),
     Command(
         "scenarios",
