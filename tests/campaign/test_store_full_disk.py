@@ -10,13 +10,15 @@ a row.
 
 import gzip
 import hashlib
-import json
 import os
 import subprocess
 
 import pytest
 
+from ember.campaign.evaluate import resolve
+from ember.campaign.spec import load_campaign
 from ember.campaign.store import ResultsDir
+from ember.canonical import canonical_json_reference
 from ember.errors import ResultsIOError
 
 from helpers.campaign_processes import write_files
@@ -84,11 +86,31 @@ def assert_stopped_on_a_full_disk(done, results):
 
 
 def test_a_row_is_written_whole_or_not_at_all(small_fs, tmp_path):
+    campaign_path = campaign(tmp_path / "c", "{ start = 0, count = 100 }", scenario="builtin:small-room")
+    loaded = load_campaign(campaign_path)
+    resolved = resolve(loaded)
     results = small_fs(tmp_path / "res", "64k")
-    row = {"policy": "p", "blob": "x" * 3000}
     store = ResultsDir(results)
     store.lock()
-    store.start({"campaign": "c"}, b"")
+    store.prepare(resolved)
+    store.start(b"", [(entry.scenario_id, entry.data) for entry in loaded.scenarios])
+    sc = resolved["scenarios"][0]
+
+    def row(seed):  # a failed row of about 3 kB: a few fill a page
+        return {
+            "scenario_id": sc["scenario_id"],
+            "scenario_hash": sc["scenario_hash"],
+            "seed": seed,
+            "policy": "greedy",
+            "status": "failed",
+            "error": "x" * 3000,
+            "metrics": None,
+            "steps": None,
+            "record": None,
+            "record_sha256": None,
+            "elapsed_s": 0.0,
+        }
+
     # Leave less room than one more row: the file system refuses the rest of a write (a short write).
     fd = os.open(results / "filler", os.O_WRONLY | os.O_CREAT)
     try:
@@ -98,15 +120,15 @@ def test_a_row_is_written_whole_or_not_at_all(small_fs, tmp_path):
         pass
     finally:
         os.close(fd)
-    written = 0
+    written = []
     with pytest.raises(ResultsIOError) as raised:
-        while True:
-            store.append(row)
-            written += 1
+        for seed in range(100):
+            store.append(row(seed))
+            written.append(row(seed))
     store.close()
     assert str(raised.value).startswith(f"{results / 'episodes.jsonl'}: No space left on device")
     data = (results / "episodes.jsonl").read_bytes()
-    assert data == b"".join([json.dumps(row, separators=(",", ":"), sort_keys=True).encode() + b"\n"] * written)
+    assert data == b"".join(canonical_json_reference(r) + b"\n" for r in written)
 
 
 def test_a_full_disk_stops_the_run_and_a_resume_finishes_it(small_fs, tmp_path):

@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 
-from ..errors import CampaignError, ResultsIOError
+from ..errors import CampaignError, EmberError, ResultsIOError
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION
 from .plan import Plan, Tally
 from .runner import DaskRunner, drive
@@ -157,21 +157,27 @@ def evaluate(
     resolved = resolve(campaign)
     with ResultsDir(results_dir) as store:
         store.lock()
-        existing = store.existing()
-        rows, torn = None, b""
+        existing = store.existing()  # the whole directory checked, before anything runs or is written
+        torn = b""
+        counting = {}
         if existing is not None:
-            old, rows, torn = existing
-            resolved = merge_campaign(old, resolved, store.file("campaign.json"))
+            torn = existing.torn
+            resolved = merge_campaign(existing.campaign.value, resolved, store.file("campaign.json"))
             check_size(
                 sum(len(sc["seeds"]) for sc in resolved["scenarios"]),
                 len(resolved["policies"]),
                 f"{campaign.path} with {store.file('campaign.json')}",
             )
-        counting = rows.counting if rows is not None else {}
+            counting = existing.counting  # (policy, (scenario_hash, seed)) -> the checked counting row
+        try:
+            store.prepare(resolved)
+        except EmberError:
+            store.discard_if_created()
+            raise
 
         def last_status(key):
-            row = counting.get(key)
-            return None if row is None else row["status"]
+            row = counting.get((key[0], (key[1], key[2])))
+            return None if row is None else ("ok" if row.ok else "failed")
 
         plan = Plan(campaign, resolved, last_status, retry_failed, store.path, keep_records)
         ran = plan.count()
@@ -183,7 +189,7 @@ def evaluate(
             except CampaignError:
                 store.discard_if_created()
                 raise
-        old_ok = sum(1 for row in counting.values() if row["status"] == "ok")
+        old_ok = sum(1 for row in counting.values() if row.ok)
         tally = Tally(
             sum(len(sc["seeds"]) for sc in resolved["scenarios"]) * len(resolved["policies"]),
             old_ok,
@@ -191,18 +197,19 @@ def evaluate(
             last_status,
         )
         summary = Summary(tally.episodes, ran)
+        lost = 0
         try:
             if torn:
                 warn(
                     f"{store.file('episodes.jsonl')}: a torn last line ({len(torn)} bytes) "
                     "was moved to episodes.jsonl.torn."
                 )
-            store.start(resolved, torn)
+            store.start(torn, [(entry.scenario_id, entry.data) for entry in campaign.scenarios])
             store.remove_temporary_files()  # what a killed run left (its workers had no time to)
             progress = _Progress(ran, stream)
 
             def on_row(row):
-                store.append(row)
+                row = store.append(row)
                 tally.add(row)
                 if row["status"] == "ok":
                     summary.this_run_ok += 1
@@ -210,7 +217,6 @@ def evaluate(
                     summary.this_run_failed += 1
                 progress.update(row)
 
-            lost = 0
             try:
                 with _sigterm_raises():
                     if ran:

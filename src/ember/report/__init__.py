@@ -6,7 +6,8 @@ and the plots as inline SVG.  Nothing is fetched when it is opened.
 Needs the ``report`` extra (matplotlib).
 """
 
-from ..ranking import Campaign, compute_ranking, counting_rows
+from ..ranking import ranking_of
+from ..results import read_results, results_of_bytes, verifiable_note
 from . import plots
 from .data import collect
 from .page import render_page
@@ -51,15 +52,25 @@ def build_report(campaign, episodes):
     ``MissingExtraError`` without matplotlib.
     """
     plots.require()  # fail on a missing extra before any work
-    ranking, warnings = compute_ranking(campaign, episodes)
-    resolved = Campaign(campaign)
+    results = results_of_bytes(campaign, episodes, keep_rows=True)
+    return report_of(results), results.warnings
+
+
+def report_of(results):
+    """The report page (str) of checked ``Results`` read with ``keep_rows=True``."""
+    plots.require()
+    ranking = ranking_of(results)
     policies = [entry["policy"] for entry in ranking["ranked"]]
     figures = []
+    views = {}
     if policies:
-        counting, _ = counting_rows(resolved, episodes, keep_metrics=True)
-        views = collect(resolved, counting, policies)
-        del counting
+        views = collect(results.campaign, results.counting, policies)
         figures = [(name, title, plot(views, policies), caption) for name, title, plot, caption in _FIGURES]
-    else:
-        views = {}
-    return render_page(campaign, ranking, views, figures), warnings
+    return render_page(results.campaign.value, ranking, views, figures, verifiable_note(results))
+
+
+def report_of_directory(directory):
+    """(The report page, its ``Results``) of a results directory; bad input is a ``ResultsError``."""
+    plots.require()  # fail on a missing extra before any reading
+    results = read_results(directory, keep_rows=True)
+    return report_of(results), results

@@ -270,8 +270,11 @@ def _scenarios(campaign, ranking, views, colour):
     return "\n".join(parts)
 
 
-def render_page(campaign, ranking, views, figures):
-    """The whole page as text. ``figures``: (anchor, title, svg text, caption) tuples."""
+def render_page(campaign, ranking, views, figures, verifiable):
+    """The whole page as text. ``figures``: (anchor, title, svg text, caption) tuples.
+
+    ``verifiable``: the line saying how many rows ``ember verify`` can check.
+    """
     from .plots import colours
 
     colour = colours([entry["policy"] for entry in ranking["ranked"]])
@@ -306,6 +309,7 @@ def render_page(campaign, ranking, views, figures):
 <p class="meta">{meta}</p>
 <p class="meta">computed from <code>{_e(source["file"])}</code> sha256 <code>{_e(source["sha256"])}</code>
 and <code>campaign.json</code>; <code>ember rank</code> recomputes <code>ranking.json</code> from them.</p>
+<p class="meta" id="verifiable">{_e(verifiable)}.</p>
 <nav><a href="#leaderboard">Leaderboard</a><a href="#pairs">Pairwise evidence</a>
 <a href="#scenarios">Per scenario</a><a href="#plots">Plots</a></nav>
 </header>
