@@ -2,18 +2,21 @@
 
 Each measurement runs in a fresh process and reports the growth of its
 peak resident memory over the same process just before the work, divided
-by |K| (one built-in scenario x |K| seeds x one policy):
+by |K| (one built-in scenario x |K| seeds x one policy).  Episodes are
+answered at once by a runner without workers (a small failed row each),
+so only what the command itself keeps is measured:
 
-  lazy     what evaluate does now: load and resolve the campaign, encode
-           campaign.json, then make every task lazily and drive it
-           through a runner that answers at once (no worker, no disk)
-  eager    the previous code's plan in the same run: every task built up
-           front in a dict, then driven the same way (the ratio's base)
-  resume   a results directory already holding |K| rows: reading it back
-           (the store's reader keeps every counting row) and planning the
-           run that follows (nothing left to do)
+  eager      the previous code's plan: every task built up front in a dict,
+             then driven (structures only: load, resolve, plan, drive)
+  lazy       the same, with the tasks made one at a time (what evaluate does)
+  evaluate   evaluate() itself on a new results directory: campaign.json,
+             scenarios/, |K| rows appended (on /dev/shm when there is one,
+             where fsync is cheap)
+  resume     evaluate() on a results directory already holding |K| rows:
+             the results layer's reader checks them all (keeping a status
+             byte each), nothing is left to run
 
-Target (issue 19): lazy <= 100 bytes per episode of K at |K| = 10^6.
+Target (issue 19): lazy, evaluate and resume <= 100 bytes per episode of K at |K| = 10^6.
 Usage::
 
     python benchmarks/bench_campaign_memory.py            # |K| = 10^4, 10^5, 10^6
@@ -29,6 +32,7 @@ import sys
 import tempfile
 
 TARGET_BYTES = 100
+MODES = ("eager", "lazy", "evaluate", "resume")
 
 
 def campaign_file(folder, size):
@@ -63,6 +67,9 @@ class InstantRunner:
 
         return [(future, "row", _lost_row(self.flying.pop(future))) for future in done]
 
+    def close(self, terminate=False):
+        pass
+
 
 def peak_kib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -70,36 +77,29 @@ def peak_kib():
 
 def measure(mode, size, folder):
     """Run in a fresh process: the peak memory growth of ``mode`` at ``size``, in bytes."""
+    import importlib
+
+    evaluating = importlib.import_module("ember.campaign.evaluate")  # the module (the package exports the function)
     from ember.campaign.evaluate import resolve
     from ember.campaign.plan import Plan, Tally
     from ember.campaign.runner import drive
     from ember.campaign.spec import load_campaign
-    from ember.campaign.store import ResultsDir
-    from ember.canonical import canonical_json_reference
 
     path = campaign_file(folder, size)
     results = os.path.join(folder, "res")
-    if mode == "resume":
-        _write_rows(path, results, size)
+    if mode in ("evaluate", "resume"):
+        evaluating._runner = lambda workers, scheduler: InstantRunner()  # no worker: only the command
+        if mode == "resume":
+            evaluating.evaluate(path, results)  # |K| rows, then measured from here
+        before = peak_kib()
+        summary = evaluating.evaluate(path, results)
+        assert summary.missing == 0, summary.line()
+        return (peak_kib() - before) * 1024
     before = peak_kib()
     campaign = load_campaign(path)
     resolved = resolve(campaign)
-    counting = {}
-    if mode == "resume":
-        store = ResultsDir(results)
-        store.lock()
-        _, rows, _ = store.existing()
-        counting = rows.counting
-    else:
-        encoded = canonical_json_reference(resolved)  # campaign.json, as the store writes it
-        del encoded
-
-    def last_status(key):
-        row = counting.get(key)
-        return None if row is None else row["status"]
-
-    plan = Plan(campaign, resolved, last_status, False, results, False)
-    tally = Tally(size, 0, 0, last_status)
+    plan = Plan(campaign, resolved, lambda key: None, False, results, False)
+    tally = Tally(size, 0, 0, lambda key: None)
     tasks = plan.tasks()
     if mode == "eager":
         tasks = dict(tasks).items()  # what the previous code held: every task at once
@@ -107,32 +107,9 @@ def measure(mode, size, folder):
     return (peak_kib() - before) * 1024
 
 
-def _write_rows(path, results, size):
-    """A results directory with ``size`` failed rows, written directly (no fsync: only memory is measured)."""
-    from ember.campaign.evaluate import resolve
-    from ember.campaign.runner import _lost_row  # noqa: PLC2701
-    from ember.campaign.spec import load_campaign
-    from ember.canonical import canonical_json_reference
-
-    campaign = load_campaign(path)
-    resolved = resolve(campaign)
-    os.makedirs(results)
-    with open(os.path.join(results, "campaign.json"), "wb") as handle:
-        handle.write(canonical_json_reference(resolved) + b"\n")
-    sc = resolved["scenarios"][0]
-    with open(os.path.join(results, "episodes.jsonl"), "wb") as handle:
-        for seed in sc["seeds"]:
-            task = {
-                "scenario_id": sc["scenario_id"],
-                "scenario_hash": sc["scenario_hash"],
-                "seed": seed,
-                "policy": {"name": "greedy"},
-            }
-            handle.write(canonical_json_reference(_lost_row(task)) + b"\n")
-
-
 def child(mode, size):
-    with tempfile.TemporaryDirectory(prefix="ember-bench-memory-") as folder:
+    where = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    with tempfile.TemporaryDirectory(prefix="ember-bench-memory-", dir=where) as folder:
         print(json.dumps({"bytes": measure(mode, size, folder)}))
 
 
@@ -144,10 +121,10 @@ def main():
     if args.child:
         child(args.child[0], int(args.child[1]))
         return
-    print(f"{'|K|':>10}  {'mode':<7}  {'peak growth':>12}  {'bytes/episode':>13}  {'vs eager':>8}  target")
+    print(f"{'|K|':>10}  {'mode':<8}  {'peak growth':>12}  {'bytes/episode':>13}  {'vs eager':>8}  target")
     for size in args.sizes:
         measured = {}
-        for mode in ("eager", "lazy", "resume"):
+        for mode in MODES:
             done = subprocess.run(
                 [sys.executable, __file__, "--child", mode, str(size)],
                 capture_output=True,
@@ -156,10 +133,10 @@ def main():
                 timeout=3600,
             )
             measured[mode] = json.loads(done.stdout)["bytes"]
-        for mode in ("eager", "lazy", "resume"):
+        for mode in MODES:
             per = measured[mode] / size
             ratio = measured[mode] / measured["eager"] if measured["eager"] else float("nan")
-            verdict = ("ok" if per <= TARGET_BYTES else "OVER") if mode == "lazy" else ""
+            verdict = "" if mode == "eager" else ("ok" if per <= TARGET_BYTES else "OVER")
             print(f"{size:>10,}  {mode:<7}  {measured[mode] / 2**20:>9.1f} MiB  {per:>13.1f}  {ratio:>8.2f}  {verdict}")
 
 

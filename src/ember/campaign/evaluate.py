@@ -159,7 +159,7 @@ def evaluate(
         store.lock()
         existing = store.existing()  # the whole directory checked, before anything runs or is written
         torn = b""
-        counting = {}
+        statuses = None  # the counting rows' statuses (a StatusTable) of a resumed directory
         if existing is not None:
             torn = existing.torn
             resolved = merge_campaign(existing.campaign.value, resolved, store.file("campaign.json"))
@@ -168,7 +168,8 @@ def evaluate(
                 len(resolved["policies"]),
                 f"{campaign.path} with {store.file('campaign.json')}",
             )
-            counting = existing.counting  # (policy, (scenario_hash, seed)) -> the checked counting row
+            statuses = existing.statuses
+            del existing  # its parsed campaign.json: what is kept of it is in ``statuses`` and ``resolved``
         try:
             store.prepare(resolved)
         except EmberError:
@@ -176,8 +177,7 @@ def evaluate(
             raise
 
         def last_status(key):
-            row = counting.get((key[0], (key[1], key[2])))
-            return None if row is None else ("ok" if row.ok else "failed")
+            return None if statuses is None else statuses.get(key[0], (key[1], key[2]))
 
         plan = Plan(campaign, resolved, last_status, retry_failed, store.path, keep_records)
         ran = plan.count()
@@ -189,11 +189,10 @@ def evaluate(
             except CampaignError:
                 store.discard_if_created()
                 raise
-        old_ok = sum(1 for row in counting.values() if row.ok)
         tally = Tally(
             sum(len(sc["seeds"]) for sc in resolved["scenarios"]) * len(resolved["policies"]),
-            old_ok,
-            len(counting) - old_ok,
+            statuses.ok if statuses is not None else 0,
+            statuses.failed if statuses is not None else 0,
             last_status,
         )
         summary = Summary(tally.episodes, ran)

@@ -155,10 +155,11 @@ class Results:
     (file names relative to ``directory``, None for bytes given directly).
     """
 
-    def __init__(self, directory, campaign, counting, lines, episodes_sha256, torn):
+    def __init__(self, directory, campaign, counting, lines, episodes_sha256, torn, statuses=None):
         self.directory = directory
         self.campaign = campaign
         self.counting = counting
+        self.statuses = statuses  # a StatusTable, read with statuses_only (then counting is None)
         self.lines = lines
         self.episodes_sha256 = episodes_sha256
         self.torn = torn
@@ -234,8 +235,8 @@ def _lines_of_file(handle, max_line_bytes, directory):
         offset += len(data)
 
 
-def _count(campaign, lines, directory, keep_rows, rules, max_line_bytes):
-    rows = CountingRows(campaign, keep_rows, rules)
+def _count(campaign, lines, directory, keep_rows, rules, max_line_bytes, statuses_only=False):
+    rows = CountingRows(campaign, keep_rows, rules, statuses_only)
     sha = hashlib.sha256()
     number = 0
     while True:
@@ -257,16 +258,18 @@ def _count(campaign, lines, directory, keep_rows, rules, max_line_bytes):
             rows.add(number, data, offset)
         except Invalid as exc:
             raise ResultsError(EPISODES_FILE, number, str(exc), directory) from None
-    return Results(directory, campaign, rows.counting, number, sha.hexdigest(), torn)
+    return Results(directory, campaign, rows.counting, number, sha.hexdigest(), torn, rows.statuses)
 
 
-def read_results(directory, *, keep_rows=False, rules=None, max_line_bytes=MAX_LINE_BYTES):
+def read_results(directory, *, keep_rows=False, rules=None, max_line_bytes=MAX_LINE_BYTES, statuses_only=False):
     """Check a results directory's ``campaign.json`` and ``episodes.jsonl``; returns ``Results``.
 
     Raises ``ResultsError`` naming the file (in ``directory``, as given) and
     for ``episodes.jsonl`` the 1-based line.  ``keep_rows`` keeps each
     counting row's parsed line (``Row.value``, ``Row.metrics``); ``rules`` (a ``RowRules``) adds
-    input rules.  ``max_line_bytes`` counts a line's newline.
+    input rules.  ``max_line_bytes`` counts a line's newline.  With
+    ``statuses_only`` (a resume) no row is kept: ``Results.statuses``
+    holds each counting row's status in a byte (``StatusTable``).
     """
     check_directory(directory)
     # Both files are looked at before either is read: a missing or a strange one is named first.
@@ -279,14 +282,16 @@ def read_results(directory, *, keep_rows=False, rules=None, max_line_bytes=MAX_L
     with episodes_file:
         campaign = check_campaign(read_campaign_value(directory, campaign_file), directory, rules)
         lines = _lines_of_file(episodes_file, max_line_bytes, directory)
-        return _count(campaign, lines, directory, keep_rows, rules, max_line_bytes)
+        return _count(campaign, lines, directory, keep_rows, rules, max_line_bytes, statuses_only)
 
 
-def results_of_bytes(campaign, episodes, *, keep_rows=False, rules=None, max_line_bytes=MAX_LINE_BYTES):
+def results_of_bytes(
+    campaign, episodes, *, keep_rows=False, rules=None, max_line_bytes=MAX_LINE_BYTES, statuses_only=False
+):
     """``read_results`` of a parsed ``campaign.json`` and the bytes of ``episodes.jsonl`` (no files)."""
     checked = check_campaign(campaign, None, rules)
     lines = _lines_of_bytes(bytes(episodes), max_line_bytes)
-    return _count(checked, lines, None, keep_rows, rules, max_line_bytes)
+    return _count(checked, lines, None, keep_rows, rules, max_line_bytes, statuses_only)
 
 
 def read_row_again(directory, row):

@@ -13,6 +13,8 @@ raises ``ResultsError``.  No value is converted or trusted before it is
 checked: ``1``, ``1.0`` and ``true`` are three different things.
 """
 
+import array
+import bisect
 import json
 import math
 import re
@@ -159,11 +161,117 @@ def _relative_path(value, path):
 # --- campaign.json ---------------------------------------------------------------------
 
 
+class EpisodeKeys:
+    """K as (scenario_hash, seed) pairs, scenario by scenario in the file's order, without a pair per episode.
+
+    Iterable (the pairs, made as they are asked for), sized, and answers
+    ``key in keys``: a command holding a campaign of 10^6 episodes keeps
+    its seed tuples, not 10^6 pairs and their set (docs/campaigns.md).
+    """
+
+    __slots__ = ("_length", "_scenarios", "members")
+
+    def __init__(self, scenarios):
+        self._scenarios = scenarios  # [(scenario_hash, seeds tuple)]
+        self._length = sum(len(seeds) for _, seeds in scenarios)
+        self.members = {scenario_hash: SeedMembers(seeds) for scenario_hash, seeds in scenarios}  # hash -> seeds
+
+    def __iter__(self):
+        for scenario_hash, seeds in self._scenarios:
+            for seed in seeds:
+                yield (scenario_hash, seed)
+
+    def __len__(self):
+        return self._length
+
+    def __contains__(self, key):
+        scenario_hash, seed = key
+        members = self.members.get(scenario_hash)
+        return members is not None and seed in members
+
+
+class SeedMembers:
+    """One scenario's seeds: ``seed in`` and its position, bisected when they ascend (as evaluate writes them).
+
+    Seeds in another order (a campaign.json written by hand) get a dict.
+    """
+
+    __slots__ = ("_places", "seeds")
+
+    def __init__(self, seeds):
+        ascending = all(seeds[i - 1] < seeds[i] for i in range(1, len(seeds)))
+        self.seeds = seeds
+        self._places = None if ascending else {seed: i for i, seed in enumerate(seeds)}
+
+    def position(self, seed):
+        """The seed's index in the scenario's seeds, or None."""
+        if self._places is not None:
+            return self._places.get(seed)
+        i = bisect.bisect_left(self.seeds, seed)
+        return i if i < len(self.seeds) and self.seeds[i] == seed else None
+
+    def __contains__(self, seed):
+        return self.position(seed) is not None
+
+
+class StatusTable:
+    """The counting status of every (policy, episode key) of a ``Campaign``: a byte each, and its line.
+
+    What ``evaluate`` needs of a results directory it resumes (which
+    episodes have a row, which are ok), in about 9 bytes per (policy,
+    episode), however many rows there are (docs/campaigns.md).  ``get``
+    returns "ok", "failed" or None; ``ok`` and ``failed`` count them.
+    """
+
+    _NAMES = (None, "failed", "ok")
+
+    def __init__(self, campaign):
+        self._policies = {name: i for i, name in enumerate(campaign.policies)}
+        self._members = campaign.keys.members
+        self._statuses = {}  # (policy index, scenario_hash) -> bytearray over the seeds
+        self._lines = {}  # the same -> array of line numbers
+        self.ok = self.failed = 0
+
+    def _place(self, policy, key, create=False):
+        """(slot, statuses or None, position or None) of a key; a key of no checked row has no statuses."""
+        scenario_hash, seed = key
+        members = self._members.get(scenario_hash)
+        index = self._policies.get(policy)
+        if members is None or index is None:
+            return None, None, None
+        slot = (index, scenario_hash)
+        statuses = self._statuses.get(slot)
+        if statuses is None and create:
+            statuses = self._statuses[slot] = bytearray(len(members.seeds))
+            self._lines[slot] = array.array("Q", bytes(8 * len(members.seeds)))
+        return slot, statuses, members.position(seed)
+
+    def get(self, policy, key):
+        """ "ok", "failed", or None for a key without a row (or not of this campaign: a resume adds some)."""
+        _, statuses, position = self._place(policy, key)
+        return None if statuses is None or position is None else self._NAMES[statuses[position]]
+
+    def line(self, policy, key):
+        slot, statuses, position = self._place(policy, key)
+        return None if statuses is None or position is None else self._lines[slot][position]
+
+    def set(self, policy, key, ok, line):
+        slot, statuses, position = self._place(policy, key, create=True)
+        before = statuses[position]
+        if before:
+            self.ok -= before == 2
+            self.failed -= before == 1
+        statuses[position] = 2 if ok else 1
+        self._lines[slot][position] = line
+        self.ok += ok
+        self.failed += not ok
+
+
 class Campaign:
     """A checked ``campaign.json``: its ID, K in order, and P.
 
-    ``keys`` is K as (scenario_hash, seed) pairs, scenario by scenario in the
-    file's order; ``scenarios`` maps a hash to its ID and seeds;
+    ``keys`` (also ``key_set``) is K as (scenario_hash, seed) pairs, scenario
+    by scenario in the file's order (an ``EpisodeKeys``); ``scenarios`` maps a hash to its ID and seeds;
     ``sources`` a hash to its ``source`` string; ``policies`` maps a name to
     its kind, in the file's order.  ``value`` is the parsed file itself.
     Raises ``Invalid``.
@@ -176,9 +284,8 @@ class Campaign:
         self.versions = self._versions(_object(_member(value, "versions", "$"), "$.versions"))
         self.scenarios = {}  # hash -> (scenario_id, seeds)
         self.sources = {}  # hash -> source
-        self.keys = []
         self._scenarios(_list(_member(value, "scenarios", "$"), "$.scenarios"))
-        self.key_set = frozenset(self.keys)
+        self.keys = self.key_set = EpisodeKeys([(h, seeds) for h, (_, seeds) in self.scenarios.items()])
         self.policies = {}  # name -> kind
         for i, policy in enumerate(_list(_member(value, "policies", "$"), "$.policies")):
             self._policy(policy, f"$.policies[{i}]")
@@ -209,13 +316,16 @@ class Campaign:
                 raise Invalid(f"{path}.scenario_id: repeated scenario ID {shown(scenario_id)}")
             ids.add(scenario_id)
             source = _string(_member(scenario, "source", path), f"{path}.source")
-            seeds = {}  # dict: ordered, fast membership
-            for j, seed in enumerate(_list(_member(scenario, "seeds", path), f"{path}.seeds")):
+            seeds = _list(_member(scenario, "seeds", path), f"{path}.seeds")
+            seen = None  # while the seeds ascend they cannot repeat: a set only once they do not
+            for j, seed in enumerate(seeds):
                 _integer(seed, f"{path}.seeds[{j}]")
-                if seed in seeds:
-                    raise Invalid(f"{path}.seeds[{j}]: repeated seed {seed}")
-                seeds[seed] = None
-                self.keys.append((scenario_hash, seed))
+                if seen is None and j and not seeds[j - 1] < seed:
+                    seen = set(seeds[:j])
+                if seen is not None:
+                    if seed in seen:
+                        raise Invalid(f"{path}.seeds[{j}]: repeated seed {seed}")
+                    seen.add(seed)
             _no_other_keys(scenario, ("scenario_id", "scenario_hash", "source", "seeds"), path)
             self.scenarios[scenario_hash] = (scenario_id, tuple(seeds))
             self.sources[scenario_hash] = source
@@ -483,15 +593,18 @@ class CountingRows:
     ``add`` checks one line's bytes; ``counting`` maps (policy, key) to its
     last ``Row``.  A row after an ok row for the same policy and key is
     refused.  Parsed rows (``Row.value``, ``Row.metrics``) are kept only
-    with ``keep_rows``.
+    with ``keep_rows``.  With ``statuses_only`` no row is kept at all
+    (``counting`` is None): ``statuses``, a ``StatusTable``, has what a
+    resume needs, every row checked the same.
     Raises ``Invalid`` (the caller knows the file and line).
     """
 
-    def __init__(self, campaign, keep_rows=False, rules=None):
+    def __init__(self, campaign, keep_rows=False, rules=None, statuses_only=False):
         self.campaign = campaign
         self.keep_rows = keep_rows
         self.rules = rules
-        self.counting = {}
+        self.statuses = StatusTable(campaign) if statuses_only else None
+        self.counting = None if statuses_only else {}
         self.lines = 0
 
     def add(self, line, data, offset=0):
@@ -501,6 +614,10 @@ class CountingRows:
             raise Invalid(f"not a JSON text: {exc}") from None
         row = check_row(value, self.campaign)
         row.line, row.offset, row.length = line, offset, len(data)
+        if self.statuses is not None:
+            self._add_status(row, value)
+            self.lines = line
+            return row
         slot = (row.policy, row.key)
         before = self.counting.get(slot)
         if before is not None:
@@ -519,3 +636,15 @@ class CountingRows:
         self.counting[slot] = row
         self.lines = line
         return row
+
+    def _add_status(self, row, value):
+        if self.statuses.get(row.policy, row.key) == "ok":
+            raise Invalid(
+                f"a row for policy {shown(row.policy)}, scenario {shown(row.key[0])}, seed {row.key[1]} "
+                f"after its ok row on line {self.statuses.line(row.policy, row.key)}"
+            )
+        if self.rules is not None:
+            reason = self.rules.check_row(row, value)
+            if reason is not None:
+                raise Invalid(reason)
+        self.statuses.set(row.policy, row.key, row.ok, row.line)
