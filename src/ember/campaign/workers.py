@@ -234,7 +234,8 @@ class LocalRunner:
         """End the broken pool (bounded), and the episode sessions its workers left."""
         executor, self._executor = self._executor, None
         if executor is not None:
-            self._stop(executor, terminate=False)
+            # The pool is ending its workers itself (SIGTERM): give it the short grace only.
+            self._stop(executor, terminate=False, grace=KILL_GRACE_S)
         self._drain()
         self._dead = set(self._ready)
         if not self._ready:
@@ -248,15 +249,15 @@ class LocalRunner:
         self._ready = set()
         self._end_sessions()
 
-    def _stop(self, executor, terminate):
-        """Shut ``executor`` down, bounded: ``CLOSE_GRACE_S`` (none with ``terminate``), then SIGTERM, SIGKILL."""
+    def _stop(self, executor, terminate, grace=CLOSE_GRACE_S):
+        """Shut ``executor`` down, bounded: ``grace`` (after SIGTERM with ``terminate``), then SIGTERM, SIGKILL."""
         if terminate:
             self._signal_workers(signal.SIGTERM)
         stopper = threading.Thread(
             target=executor.shutdown, kwargs={"wait": True, "cancel_futures": True}, name="ember-pool-stop", daemon=True
         )
         stopper.start()
-        stopper.join(KILL_GRACE_S if terminate else CLOSE_GRACE_S)
+        stopper.join(KILL_GRACE_S if terminate else grace)
         for signum in (signal.SIGTERM, signal.SIGKILL):
             if not stopper.is_alive():
                 break
