@@ -60,6 +60,14 @@ class RankingInputError(EmberError, ValueError):
         self.reason = reason
 
 
+class StatisticsInputError(RankingInputError):
+    """A results directory that ranking accepts but statistics.md §1 refuses (the same fields)."""
+
+
+class StatisticsParameterError(EmberError, ValueError):
+    """A replicate count or resampling seed outside statistics.md §3 (the message names the parameter)."""
+
+
 class OutputBusyError(EmberError, OSError):
     """An output path is being written by another process (``ember run -o`` holds a lock on it)."""
 

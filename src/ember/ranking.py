@@ -481,6 +481,15 @@ def compute_ranking(campaign, episodes):
     """
     resolved = Campaign(campaign)
     counting, warnings = counting_rows(resolved, episodes)
+    return ranking_from_rows(resolved, counting, episodes), warnings
+
+
+def ranking_from_rows(resolved, counting, episodes):
+    """``ranking.json``'s dict from a ``Campaign``, its counting rows (``counting_rows``) and the episodes' bytes.
+
+    The part of ``compute_ranking`` after the rows are checked: statistics
+    (statistics.md §1) builds on exactly this ranking of the same rows.
+    """
     scored, unranked = [], []
     for name in sorted(resolved.policies):
         kind = resolved.policies[name]
@@ -510,7 +519,7 @@ def compute_ranking(campaign, episodes):
         "pairs": pairs,
         "unranked": unranked,
     }
-    return ranking, warnings
+    return ranking
 
 
 def ranking_bytes(ranking):
