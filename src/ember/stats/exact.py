@@ -25,7 +25,7 @@ INT64_LIMIT = 1 << 63
 
 
 def limb_bits(draws):
-    """The widest limb whose sums over ``draws`` draws stay below 2^53 (draws · 2^bits <= 2^53)."""
+    """A limb width (within one bit of the widest) whose sums over ``draws`` draws stay below 2^53."""
     bits = FLOAT_EXACT_BITS - draws.bit_length()
     if bits < 1:  # would need more than 2^52 episode keys in memory
         raise ValueError(f"{draws} draws per replicate is beyond exact float64 sums")
