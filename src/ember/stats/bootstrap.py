@@ -16,7 +16,7 @@ exact sum of float(x) over the drawn keys, correctly rounded
 
 import numpy as np
 
-from .exact import ExactProduct, float_numerators
+from .exact import ExactProduct, float_numerators, storage_dtype
 from .splitmix import splitmix64_block
 
 #: Stream values drawn per block (8 MiB of uint64); a block holds BLOCK_DRAWS // |K| replicates (at least 1).
@@ -71,13 +71,13 @@ class ReplicateValues:
     """
 
     def __init__(self, replicates, policies, strata, products):
-        def empty(shape, product):
-            return np.empty(shape, dtype=object if product.wide else np.int64)
+        def empty(shape, product):  # kept narrow: these arrays are the memory that grows with B
+            return np.empty(shape, dtype=storage_dtype(product.bound))
 
         self.totals = {name: empty((replicates, policies), products["dense"]) for name in DENSE_TOTALS}
         self.totals["casualties"] = empty((replicates, policies), products["casualties"])
         self.stratum_casualties = empty((replicates, len(strata.sizes), policies), products["casualties"])
-        self.ranks = np.empty((replicates, policies), dtype=np.int64)
+        self.ranks = np.empty((replicates, policies), dtype=storage_dtype(policies))
         self.orders = np.zeros((max(policies - 1, 0), 3), dtype=np.int64)
         self.tied_replicates = 0
 

@@ -114,16 +114,20 @@ def percentile_bounds(replicates):
     return replicates // 40, replicates - 1 - replicates // 40
 
 
-def percentile_intervals(values):
+def percentile_intervals(values, in_place=False):
     """[v[lo], v[hi]] of the sorted replicate values along axis 0, for every other index: shape (2, ...).
 
-    ``numpy.partition`` puts exactly the sorted values at positions lo and
-    hi (an exact order statistic, not an interpolated quantile).
+    Partitioning puts exactly the sorted values at positions lo and hi (an
+    exact order statistic, not an interpolated quantile).  ``in_place``
+    reorders ``values`` itself (each column independently) instead of a copy.
     """
     import numpy as np
 
     lo, hi = percentile_bounds(len(values))
-    return np.partition(values, (lo, hi), axis=0)[[lo, hi]]
+    if not in_place:
+        return np.partition(values, (lo, hi), axis=0)[[lo, hi]]
+    values.partition((lo, hi), axis=0)
+    return values[[lo, hi]]
 
 
 def _int_interval(bounds):
@@ -162,7 +166,7 @@ def _share(count, replicates):
     return count / replicates  # int / int: correctly rounded
 
 
-def _policy_entry(entry, j, samples, bounds, population, episodes, rows, scenario_ids):
+def _policy_entry(entry, j, rank_count, replicates, bounds, population, episodes, rows, scenario_ids):
     from .clopper_pearson import clopper_pearson
 
     result = {"policy": entry["policy"], "rank": entry["rank"]}
@@ -174,9 +178,8 @@ def _policy_entry(entry, j, samples, bounds, population, episodes, rows, scenari
             "value": float(Fraction(entry[total], population)),
             "interval": [float(Fraction(int(low), population)), float(Fraction(int(high), population))],
         }
-    ranks = samples.ranks[:, j]
     result["rank_interval"] = _int_interval(bounds["ranks"][:, j])
-    result["rank_share"] = _share(int((ranks == entry["rank"]).sum()), len(ranks))
+    result["rank_share"] = _share(rank_count, replicates)
     casualties = sum(1 for row in rows if row[j].casualties >= 1)
     losses = sum(1 for row in rows if row[j].casualties + row[j].stranded >= 1)
     for field, count in (("episodes_with_casualties", casualties), ("episodes_with_loss", losses)):
@@ -199,7 +202,7 @@ def _pair_entry(j, above, below, ranking_pair, samples, replicates):
         difference = samples.totals[name][:, j + 1] - samples.totals[name][:, j]
         result[field] = {
             "value": below[ranking_field] - above[ranking_field],
-            "interval": _int_interval(percentile_intervals(difference)),
+            "interval": _int_interval(percentile_intervals(difference, in_place=True)),
         }
     above_count, equal_count, below_count = (int(n) for n in samples.orders[j])
     result["order"] = {
@@ -230,15 +233,20 @@ def statistics_from_rows(resolved, counting, ranking, replicates, seed, progress
     if ranked:
         rows, values, exposures = _episode_values(resolved, counting, policies)
         samples = resample(values, exposures, sizes, replicates, seed, progress)
-        bounds = {name: percentile_intervals(samples.totals[name]) for name in samples.totals}
-        bounds["ranks"] = percentile_intervals(samples.ranks)
-        bounds["stratum_casualties"] = percentile_intervals(samples.stratum_casualties)
-        population = ranked[0]["population"]  # one N for every ranked policy (check_populations)
-        for j, entry in enumerate(ranked):
-            policy_entries.append(_policy_entry(entry, j, samples, bounds, population, episodes, rows, scenario_ids))
+        # Pairs first: their differences need each replicate's totals side by side; then every
+        # interval partitions the replicate values in place (no copy of the arrays that grow with B).
         for j, ranking_pair in enumerate(ranking["pairs"]):
             pair = _pair_entry(j, ranked[j], ranked[j + 1], ranking_pair, samples, replicates)
             pair_entries.append(pair)
+        rank_counts = [int((samples.ranks[:, j] == entry["rank"]).sum()) for j, entry in enumerate(ranked)]
+        bounds = {name: percentile_intervals(samples.totals[name], in_place=True) for name in samples.totals}
+        bounds["ranks"] = percentile_intervals(samples.ranks, in_place=True)
+        bounds["stratum_casualties"] = percentile_intervals(samples.stratum_casualties, in_place=True)
+        population = ranked[0]["population"]  # one N for every ranked policy (check_populations)
+        for j, entry in enumerate(ranked):
+            policy_entries.append(
+                _policy_entry(entry, j, rank_counts[j], replicates, bounds, population, episodes, rows, scenario_ids)
+            )
         group = 1
         for j, entry in enumerate(policy_entries):
             if j and pair_entries[j - 1]["separated"]:

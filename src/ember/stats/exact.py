@@ -48,7 +48,8 @@ class ExactProduct:
         largest = max((int(v) for v in values.flat), default=0)
         self.bits = limb_bits(draws)
         self.limbs = max(1, -(-largest.bit_length() // self.bits))
-        self.wide = draws * largest >= INT64_LIMIT  # totals need Python integers
+        self.bound = draws * largest  # no total exceeds it
+        self.wide = self.bound >= INT64_LIMIT  # totals need Python integers
         self.groups = None if groups is None else np.asarray(groups, dtype=np.int64)
         mask = (1 << self.bits) - 1
         self.matrices = []
@@ -88,6 +89,13 @@ class ExactProduct:
         if self.groups is not None:
             total = total.reshape(len(counts), len(self.groups), self.columns)
         return total
+
+
+def storage_dtype(bound):
+    """The narrowest of int32, int64 and Python ints (object) that holds every integer 0 <= v <= ``bound``."""
+    if bound < 1 << 31:
+        return np.int32
+    return np.int64 if bound < INT64_LIMIT else object
 
 
 def float_numerators(floats):
