@@ -210,11 +210,15 @@ def main():
             f"{kind:<16} {median:17.2f} {min(times):7.2f}-{max(times):<7.2f} {median / rank_median:7.2f} {rss:12.1f}",
             flush=True,
         )
-    kept = {b: b * len(POLICIES) * (args.scenarios + 5) * 8 / 1e6 for b in args.replicates}
-    print(
-        "replicate values kept (B x |P| x (H + 5) x 8 bytes): "
-        + ", ".join(f"B={b:,}: {mb:.1f} MB" for b, mb in kept.items())
-    )
+    low, high = min(args.replicates), max(args.replicates)
+    if low != high:
+        grown = (high - low) * len(POLICIES) * (args.scenarios + 5)
+        peaks = {b: max(peak for _, peak in measured[f"stats B={b:,}"]) for b in (low, high)}
+        print(
+            f"B {low:,} -> {high:,}: peak RSS {peaks[high] - peaks[low]:+.1f} MB; "
+            f"the replicate values statistics.md §8 keeps grow by {grown:,} values "
+            f"({grown * 4 / 1e6:.1f} MB as int32, {grown * 8 / 1e6:.1f} MB as int64)"
+        )
 
 
 if __name__ == "__main__":
