@@ -7,8 +7,8 @@ import pytest
 
 from ember.stats.clopper_pearson import cdf_numerator, clopper_pearson, lower_bound, upper_bound
 
-from stats_reference import binomial_cdf
-from stats_reference import clopper_pearson as reference_clopper_pearson
+from helpers.stats_reference import binomial_cdf
+from helpers.stats_reference import clopper_pearson as reference_clopper_pearson
 
 SMALL = [(k, n) for n in range(1, 13) for k in range(n + 1)]
 LARGER = [(0, 40), (1, 40), (20, 40), (39, 40), (40, 40), (3, 72), (71, 72), (5, 150), (149, 150)]

@@ -4,7 +4,7 @@ import pytest
 
 from ember.stats.sign_test import sign_test_p_value
 
-from stats_reference import sign_test
+from helpers.stats_reference import sign_test
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,10 @@ from ember.errors import RankingInputError, StatisticsInputError, StatisticsPara
 from ember.ranking import compute_ranking
 from ember.stats import bootstrap, compute_statistics, statistics_bytes
 
-from ranking_results import builtin_results
-from stats_reference import reference_statistics
-from stats_results import hand_results
-from strict import assert_same_json
+from helpers.ranking_results import builtin_results
+from helpers.stats_reference import reference_statistics
+from helpers.stats_results import hand_results
+from helpers.strict import assert_same_json
 
 
 def ties_inside_replicates(policy, sid, seed):

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from ember.stats import compute_statistics
 
-from stats_results import hand_results
+from helpers.stats_results import hand_results
 
 POPULATION = 10
 episode = st.fixed_dictionaries(

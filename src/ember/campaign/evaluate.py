@@ -164,10 +164,13 @@ def evaluate(
 
     Raises ``CampaignError`` for bad input before anything is written;
     ``KeyboardInterrupt`` / ``Terminated`` after an interruption (every row
-    reported finished is on disk).  ``warn(text)`` receives warnings.
+    reported finished is on disk).  ``warn(text)`` receives warnings
+    (default: Python's ``warnings.warn``; nothing here prints).  ``stream``
+    is where a progress bar may draw when it is a terminal (default: the
+    current ``sys.stderr``).
     """
     stream = sys.stderr if stream is None else stream
-    warn = warn or (lambda text: print(f"ember: warning: {text}", file=stream))
+    warn = warn or _python_warning
     if workers is not None and workers < 1:
         raise CampaignError(f"--workers: expected an integer >= 1, got {workers}.")
     if retries < 0:
@@ -231,6 +234,12 @@ def evaluate(
     summary.failed = statuses.count("failed")
     summary.missing = summary.episodes - len(statuses)
     return summary
+
+
+def _python_warning(text):
+    import warnings
+
+    warnings.warn(text, RuntimeWarning, stacklevel=3)
 
 
 def _runner(workers, scheduler):

@@ -15,7 +15,7 @@ from ..canonical import (
     canonical_json_reference,
 )  # rows hold floats: json.dumps spelling (5e-05), which orjson does not write
 from ..errors import CampaignError
-from ..files import write_atomically
+from ..files import append_file, write_atomically
 
 CAMPAIGN_FILE = "campaign.json"
 EPISODES_FILE = "episodes.jsonl"
@@ -316,7 +316,7 @@ class ResultsDir:
         """
         episodes = self.file(EPISODES_FILE)
         if torn:
-            with open(self.file(TORN_FILE), "ab") as handle:
+            with append_file(self.file(TORN_FILE)) as handle:
                 handle.write(torn)
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -331,7 +331,7 @@ class ResultsDir:
             os.fsync(stream.fileno())
 
         # episodes.jsonl first: campaign.json never exists without it.
-        self._episodes = open(episodes, "ab")  # noqa: SIM115 (open for the whole run)
+        self._episodes = append_file(episodes)  # open for the whole run; write errors name the file
         write_atomically(self.file(CAMPAIGN_FILE), save)
         _fsync_dir(self.path)
 
