@@ -125,3 +125,30 @@ def step_counter(policy, max_steps, stream=None):
         yield StepCounter(policy, bar)
     finally:
         bar.close()
+
+
+_REPLICATE_FORMAT = "ember: {desc} [{bar:30}] {percentage:3.0f}% {n:,}/{total:,}"
+
+
+@contextlib.contextmanager
+def count_progress(total, label, stream=None):
+    """Yield a callback ``done(n)`` (n of ``total`` items finished) that draws a bar, or None.
+
+    A bar when ``stream`` (default stderr) is a terminal and tqdm is
+    installed; erased on leaving the block.  ``ember stats`` counts its
+    bootstrap replicates with it.
+    """
+    stream = sys.stderr if stream is None else stream
+    tqdm = _tqdm() if _is_terminal(stream) else None
+    if tqdm is None:
+        yield None
+        return
+    bar = _bar(tqdm, stream, total=total, desc=label, bar_format=_REPLICATE_FORMAT)
+
+    def done(n):
+        bar.update(n - bar.n)
+
+    try:
+        yield done
+    finally:
+        bar.close()

@@ -21,6 +21,8 @@ CAMPAIGN_FILE = "campaign.json"
 EPISODES_FILE = "episodes.jsonl"
 TORN_FILE = "episodes.jsonl.torn"
 RANKING_FILE = "ranking.json"
+#: Written only by 'ember stats -o'; like ranking.json it describes rows a new run may change.
+STATISTICS_FILE = "statistics.json"
 ROW_KEYS = frozenset(
     (
         "scenario_id",
@@ -312,7 +314,7 @@ class ResultsDir:
     def start(self, resolved, torn):
         """The first writes of a run.
 
-        Set torn bytes aside, drop a stale ranking, write campaign.json, open episodes.jsonl.
+        Set torn bytes aside, drop a stale ranking and statistics, write campaign.json, open episodes.jsonl.
         """
         episodes = self.file(EPISODES_FILE)
         if torn:
@@ -321,9 +323,10 @@ class ResultsDir:
                 handle.flush()
                 os.fsync(handle.fileno())
             os.truncate(episodes, os.path.getsize(episodes) - len(torn))
-        ranking = self.file(RANKING_FILE)
-        if os.path.lexists(ranking):
-            os.remove(ranking)
+        for name in (RANKING_FILE, STATISTICS_FILE):
+            stale = self.file(name)
+            if os.path.lexists(stale):
+                os.remove(stale)
 
         def save(stream):
             stream.write(canonical_json_reference(resolved) + b"\n")

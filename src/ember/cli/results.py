@@ -75,6 +75,58 @@ def cmd_rank(args, console):
     return 0
 
 
+# -- stats ----------------------------------------------------------------------------------
+
+STATS_EPILOG = (
+    "--format json is statistics.json (statistics 1.0, docs/statistics.md): the same bytes on every machine for the "
+    "same files, B and seed. Needs numpy and scipy: pip install 'ember-eval[stats]'; table and markdown also need "
+    "tabulate ('ember-eval[cli]'). A progress bar counts the resamples on a terminal."
+)
+
+
+def stats_arguments(stats):
+    from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED
+
+    arguments.add_results(stats)
+    arguments.add_output(stats, "write here instead of standard output")
+    stats_formats = "json (default: statistics.json's canonical bytes), table (plain text) or markdown"
+    arguments.add_format(stats, ("json", "table", "markdown"), stats_formats)
+    replicates_help = f"bootstrap resamples B, 1000 <= B <= 1000000 (default: {DEFAULT_REPLICATES})"
+    stats.add_argument(
+        "--replicates", type=arguments.replicates, default=DEFAULT_REPLICATES, metavar="B", help=replicates_help
+    )
+    seed_help = f"seed of the resampling stream, 0 <= seed < 2^64 (default: {DEFAULT_SEED})"
+    stats.add_argument("--seed", type=arguments.resampling_seed, default=DEFAULT_SEED, metavar="S", help=seed_help)
+
+
+def cmd_stats(args, console):
+    from ..errors import RankingInputError
+    from ..progress import count_progress
+    from ..ranking import require_tabulate
+    from ..stats import compute_statistics, require, statistics_bytes
+    from ..stats.text import format_statistics
+
+    require()  # a missing extra fails before the files are read
+    if args.format != "json":
+        require_tabulate()
+
+    def build(campaign, episodes):
+        with count_progress(args.replicates, "resampling", console.progress_stream) as progress:
+            return compute_statistics(campaign, episodes, args.replicates, args.seed, progress)
+
+    try:
+        statistics, warnings = from_results(args.results, build)
+    except RankingInputError as exc:
+        return results_error(console, args.results, exc)
+    if args.format == "json":
+        data = statistics_bytes(statistics)
+    else:
+        data = (format_statistics(statistics, args.format) + "\n").encode("utf-8")
+    print_warnings(console, args.results, warnings)
+    write_result(console, args.output, data)
+    return 0
+
+
 # -- report ---------------------------------------------------------------------------------
 
 REPORT_FILE = "report.html"

@@ -16,6 +16,7 @@ from .compute import (
     check_replicates,
     check_seed,
     compute_statistics,
+    require,
     statistics_bytes,
     statistics_from_rows,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "check_replicates",
     "check_seed",
     "compute_statistics",
+    "require",
     "statistics_bytes",
     "statistics_from_rows",
 ]

@@ -26,7 +26,7 @@ DEFAULT_SEED = 0
 SEED_LIMIT = 1 << 64
 #: Scenarios with fewer seeds than this are listed in ``few_seed_scenarios`` (statistics.md §7).
 FEW_SEEDS = 10
-STATS_EXTRA_HINT = "pip install 'ember-eval[stats]' (numpy and scipy)"
+STATS_EXTRA_HINT = "pip install 'ember-eval[stats]'"
 #: (statistics.json field, ranking.json field, replicate totals) of the four totals of §5.
 TOTALS = (
     ("casualties", "casualties", "casualties"),
