@@ -85,18 +85,23 @@ STATS_EPILOG = (
 
 
 def stats_arguments(stats):
-    from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED
-
     arguments.add_results(stats)
     arguments.add_output(stats, "write here instead of standard output")
     stats_formats = "json (default: statistics.json's canonical bytes), table (plain text) or markdown"
     arguments.add_format(stats, ("json", "table", "markdown"), stats_formats)
+    add_resampling(stats)
+
+
+def add_resampling(command):
+    """--replicates and --seed of the bootstrap (statistics.md §3): ``ember stats`` and ``ember report``."""
+    from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED
+
     replicates_help = f"bootstrap resamples B, 1000 <= B <= 1000000 (default: {DEFAULT_REPLICATES})"
-    stats.add_argument(
+    command.add_argument(
         "--replicates", type=arguments.replicates, default=DEFAULT_REPLICATES, metavar="B", help=replicates_help
     )
     seed_help = f"seed of the resampling stream, 0 <= seed < 2^64 (default: {DEFAULT_SEED})"
-    stats.add_argument("--seed", type=arguments.resampling_seed, default=DEFAULT_SEED, metavar="S", help=seed_help)
+    command.add_argument("--seed", type=arguments.resampling_seed, default=DEFAULT_SEED, metavar="S", help=seed_help)
 
 
 def cmd_stats(args, console):
@@ -136,6 +141,7 @@ def report_arguments(report):
     arguments.add_results(report)
     page_help = f"where to write the page (default: {REPORT_FILE} in the current directory; - for standard output)"
     arguments.add_output(report, page_help, "FILE.html", default=REPORT_FILE)
+    add_resampling(report)
 
 
 def cmd_report(args, console):
@@ -143,7 +149,9 @@ def cmd_report(args, console):
     from ..report import build_report
 
     try:
-        page, warnings = from_results(args.results, build_report)
+        page, warnings = from_results(
+            args.results, lambda campaign, episodes: build_report(campaign, episodes, args.replicates, args.seed)
+        )
     except RankingInputError as exc:
         return results_error(console, args.results, exc)
     print_warnings(console, args.results, warnings)

@@ -3,15 +3,20 @@
 The page is built from the same two files as ``ranking.json`` (campaign.md
 §4) and holds everything it shows: CSS, a small script (sortable tables)
 and the plots as inline SVG.  Nothing is fetched when it is opened.
-Needs the ``report`` extra (matplotlib).
+Needs the ``report`` extra (matplotlib, and numpy and scipy for the statistics).
 """
 
-from ..ranking import Campaign, compute_ranking, counting_rows
+from ..errors import MissingExtraError
+from ..ranking import ranking_from_rows
+from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED, check_replicates, check_seed, checked_rows, statistics_from_rows
+from ..stats import require as require_statistics
 from . import plots
 from .data import collect
 from .page import render_page
 
 # The page's figures: (anchor, title, plot function, caption).
+REPORT_EXTRA_HINT = "pip install 'ember-eval[report]'"
+
 _FIGURES = (
     (
         "evacuation",
@@ -44,22 +49,32 @@ _FIGURES = (
 )
 
 
-def build_report(campaign, episodes):
+def build_report(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):
     """The report page (str) and the warnings, from parsed ``campaign.json`` and ``episodes.jsonl`` bytes.
 
-    Raises ``RankingInputError`` for input that cannot be ranked and
-    ``MissingExtraError`` without matplotlib.
+    The page shows the ranking and its statistics (statistics.md, ``replicates``
+    resamples from stream seed ``seed``).  The rows are read once, with the
+    checks of ranking.md and statistics.md §1.  Raises ``RankingInputError``
+    (or ``StatisticsInputError``) for input either refuses,
+    ``StatisticsParameterError`` for B or the seed, and ``MissingExtraError``
+    without matplotlib, numpy or scipy.
     """
+    check_replicates(replicates)
+    check_seed(seed)
     plots.require()  # fail on a missing extra before any work
-    ranking, warnings = compute_ranking(campaign, episodes)
-    resolved = Campaign(campaign)
+    try:
+        require_statistics()
+    except MissingExtraError:
+        raise MissingExtraError(f"the report's statistics need numpy and scipy: {REPORT_EXTRA_HINT}") from None
+    resolved, counting, warnings = checked_rows(campaign, episodes, keep_metrics=True)
+    ranking = ranking_from_rows(resolved, counting, episodes)
+    statistics = statistics_from_rows(resolved, counting, ranking, replicates, seed)
     policies = [entry["policy"] for entry in ranking["ranked"]]
     figures = []
     if policies:
-        counting, _ = counting_rows(resolved, episodes, keep_metrics=True)
         views = collect(resolved, counting, policies)
         del counting
         figures = [(name, title, plot(views, policies), caption) for name, title, plot, caption in _FIGURES]
     else:
         views = {}
-    return render_page(campaign, ranking, views, figures), warnings
+    return render_page(campaign, ranking, views, figures, statistics), warnings

@@ -285,12 +285,22 @@ def compute_statistics(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=D
     check_replicates(replicates)
     check_seed(seed)
     require()
-    resolved = Campaign(campaign)
-    check_ascending_seeds(resolved)
-    counting, warnings = counting_rows(resolved, episodes)
-    check_populations(resolved, counting)
+    resolved, counting, warnings = checked_rows(campaign, episodes)
     ranking = ranking_from_rows(resolved, counting, episodes)
     return statistics_from_rows(resolved, counting, ranking, replicates, seed, progress), warnings
+
+
+def checked_rows(campaign, episodes, keep_metrics=False):
+    """(``Campaign``, counting rows, warnings) of a results directory, checked as statistics.md §1 says.
+
+    ranking.md §1's checks (``ember.ranking``), then this document's further
+    ones.  ``keep_metrics`` keeps each row's whole metrics (the report draws them).
+    """
+    resolved = Campaign(campaign)
+    check_ascending_seeds(resolved)
+    counting, warnings = counting_rows(resolved, episodes, keep_metrics=keep_metrics)
+    check_populations(resolved, counting)
+    return resolved, counting, warnings
 
 
 def statistics_bytes(statistics):
