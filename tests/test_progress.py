@@ -31,3 +31,54 @@ def test_without_tqdm_there_is_no_progress_silently(monkeypatch, tmp_path):
     with progress.step_counter(policy, 5, stream=quiet) as counted:
         assert counted is policy
     assert quiet.getvalue() == ""
+
+
+def test_count_progress_draws_from_the_first_count_and_erases(monkeypatch):
+    from ember import progress
+
+    terminal = Terminal()
+    with progress.count_progress(3000, "resampling", stream=terminal) as done:
+        assert terminal.getvalue() == ""  # nothing drawn before the first count (the input is still being read)
+        done(1000)
+        done(3000)
+        assert "ember: resampling [" in terminal.getvalue()  # later counts are throttled (10 redraws a second)
+    with progress.count_progress(3000, "resampling", stream=io.StringIO()) as done:
+        assert done is None  # not a terminal
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    with progress.count_progress(3000, "resampling", stream=Terminal()) as done:
+        assert done is None
+
+
+def test_ember_stats_shows_its_resamples_on_a_terminal(tmp_path):
+    """A real process whose stderr is a pseudo-terminal draws the resampling bar; its stdout keeps only the JSON."""
+    import os
+    import pty
+    import subprocess
+
+    from helpers.ranking_results import builtin_results
+
+    results = builtin_results(tmp_path / "r", policies=("greedy", "stay"))
+    master, slave = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "ember.cli", "stats", results.path, "--replicates", "1000"],
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            timeout=120,
+            check=False,
+        )
+        os.close(slave)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(master)
+    assert done.returncode == 0
+    assert done.stdout.startswith(b'{"campaign":"small-study"') and done.stdout.endswith(b"}\n")
+    assert b"ember: resampling [" in drawn

@@ -135,20 +135,24 @@ def count_progress(total, label, stream=None):
     """Yield a callback ``done(n)`` (n of ``total`` items finished) that draws a bar, or None.
 
     A bar when ``stream`` (default stderr) is a terminal and tqdm is
-    installed; erased on leaving the block.  ``ember stats`` counts its
-    bootstrap replicates with it.
+    installed, drawn from the first call on (work before it, such as reading
+    the input, shows no empty bar), erased on leaving the block.  ``ember
+    stats`` counts its bootstrap replicates with it.
     """
     stream = sys.stderr if stream is None else stream
     tqdm = _tqdm() if _is_terminal(stream) else None
     if tqdm is None:
         yield None
         return
-    bar = _bar(tqdm, stream, total=total, desc=label, bar_format=_REPLICATE_FORMAT)
+    bars = []
 
     def done(n):
-        bar.update(n - bar.n)
+        if not bars:
+            bars.append(_bar(tqdm, stream, total=total, desc=label, bar_format=_REPLICATE_FORMAT))
+        bars[0].update(n - bars[0].n)
 
     try:
         yield done
     finally:
-        bar.close()
+        for bar in bars:
+            bar.close()
