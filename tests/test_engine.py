@@ -1,5 +1,7 @@
 """The one record-reading entry point and the simulator-driven entry point (issue 10)."""
 
+import gzip
+import hashlib
 import io
 import json
 import os
@@ -11,8 +13,8 @@ import ember
 from ember import engine
 from ember.cli import main
 from ember.record import pipeline, reader
-from ember.record.reader import iter_parts
-from ember.render import render_ascii
+from ember.record.parts import iter_parts
+from ember.render import ASCII, render_ascii
 
 from helpers.hostile_input import LIMITED, LIMITED_RECORD
 from helpers.records import record_bytes, scripted
@@ -63,8 +65,13 @@ def test_measure_run_equals_episode_metrics_of_its_record(name, policy, seed):
     expected = io.BytesIO()
     ember.run_episode(scenario, policy, seed, expected)
     assert written.getvalue() == expected.getvalue()
-    same_typed(measured.to_dict(), ember.episode_metrics(scenario, expected.getvalue()).to_dict())
-    same_typed(engine.measure_run(scenario, policy, seed).to_dict(), measured.to_dict())
+    same_typed(measured.metrics.to_dict(), ember.episode_metrics(scenario, expected.getvalue()).to_dict())
+    assert_same_json(measured.final_state, json.loads(expected.getvalue())["final_state"])
+    assert measured.record_sha256 == hashlib.sha256(expected.getvalue()).hexdigest()
+    unwritten = engine.measure_run(scenario, policy, seed)
+    same_typed(unwritten.metrics.to_dict(), measured.metrics.to_dict())
+    assert_same_json(unwritten.final_state, measured.final_state)
+    assert unwritten.record_sha256 is None  # no record, nothing encoded
 
 
 def test_measure_run_with_a_callable_policy_and_a_path(tmp_path):
@@ -74,7 +81,12 @@ def test_measure_run_with_a_callable_policy_and_a_path(tmp_path):
     measured = engine.measure_run(scenario, scripted(plan), 4, path)
     data = record_bytes(scenario, scripted(plan), 4)
     assert path.read_bytes() == data
-    same_typed(measured.to_dict(), ember.episode_metrics(scenario, data).to_dict())
+    same_typed(measured.metrics.to_dict(), ember.episode_metrics(scenario, data).to_dict())
+    assert_same_json(measured.final_state, json.loads(data)["final_state"])
+    assert measured.record_sha256 == hashlib.sha256(data).hexdigest()
+    whole = tmp_path / "whole.record.gz"  # live=False: complete or not at all, compressed by the name
+    assert engine.measure_run(scenario, scripted(plan), 4, whole, live=False).record_sha256 == measured.record_sha256
+    assert gzip.decompress(whole.read_bytes()) == data
 
 
 def test_measure_run_refuses_illegal_actions_like_run_episode():
@@ -137,6 +149,70 @@ def _readers(record, tmp_path):
     }
 
 
+def _ascii_picture(scenario, snapshot):
+    """The last frame as ``ember render --ascii`` documents it, drawn here from the record's own snapshot."""
+    rows, cols = scenario["grid"]["rows"], scenario["grid"]["cols"]
+    cells = [[ASCII["floor"]] * cols for _ in range(rows)]
+    for row, col in scenario["walls"]:
+        cells[row][col] = ASCII["wall"]
+    for exit_ in scenario["exits"]:
+        cells[exit_["position"][0]][exit_["position"][1]] = ASCII["exit"]
+    for row, col in snapshot["burning"]:
+        cells[row][col] = ASCII["fire"]
+    rank = {"evacuated": 1, "casualty": 2, "active": 3, "trapped": 4}  # the higher wins a shared cell
+    shown = {}
+    for person in snapshot["people"]:
+        kind = "trapped" if person["person_id"] in snapshot["trapped"] else person["status"]
+        cell = tuple(person["position"])
+        if rank[kind] > rank.get(shown.get(cell), 0):
+            shown[cell] = kind
+    for (row, col), kind in shown.items():
+        cells[row][col] = ASCII[kind]
+    return "\n".join("".join(line) for line in cells)
+
+
+def _expected_outcome(name, record):
+    """A check of what reader ``name`` gives for ``record``: (outcome, captured stdout/stderr) -> asserts.
+
+    The metrics come from the simulator-driven path (``measure_run``, no
+    record read), the parts from ``json.loads`` of the whole text, the
+    picture from the record's last snapshot.
+    """
+    metrics = engine.measure_run(SCENARIO, "greedy", 3).metrics.to_dict()
+    whole = json.loads(record)
+    parts = [("header", whole["header"]), ("initial_state", whole["initial_state"])]
+    parts += [("step", index, step) for index, step in enumerate(whole["steps"])]
+    parts.append(("final_state", whole["final_state"]))
+    picture = _ascii_picture(SCENARIO, whole["steps"][-1]["snapshot"])
+
+    def check(outcome, captured):
+        if name == "episode_metrics":
+            assert_same_json(outcome.to_dict(), metrics)
+        elif name == "MetricsStream":
+            assert outcome[0] is None  # feed() returns nothing
+            assert_same_json(outcome[1].to_dict(), metrics)  # close() the metrics
+        elif name == "verify_replay":
+            assert outcome is None
+        elif name == "render_ascii":
+            assert outcome == picture
+        elif name == "iter_parts":
+            assert len(outcome) == len(parts)
+            for got, want in zip(outcome, parts):
+                assert got[:-1] == want[:-1]
+                assert_same_json(got[-1], want[-1])
+        elif name == "cli metrics":
+            assert outcome == 0
+            assert_same_json(json.loads(captured.out), metrics)
+        elif name == "cli replay":
+            assert outcome == 0 and captured.out == ""
+            assert captured.err == "ember: the record replays byte-identically.\n"
+        else:
+            assert name == "cli render"
+            assert outcome == 0 and captured.out == picture + "\n"
+
+    return check
+
+
 @pytest.mark.parametrize(
     "name",
     [
@@ -152,7 +228,7 @@ def _readers(record, tmp_path):
 )
 def test_every_reader_comes_in_through_the_one_entry_point(name, record, builders, tmp_path, capsys):
     outcome = _readers(record, tmp_path)[name]()
-    assert outcome in (None, 0) or outcome is not False
+    _expected_outcome(name, record)(outcome, capsys.readouterr())
     assert builders["bytes"] == len(record)
     assert builders["parsers"] and set(builders["parsers"]) <= {"pipeline.py", "frontend.py"}
 

@@ -14,9 +14,10 @@ strict reader → sink.  ``measure_run`` is the way in for an episode run in
 EMBER's own simulator: its steps go to the same accumulators directly.
 """
 
-import os
+import hashlib
+from typing import NamedTuple
 
-from .checks.replay import PolicyRun, ReplayCheck, Replayer
+from .checks.replay import ReplayCheck, ReplayedStep, Replayer
 from .checks.shape import check_final_shape, check_step, fail
 from .checks.stage1 import check_compatibility
 from .checks.stage2 import check_final_matches_last, check_initial_state, replayed_step_checks, step_checks
@@ -24,13 +25,14 @@ from .errors import MetricsInputError, ReplayMismatchError, ScenarioError
 from .metrics.exposure import FireExposure
 from .metrics.movement import MovementCounts
 from .metrics.replanning import ReplanningCounts
-from .metrics.report import build_report
+from .metrics.report import EpisodeMetrics, build_report
 from .metrics.resolutions import Resolutions
-from .record.compression import open_output
 from .record.limits import DEFAULT_LIMITS, record_limits
 from .record.pipeline import RecordInput, read_into
-from .record.writer import RecordWriter
+from .record.writer import writing_record
 from .scenario import compile_scenario
+from .sim.loop import resolve_policy, run_policy
+from .sim.simulator import Simulator
 from .transition import State, Transition, decode_snapshot
 
 REPLAY_PREFIX = "record failed simulator replay verification: "
@@ -273,14 +275,48 @@ def episode_metrics(scenario, record):
     return measure_record(_compile(scenario), record)
 
 
-def measure_run(scenario, policy, seed, out=None):
+class MeasuredRun(NamedTuple):
+    """What ``measure_run`` gives: the episode's metrics, its final state (simulator.md §5) and,
+    when the record was written, the hex SHA-256 of its (uncompressed) canonical bytes, else None."""
+
+    metrics: EpisodeMetrics
+    final_state: dict
+    record_sha256: str | None
+
+
+class MeasuringSink:
+    """A sink of the episode loop (``sim.loop``) that measures: each step to an ``EpisodeEngine``.
+
+    The simulator's own steps need no reading or replay: each becomes a
+    replayed transition (``EpisodeEngine.replayed_step``) from the step and
+    the state ``simulator`` holds after it.  The step that ends the episode
+    ends the engine too: ``engine.result`` is then the ``EpisodeMetrics``.
+    """
+
+    def __init__(self, engine, simulator):
+        self.engine = engine
+        self.simulator = simulator
+
+    def start(self, header, initial_state):
+        self.engine.header(header)
+        self.engine.initial_state(initial_state)
+
+    def step(self, step, final_state):
+        engine = self.engine
+        engine.replayed_step(ReplayedStep(self.simulator, step))
+        if final_state is not None:
+            engine.final_state(final_state)
+            engine.end()
+
+
+def measure_run(scenario, policy, seed, out=None, *, live=True):
     """Run ``policy`` on ``scenario`` under ``seed`` in EMBER's simulator and measure it as it runs.
 
-    The simulator-driven entry point (campaign.md §3): each step goes from
-    the simulator straight to the stage-2 checks and the metric
-    accumulators as a replayed transition, as the canonical-line fast path
-    does, without encoding, re-reading or replaying it; memory stays
-    constant in the number of steps.
+    The simulator-driven entry point (campaign.md §3): the one episode loop
+    (``sim.loop.run_policy``) hands each step straight to the metric
+    accumulators as a replayed transition (``MeasuringSink``), as the
+    canonical-line fast path does, without encoding, re-reading or
+    replaying it; memory stays constant in the number of steps.
 
     ``scenario`` is a scenario dict or a compiled scenario (an invalid one
     raises ``ScenarioError``, as ``run_episode``); ``policy`` a callable
@@ -288,34 +324,30 @@ def measure_run(scenario, policy, seed, out=None):
     ``seed`` as for ``Simulator`` (a bad one raises its ``SeedError``).
     Illegal actions raise ``ActionError``, as in ``run_episode``.  With
     ``out`` (a path or a binary file) the canonical record is written there
-    as it runs, byte-identical to what ``run_episode`` writes, flushed step
-    by step (a path ending ``.gz`` or ``.zst`` is written compressed, as
-    ``run_episode`` does: gzip with mtime 0, reproducible).  Returns the ``EpisodeMetrics``: exactly what
-    ``episode_metrics(scenario, record)`` gives for that record.
+    as it runs by the same writer as ``run_episode``'s, byte-identical,
+    flushed step by step (a path through the one record opener,
+    ``record.output.open_record_output``: ``.gz`` or ``.zst`` compressed).
+    ``live=False`` writes a path complete or not at all, without a flush
+    per part (the opener's whole mode, for a record nobody follows).
+
+    Returns a ``MeasuredRun(metrics, final_state, record_sha256)``:
+    ``metrics`` is exactly what ``episode_metrics(scenario, record)`` gives
+    for that record, ``final_state`` the record's final state,
+    ``record_sha256`` the hex SHA-256 of the record's canonical bytes when
+    ``out`` was given (hashed as they are written), else None.
     """
     compiled = compile_scenario(scenario)
-    run = PolicyRun(compiled, seed, policy)
-    if out is None:
-        return _measure_run(compiled, run, None)
-    if isinstance(out, (str, os.PathLike)):
-        with open_output(out) as stream:  # the -o rules of run_episode (docs/decisions.md)
-            return _measure_run(compiled, run, RecordWriter(stream))
-    return _measure_run(compiled, run, RecordWriter(out))
-
-
-def _measure_run(compiled, run, writer):
+    simulator = Simulator(compiled, seed)
+    policy = resolve_policy(policy, simulator)
     engine = EpisodeEngine(compiled, replay=False, simulator_steps_only=True)
-    engine.header(run.header)
-    engine.initial_state(run.initial_state)
-    if writer is not None:
-        writer.start(run.header, run.initial_state)
-    for replayed in run.steps():
-        engine.replayed_step(replayed)
-        if writer is not None:
-            writer.step(replayed.step, replayed.final_state)
-    engine.final_state(replayed.final_state)  # the last step's: the episode has ended
-    engine.end()
-    return engine.result
+    measuring = MeasuringSink(engine, simulator)
+    if out is None:
+        final_state = run_policy(simulator, policy, (measuring,))
+        return MeasuredRun(engine.result, final_state, None)
+    digest = hashlib.sha256()
+    with writing_record(out, live=live, digest=digest) as writer:  # the -o rules of run_episode (docs/decisions.md)
+        final_state = run_policy(simulator, policy, (measuring, writer))
+    return MeasuredRun(engine.result, final_state, digest.hexdigest())
 
 
 class _ReplaySink:

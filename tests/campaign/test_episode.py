@@ -142,3 +142,58 @@ step_timeout = 0.2
     [row] = read_rows(tmp_path / "res")
     assert row["status"] == "failed"
     assert row["error"] == "step 1: the python policy did not answer within 0.2 s (step_timeout)."
+
+
+def test_kept_records_exist_for_ok_rows_only(tmp_path):
+    """--keep-records: an agent's or python policy's record is kept, hashed as written, for an ok row;
+    a failed attempt leaves no file (and no temporary) behind."""
+    folder = tmp_path / "c"
+    folder.mkdir()
+    shutil.copy(EXAMPLE_AGENT, folder / "greedy_agent.py")
+    (folder / "crash.py").write_text("import sys\nsys.exit(3)\n")
+    path = write_campaign(
+        folder,
+        """
+campaign = "kept"
+seeds = [0, 1]
+scenarios = ["builtin:small-room"]
+
+[[policies]]
+name = "agent"
+agent = "python3 greedy_agent.py"
+step_timeout = 30
+
+[[policies]]
+name = "py"
+python = "campaign_hooks:greedy"
+
+[[policies]]
+name = "raises"
+python = "campaign_hooks:raises"
+
+[[policies]]
+name = "crash"
+agent = "python3 crash.py"
+""",
+        hooks=True,
+    )
+    results = tmp_path / "res"
+    done = ember_cli("evaluate", path, "-o", results, "--workers", "2", "--keep-records")
+    assert done.returncode == 0, done.stderr
+    rows = by_key(read_rows(results))
+    h = ember.scenario_hash(ember.load_scenario(SMALL))
+    for seed in (0, 1):
+        _, plain = builtin_metrics(SMALL, "greedy", seed, tmp_path)
+        for policy in ("agent", "py"):
+            row = rows[(policy, h, seed)]
+            assert row["status"] == "ok", row["error"]
+            assert row["record"] == f"records/{policy}/small-room/{seed}.record.gz"
+            assert gzip.decompress((results / row["record"]).read_bytes()) == plain
+            assert row["record_sha256"] == hashlib.sha256(plain).hexdigest()
+        for policy in ("raises", "crash"):
+            row = rows[(policy, h, seed)]
+            assert row["status"] == "failed" and row["record"] is None and row["record_sha256"] is None
+    kept = sorted(
+        p.relative_to(results / "records").as_posix() for p in (results / "records").rglob("*") if p.is_file()
+    )
+    assert kept == [f"{policy}/small-room/{seed}.record.gz" for policy in ("agent", "py") for seed in (0, 1)]

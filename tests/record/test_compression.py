@@ -15,7 +15,7 @@ import pytest
 
 import ember
 from ember import engine
-from ember.record.reader import iter_parts
+from ember.record.parts import iter_parts
 from ember.render import render_ascii
 
 from helpers.scenarios import picture_scenario
@@ -195,7 +195,7 @@ def test_run_writes_compressed_by_name(suffix, kind, record, expected, tmp_path)
         ember.run_episode(SCENARIO, "greedy", 3, again)
         assert again.read_bytes() == data  # mtime 0: reproducible bytes
     same = engine.measure_run(SCENARIO, "greedy", 3, tmp_path / f"measured{suffix}")
-    assert same.to_dict() == expected
+    assert same.metrics.to_dict() == expected
     assert ember.episode_metrics(SCENARIO, tmp_path / f"measured{suffix}").to_dict() == expected
 
 

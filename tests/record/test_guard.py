@@ -12,10 +12,10 @@ def test_regression_byte_guard_was_quadratic_in_digit_strings():
     # For each run of more than 40 digits the reader's byte guard counted the
     # quotes from the start of the 64 KiB piece, to tell a string from a
     # number: a part of many such strings took 30 s to refuse, not 1.5 s.
-    from ember.record.reader import _ByteGuard
+    from ember.record.guard import ByteGuard
 
     piece = (b'"' + b"0" * 41 + b'",') * (CHUNK // 44)
-    guard = _ByteGuard(40)
+    guard = ByteGuard(40)
     guard.scan(b"[")
     with no_hang():
         for _ in range(200):

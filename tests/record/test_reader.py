@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from ember.errors import MetricsInputError
 from ember.record import reader
-from ember.record.reader import BACKEND_NAME, DEFAULT_LIMITS, Limits, RecordParser, iter_parts
+from ember.record.parts import iter_parts
+from ember.record.reader import BACKEND_NAME, DEFAULT_LIMITS, Limits, RecordParser
 
 from helpers.strict import no_hang
 

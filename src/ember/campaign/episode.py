@@ -16,7 +16,6 @@ import copy
 import gzip
 import hashlib
 import importlib
-import json
 import os
 import signal
 import sys
@@ -25,7 +24,6 @@ import time
 import uuid
 
 from ..agent import AgentError, AgentPolicy
-from ..canonical import AFTER_STEPS, RECORD_TAIL
 from ..engine import episode_metrics, measure_run
 from ..errors import ActionError, EmberError
 from ..scenario import compile_scenario
@@ -55,47 +53,16 @@ def one_line(text):
 # -- measuring ----------------------------------------------------------------
 
 
-class _RecordTee:
-    """A binary 'file' for ``measure_run``'s record: kept gzip'ed and hashed, and its final state caught.
-
-    ``keep`` (a binary file or None) receives the record's bytes.  The
-    writer emits the final state in the episode's last write, after the
-    steps' closing bracket: it is read back from there for the agent's end
-    message.
-    """
-
-    def __init__(self, keep):
-        self.keep = keep
-        self.sha = hashlib.sha256()
-        self.last = b""
-
-    def write(self, data):
-        if self.keep is not None:
-            self.keep.write(data)
-        self.sha.update(data)
-        self.last = data
-        return len(data)
-
-    def flush(self):
-        pass  # nobody follows this record live: let gzip compress whole blocks
-
-    def final_state(self):
-        _, _, tail = bytes(self.last).partition(AFTER_STEPS)
-        return json.loads(tail[: -len(RECORD_TAIL)])
-
-
-def measure(scenario, policy, seed, keep=None, need_final_state=False):
+def measure(scenario, policy, seed, keep=None):
     """Run ``policy`` through the engine's simulator-driven entry point.
 
-    Returns (metrics dict, record SHA-256 hex or None, final state or None).
-    Without ``keep`` and ``need_final_state`` no record byte is encoded:
+    Returns (metrics dict, record SHA-256 hex or None, final state).  With
+    ``keep`` (a path) the record is written there, complete or not at all,
+    and hashed as it is written; without it no record byte is encoded:
     steps go from the simulator straight to the accumulators.
     """
-    if keep is None and not need_final_state:
-        return measure_run(scenario, policy, seed).to_dict(), None, None
-    tee = _RecordTee(keep)
-    metrics = measure_run(scenario, policy, seed, out=tee).to_dict()
-    return metrics, (tee.sha.hexdigest() if keep is not None else None), tee.final_state()
+    measured = measure_run(scenario, policy, seed, out=keep, live=False)
+    return measured.metrics.to_dict(), measured.record_sha256, measured.final_state
 
 
 def _hashed_chunks(path, sha):
@@ -220,7 +187,7 @@ def _run_agent(entry, scenario, seed, folder, keep, log_path):
             try:
                 with AgentPolicy(entry["agent"], scenario.data, entry["step_timeout"], cwd=folder, stderr=log) as agent:
                     try:
-                        result = measure(scenario, agent, seed, keep, need_final_state=True)
+                        result = measure(scenario, agent, seed, keep)
                     except ActionError as exc:
                         raise agent.refused(exc) from exc
                     agent.finish(result[2])
@@ -270,36 +237,28 @@ def _attempt(task):
                 f"its place seed {seed}."
             )
         return metrics, os.path.relpath(path, folder), sha
-    kept = None
+    kept = tmp = None
     if task["keep_records"]:
         kept = _kept_path(task["results"], policy_name, scenario_id, seed)
         target = os.path.join(task["results"], kept)
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        tmp = f"{target}.tmp{uuid.uuid4().hex}"
+        # Measured into a temporary name (ending .record.gz: the record opener compresses by the name),
+        # renamed into place only once the whole attempt succeeded (an agent's end message included),
+        # so an attempt that runs twice leaves one complete file and a failed one none.
+        tmp = os.path.join(os.path.dirname(target), f".{seed}.tmp{uuid.uuid4().hex}.record.gz")
     try:
-        raw = open(tmp, "wb") if kept else None  # noqa: SIM115 (closed in the finally)
-        try:
-            # mtime 0 and no file name in the gzip header: the bytes are reproducible.
-            keep = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if raw else None
-            try:
-                if "builtin" in entry:
-                    result = measure(scenario, make_policy(entry["builtin"], scenario, seed), seed, keep)
-                elif "python" in entry:
-                    result = _run_python(entry, scenario, seed, folder, keep)
-                else:
-                    log = os.path.join(task["results"], "logs", policy_name, scenario_id, f"{seed}.stderr")
-                    result = _run_agent(entry, scenario, seed, folder, keep, log)
-            finally:
-                if keep is not None:
-                    keep.close()
-        finally:
-            if raw is not None:
-                raw.close()
+        if "builtin" in entry:
+            result = measure(scenario, make_policy(entry["builtin"], scenario, seed), seed, tmp)
+        elif "python" in entry:
+            result = _run_python(entry, scenario, seed, folder, tmp)
+        else:
+            log = os.path.join(task["results"], "logs", policy_name, scenario_id, f"{seed}.stderr")
+            result = _run_agent(entry, scenario, seed, folder, tmp, log)
         metrics, sha, _ = result
         if kept:
             os.replace(tmp, target)
     finally:
-        if kept and os.path.lexists(tmp):
+        if tmp is not None and os.path.lexists(tmp):
             os.remove(tmp)
     return metrics, kept, sha
 

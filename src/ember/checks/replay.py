@@ -10,8 +10,8 @@ The replay owns "try this line" of the canonical-line fast path
 (simulator.md §5): ``Replayer.try_line`` slices a step line's actions,
 steps the simulator and compares canonical bytes; a step it took but could
 not match is kept as pending, for the strict comparison of the same step.
-``PolicyRun`` drives the same simulator with a policy instead of a record
-(``ember.engine.measure_run``).
+``ReplayedStep`` is also how ``ember.engine.measure_run`` hands the
+simulator's own steps to the engine.
 """
 
 import json
@@ -19,7 +19,6 @@ import json
 from ..accumulator import Accumulator
 from ..canonical import STEP_LINE_START, canonical_json
 from ..errors import ActionError, ReplayMismatchError
-from ..sim.policies import make_policy
 from ..sim.simulator import SeedError, Simulator
 
 # A canonical step line starts with its actions object, which nests
@@ -181,24 +180,3 @@ class ReplayCheck(Accumulator):
 
     def result(self):
         return self.mismatch
-
-
-class PolicyRun:
-    """The replaying simulator driven by a policy instead of a record.
-
-    ``policy`` is a callable ``observation -> {person_id: action}`` or the
-    name of a built-in policy.  ``steps()`` asks the policy, steps the
-    simulator (an ``ActionError`` for illegal actions passes through, as in
-    ``run_episode``) and yields each ``ReplayedStep`` until termination.
-    """
-
-    def __init__(self, scenario, seed, policy):
-        self.sim = Simulator(scenario, seed)
-        self.policy = make_policy(policy, self.sim.scenario, seed) if isinstance(policy, str) else policy
-        self.header = self.sim.header
-        self.initial_state = self.sim.initial_state
-
-    def steps(self):
-        sim, policy = self.sim, self.policy
-        while not sim.terminated:
-            yield ReplayedStep(sim, sim.step(policy(sim.observe())))

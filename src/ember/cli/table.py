@@ -162,8 +162,7 @@ COMMANDS = (
         "suite",
         help="write the campaign file of a scenario suite",
         description="Write a campaign file (TOML, campaign.md) with every scenario of the suite, its seeds, and the "
-        "built-in baselines; add your agent as another [[policies]] entry and run 'ember evaluate' on it. "
-        "Needs the 'suite' extra (tomli-w).",
+        "built-in baselines; add your agent as another [[policies]] entry and run 'ember evaluate' on it.",
         epilog="Suites: ember-v1 (24 scenarios, builtin:ember-v1/NAME, listed by 'ember scenarios').",
         arguments=generating.suite_arguments,
         handler=generating.cmd_suite,
