@@ -82,7 +82,7 @@ def ensure_results(folder, scenarios, seeds):
     rng = random.Random(20)
     base = templates()
     ids = [f"scenario-{h:04d}" for h in range(scenarios)]
-    hashes = [f"{h:064x}" for h in range(scenarios)]
+    hashes = [f"sha256:{h:064x}" for h in range(scenarios)]
     print(f"writing {scenarios * seeds * len(POLICIES):,} rows to {path} ...", file=sys.stderr, flush=True)
     with open(path / "episodes.jsonl", "wb") as out:
         for h in range(scenarios):

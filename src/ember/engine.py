@@ -27,6 +27,7 @@ from .metrics.movement import MovementCounts
 from .metrics.replanning import ReplanningCounts
 from .metrics.report import EpisodeMetrics, build_report
 from .metrics.resolutions import Resolutions
+from .record.compression import Decompression
 from .record.limits import DEFAULT_LIMITS, record_limits
 from .record.pipeline import RecordInput, read_into
 from .record.writer import writing_record
@@ -273,6 +274,50 @@ class MetricsStream:
 def episode_metrics(scenario, record):
     """Validate, replay and measure one episode in a single streaming pass."""
     return measure_record(_compile(scenario), record)
+
+
+class _TextDigest:
+    """The end of a second decompression: the SHA-256 of the record's (decompressed) JSON text."""
+
+    def __init__(self):
+        self.sha = hashlib.sha256()
+
+    def feed(self, chunk):
+        self.sha.update(chunk)
+
+    def close(self):
+        pass
+
+
+class _BothInputs:
+    """Feeds each chunk of the record to the engine's input, then to the digest's decompression."""
+
+    def __init__(self, *inputs):
+        self.inputs = inputs
+
+    def feed(self, chunk):
+        for record_input in self.inputs:
+            record_input.feed(chunk)
+
+    def close(self):
+        for record_input in self.inputs:
+            record_input.close()
+
+
+def authenticate_record(scenario, record):
+    """Authenticate and measure a record (stages 1-3, as ``episode_metrics``) and hash it, in one read.
+
+    Returns (``EpisodeMetrics``, hex SHA-256 of the record's decompressed
+    bytes: the JSON text, whether the file is plain, gzip or zstd).  The
+    chunks go first to the engine, so a record it refuses (``MetricsInputError``)
+    is never decompressed further for the digest.
+    """
+    compiled = _compile(scenario)
+    engine = EpisodeEngine(compiled)
+    digest = _TextDigest()
+    both = _BothInputs(open_record(engine, record_limits(compiled), engine.take_line), Decompression(digest))
+    read_into(record, both)
+    return engine.result, digest.sha.hexdigest()
 
 
 class MeasuredRun(NamedTuple):

@@ -4,6 +4,8 @@ Modelled on Hypothesis' ``errors.py``: callers can catch ``EmberError`` for
 everything EMBER raises on bad input, or the built-in ``ValueError``.
 """
 
+import os
+
 
 class EmberError(Exception):
     """Root of every error EMBER raises on purpose."""
@@ -43,25 +45,30 @@ class ReplayMismatchError(EmberError, ValueError):
         self.path = path
 
 
-class RankingInputError(EmberError, ValueError):
-    """A results directory cannot be ranked (ranking.md §1).
+class ResultsError(EmberError, ValueError):
+    """A results directory breaks campaign.md §4 / ranking.md §1 (``ember.results`` reads it).
 
     ``file`` is the offending file's name inside the results directory
-    (``campaign.json`` or ``episodes.jsonl``), ``line`` its 1-based line
-    number (None for ``campaign.json``, read as one JSON text) and
-    ``reason`` the rest of the message.
+    (``campaign.json``, ``episodes.jsonl``, ``.`` for the directory itself),
+    ``line`` its 1-based line number (None for a file read as one JSON text)
+    and ``reason`` the rest of the message.  ``directory``, when the file was
+    read from a directory, is that directory as given; the message then
+    names the file's path in it.
     """
 
-    def __init__(self, file, line, reason):
-        where = file if line is None else f"{file}:{line}"
+    def __init__(self, file, line, reason, directory=None):
+        where = file if directory is None else os.path.normpath(os.path.join(directory, file))
+        if line is not None:
+            where = f"{where}:{line}"
         super().__init__(f"{where}: {reason}")
         self.file = file
         self.line = line
         self.reason = reason
+        self.directory = directory
 
 
-class StatisticsInputError(RankingInputError):
-    """A results directory that ranking accepts but statistics.md §1 refuses (the same fields)."""
+#: The name ranking gave this class first; one class, two names.
+RankingInputError = ResultsError
 
 
 class StatisticsParameterError(EmberError, ValueError):
@@ -90,3 +97,7 @@ class EnvConfigError(EmberError, ValueError):
 
 class GenerationError(EmberError, ValueError):
     """Scenario generator parameters that cannot make a scenario (the message names the parameter)."""
+
+
+class InteropError(EmberError, ValueError):
+    """An export for an outside tool (``ember.interop``) was given a bad argument (the message names it)."""

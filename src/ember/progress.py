@@ -127,32 +127,27 @@ def step_counter(policy, max_steps, stream=None):
         bar.close()
 
 
-_REPLICATE_FORMAT = "ember: {desc} [{bar:30}] {percentage:3.0f}% {n:,}/{total:,}"
-
-
 @contextlib.contextmanager
-def count_progress(total, label, stream=None):
-    """Yield a callback ``done(n)`` (n of ``total`` items finished) that draws a bar, or None.
+def items_progress(label, unit, stream=None):
+    """Yield ``on_item(done, total)``: on a terminal with tqdm it draws "label [bar] done/total unit".
 
-    A bar when ``stream`` (default stderr) is a terminal and tqdm is
-    installed, drawn from the first call on (work before it, such as reading
-    the input, shows no empty bar), erased on leaving the block.  ``ember
-    stats`` counts its bootstrap replicates with it.
+    For work counted in items (the rows ``ember verify`` checks).  The bar
+    starts at the first call and is erased on leaving the block; elsewhere
+    ``on_item`` does nothing.
     """
     stream = sys.stderr if stream is None else stream
     tqdm = _tqdm() if _is_terminal(stream) else None
-    if tqdm is None:
-        yield None
-        return
     bars = []
 
-    def done(n):
+    def on_item(done, total):
+        if tqdm is None:
+            return
         if not bars:
-            bars.append(_bar(tqdm, stream, total=total, desc=label, bar_format=_REPLICATE_FORMAT))
-        bars[0].update(n - bars[0].n)
+            bars.append(_bar(tqdm, stream, total=total, desc=f"ember: {label}", unit=f" {unit}"))
+        bars[0].update(done - bars[0].n)
 
     try:
-        yield done
+        yield on_item
     finally:
         for bar in bars:
             bar.close()

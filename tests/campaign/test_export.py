@@ -69,4 +69,5 @@ def test_export_csv(tmp_path):
 
 def test_export_bad_input(tmp_path):
     done = ember_cli("export", tmp_path / "nothing")
-    assert "missing; not a results directory" in assert_one_line_error(done)
+    # The results layer's words, as rank and report say them (one reader for every command).
+    assert "nothing: no such directory, expected a results directory" in assert_one_line_error(done)

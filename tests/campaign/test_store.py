@@ -1,4 +1,7 @@
-"""The results store in-process: resume merging (property), row checks, seeds."""
+"""The results store: resume merging (property), seeds, resume and torn lines.
+
+The row checks it had are the results layer's now: tests/results/test_schema.py.
+"""
 
 import json
 import os
@@ -11,7 +14,7 @@ from hypothesis import strategies as st
 
 import ember
 from ember.campaign.spec import parse_seeds
-from ember.campaign.store import Rows, merge_campaign
+from ember.campaign.store import merge_campaign
 from ember.errors import CampaignError
 
 from helpers.campaigns import (
@@ -91,46 +94,6 @@ def test_versions_other_than_the_package_must_match():
     assert merge_campaign(old, campaign([("a", {0})], ["p"], versions=dict(VERSIONS, package="9.9")), "x")
     with pytest.raises(CampaignError, match="versions.metrics is '1.0' there, '2.0' now"):
         merge_campaign(old, campaign([("a", {0})], ["p"], versions=dict(VERSIONS, metrics="2.0")), "x")
-
-
-def row(**changes):
-    value = {
-        "scenario_id": "a", "scenario_hash": "sha256:a", "seed": 0, "policy": "p", "status": "ok", "error": None,
-        "metrics": {}, "steps": 1, "record": None, "record_sha256": None, "elapsed_s": 0.1,
-    }  # fmt: skip
-    value.update(changes)
-    return json.dumps(value).encode()
-
-
-@pytest.mark.parametrize(
-    "line, message",
-    [
-        (b"[1]", "not a row: expected an object"),
-        (b'{"a": 1, "a": 2}', "duplicate key"),
-        (b"NaN", "not a row (not valid JSON"),
-        (row(seed=True), "seed must be an integer"),
-        (row(policy=["p"]), "policy must be a string"),
-        (row(status="done"), "status must be"),
-        (row(metrics=None), "metrics must be an object on ok rows"),
-        (row(policy="q"), "policy 'q' is not in campaign.json"),
-        (row(seed=5), "is not in campaign.json"),
-        (row(scenario_id="b"), "is not in campaign.json"),
-    ],
-)
-def test_rows_that_are_not_rows(line, message):
-    rows = Rows(campaign([("a", {0})], ["p"]))
-    with pytest.raises(CampaignError, match="episodes.jsonl:3") as raised:
-        rows.add(line, "episodes.jsonl:3")
-    assert message in str(raised.value)
-
-
-def test_a_row_after_an_ok_row_is_refused_and_a_failed_row_may_be_followed():
-    rows = Rows(campaign([("a", {0})], ["p"]))
-    rows.add(row(status="failed", error="x", metrics=None, steps=None), "f:1")
-    rows.add(row(), "f:2")
-    assert rows.counting[("p", "sha256:a", 0)]["status"] == "ok"
-    with pytest.raises(CampaignError, match="f:3: a row after an ok row"):
-        rows.add(row(), "f:3")
 
 
 @given(st.integers(0, 2**63 - 50), st.integers(1, 40))
@@ -286,7 +249,7 @@ def test_a_line_that_is_not_a_row_is_refused(basic_copy):
         handle.write(b'{"not": "a row"}\n')
     before = snapshot(results)
     line = assert_one_line_error(ember_cli("evaluate", path, "-o", results))
-    assert "episodes.jsonl:7: not a row" in line
+    assert "episodes.jsonl:7: $: a row has exactly the keys" in line  # the one schema (ember.results)
     assert snapshot(results) == before
 
 

@@ -73,12 +73,14 @@ SAMPLES = {
     "replay": lambda i, out: ["replay", SCENARIO, i.record],
     "demo": lambda i, out: ["demo", "--scenario", SCENARIO, *_out(out)],
     "render": lambda i, out: ["render", SCENARIO, i.record, *(["--ascii"] if out is None else ["-o", out])],
+    "trajectories": lambda i, out: ["trajectories", SCENARIO, i.record, *_out(out)],
     "scenarios": lambda i, out: ["scenarios"],
     "rank": lambda i, out: ["rank", i.results, *_out(out)],
     "stats": lambda i, out: ["stats", i.results, "--replicates", "1000", *_out(out)],
     "report": lambda i, out: ["report", i.results, *_out(out)],
     "evaluate": lambda i, out: ["evaluate", i.campaign, "-o", i.results_copy() if out is None else out],
     "export": lambda i, out: ["export", i.results, *_out(out)],
+    "verify": lambda i, out: ["verify", i.results, "--campaign", i.campaign],
     "generate": lambda i, out: ["generate", "office", "--seed", "1", *_out(out)],
     "suite": lambda i, out: ["suite", "ember-v1", *_out(out)],
 }
@@ -179,7 +181,7 @@ def test_closed_stderr_changes_nothing_on_stdout(inputs, tmp_path, name):
 
 def test_warnings_are_there_to_be_lost(inputs, tmp_path):
     # The commands reading the torn results directory do warn, so the test above is not vacuous.
-    for name in ("rank", "report", "export", "evaluate"):
+    for name in ("rank", "report", "export", "evaluate", "verify"):
         done = ember_process(*sample(name, inputs), cwd=tmp_path)
         assert done.returncode == 0 and b"ember: warning: " in done.stderr and TORN not in done.stdout, name
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from ember.errors import RankingInputError, StatisticsInputError, StatisticsParameterError
+from ember.errors import ResultsError, StatisticsParameterError
 from ember.ranking import compute_ranking
 from ember.stats import bootstrap, compute_statistics, statistics_bytes
 
@@ -235,7 +235,7 @@ def test_seeds_not_ascending(tmp_path):
     results = hand_results(tmp_path, [("one", [0, 1]), ("two", [4, 2, 9])], ["p"], varied)
     results.campaign["scenarios"][1]["seeds"] = [4, 2, 9]
     results.write_campaign()
-    with pytest.raises(StatisticsInputError) as caught:
+    with pytest.raises(ResultsError) as caught:
         compute_statistics(results.campaign, results.episodes(), 1000, 0)
     assert str(caught.value) == (
         "campaign.json: $.scenarios[1].seeds[1]: expected seeds in strictly ascending order, got 2 after 4"
@@ -248,10 +248,10 @@ def test_population_differs_within_a_scenario(tmp_path):
         return {"population": 5 if (policy, seed) == ("q", 1) else 4}
 
     results = hand_results(tmp_path, [("one", [0, 1])], ["p", "q"], metrics_of)
-    with pytest.raises(StatisticsInputError) as caught:
+    with pytest.raises(ResultsError) as caught:
         compute_statistics(results.campaign, results.episodes(), 1000, 0)
     assert str(caught.value) == (
-        "episodes.jsonl:4: $.metrics.safety.population: expected 4, the population of scenario one's ok row "
+        "episodes.jsonl:4: $.metrics.safety.population: expected 4, the population of this scenario's ok row "
         "on line 1, got 5"
     )
     assert caught.value.file == "episodes.jsonl" and caught.value.line == 4
@@ -262,14 +262,14 @@ def test_population_of_an_unranked_policys_row_counts_too(tmp_path):
         return {"population": 6 if policy == "q" else 4}
 
     results = hand_results(tmp_path, [("one", [0, 1])], ["p", "q"], metrics_of, fail={("q", "one", 1)})
-    with pytest.raises(StatisticsInputError, match=r"^episodes\.jsonl:3: \$\.metrics\.safety\.population"):
+    with pytest.raises(ResultsError, match=r"^episodes\.jsonl:3: \$\.metrics\.safety\.population"):
         compute_statistics(results.campaign, results.episodes(), 1000, 0)
 
 
 def test_ranking_input_errors_come_through(tmp_path):
     results = builtin_results(tmp_path)
     results.append(b"not json\n")
-    with pytest.raises(RankingInputError, match=r"^episodes\.jsonl:10: not a JSON text"):
+    with pytest.raises(ResultsError, match=r"^episodes\.jsonl:10: not a JSON text"):
         compute_statistics(results.campaign, results.episodes(), 1000, 0)
 
 

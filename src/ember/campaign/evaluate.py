@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 
-from ..errors import CampaignError
+from ..errors import CampaignError, EmberError
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION
 from .runner import DaskRunner, LocalRunner, drive
 from .spec import load_campaign
@@ -121,8 +121,11 @@ def _sigterm_raises():
         signal.signal(signal.SIGTERM, previous)
 
 
-def plan(campaign, resolved, rows, retry_failed, results, keep_records):
-    """The tasks of this run, key -> task, in scenario, seed, policy order."""
+def plan(campaign, resolved, counting, retry_failed, results, keep_records):
+    """The tasks of this run, key -> task, in scenario, seed, policy order.
+
+    ``counting`` maps (policy, scenario_hash, seed) to the status of its counting row.
+    """
     by_id = {entry.scenario_id: entry for entry in campaign.scenarios}
     policies = {p["name"]: p for p in resolved["policies"]}
     tasks = {}
@@ -131,8 +134,8 @@ def plan(campaign, resolved, rows, retry_failed, results, keep_records):
         for seed in sc["seeds"]:
             for name, policy in policies.items():
                 key = (name, sc["scenario_hash"], seed)
-                last = rows.counting.get(key) if rows is not None else None
-                if last is not None and (last["status"] == "ok" or not retry_failed):
+                last = counting.get(key)
+                if last is not None and (last == "ok" or not retry_failed):
                     continue
                 tasks[key] = {
                     "campaign": resolved["campaign"],
@@ -179,13 +182,20 @@ def evaluate(
     resolved = resolve(campaign)
     with ResultsDir(results_dir) as store:
         store.lock()
-        existing = store.existing()
-        rows, torn = None, b""
+        existing = store.existing()  # the whole directory checked, before anything runs or is written
+        torn = b""
+        counting = {}  # (policy, scenario_hash, seed) -> "ok" | "failed", of the counting row
         if existing is not None:
-            old, rows, torn = existing
-            resolved = merge_campaign(old, resolved, store.file("campaign.json"))
-        tasks = plan(campaign, resolved, rows, retry_failed, store.path, keep_records)
-        counting = dict(rows.counting) if rows is not None else {}
+            torn = existing.torn
+            resolved = merge_campaign(existing.campaign.value, resolved, store.file("campaign.json"))
+            for (policy, (scenario_hash, seed)), row in existing.counting.items():
+                counting[policy, scenario_hash, seed] = "ok" if row.ok else "failed"
+        try:
+            store.prepare(resolved)
+        except EmberError:
+            store.discard_if_created()
+            raise
+        tasks = plan(campaign, resolved, counting, retry_failed, store.path, keep_records)
         runner = None
         if tasks:
             # Connect before writing: an unreachable scheduler is bad input, and nothing is written.
@@ -200,15 +210,15 @@ def evaluate(
                     f"{store.file('episodes.jsonl')}: a torn last line ({len(torn)} bytes) "
                     "was moved to episodes.jsonl.torn."
                 )
-            store.start(resolved, torn)
+            store.start(torn, [(entry.scenario_id, entry.data) for entry in campaign.scenarios])
             summary = Summary(
                 sum(len(sc["seeds"]) for sc in resolved["scenarios"]) * len(resolved["policies"]), len(tasks)
             )
             progress = _Progress(len(tasks), stream)
 
             def on_row(row):
-                store.append(row)
-                counting[(row["policy"], row["scenario_hash"], row["seed"])] = row
+                row = store.append(row)
+                counting[(row["policy"], row["scenario_hash"], row["seed"])] = row["status"]
                 if row["status"] == "ok":
                     summary.this_run_ok += 1
                 else:
@@ -229,7 +239,7 @@ def evaluate(
         finally:
             if runner is not None:
                 runner.close()
-    statuses = [row["status"] for row in counting.values()]
+    statuses = list(counting.values())
     summary.ok = statuses.count("ok")
     summary.failed = statuses.count("failed")
     summary.missing = summary.episodes - len(statuses)

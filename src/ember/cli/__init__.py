@@ -13,7 +13,7 @@ The parts:
   or closed stdout becomes an ``OSError`` named ``standard output``; a
   closed stderr drops messages (they never land on stdout).
 - ``exits.py``: the exit statuses.  ``main`` below maps errors to them.
-- ``records.py``, ``results.py``, ``generating.py``: the handlers, thin:
+- ``records.py``, ``results.py``, ``generating.py``, ``interop.py``: the handlers, thin:
   parse nothing, call the library, write through the console.
 
 Adding a command is one row and a handler:

@@ -1,51 +1,21 @@
-"""The commands of a results directory: evaluate, rank, report, export."""
+"""The commands of a results directory: evaluate, rank, report, export, verify.
+
+Each reads the directory through ``ember.results`` (one schema, one strict
+reader): its ``ResultsError`` names the file and line in the directory and
+reaches ``main`` as any ``EmberError`` (one line, exit 2).
+"""
 
 import os
 
 from . import arguments
-from .exits import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_TERMINATED
+from .exits import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_TERMINATED
 from .outputs import write_result
-
-
-def read_results(directory):
-    """A results directory's parsed campaign.json and episodes.jsonl bytes (campaign.md §4).
-
-    Raises ``RankingInputError`` (relative file names) for a directory that is
-    not a results directory or a campaign.json that is not JSON.
-    """
-    from ..errors import RankingInputError
-    from ..ranking import CAMPAIGN_FILE, EPISODES_FILE, read_campaign
-
-    if not os.path.isdir(directory):
-        raise RankingInputError(".", None, "no such directory, expected a results directory ('ember evaluate -o')")
-    contents = {}
-    for name in (CAMPAIGN_FILE, EPISODES_FILE):
-        path = os.path.join(directory, name)
-        if not os.path.isfile(path):
-            raise RankingInputError(name, None, "missing: not a results directory ('ember evaluate -o' writes it)")
-        with open(path, "rb") as handle:
-            contents[name] = handle.read()
-    return read_campaign(contents[CAMPAIGN_FILE]), contents[EPISODES_FILE]
-
-
-def from_results(directory, build):
-    """``build(campaign, episodes)`` of a results directory: its result and its warnings."""
-    campaign, episodes = read_results(directory)
-    return build(campaign, episodes)
 
 
 def print_warnings(console, directory, warnings):
     """The warnings of a results directory's files on stderr, each with the directory in its file name."""
     for warning in warnings:
         console.warn(os.path.join(directory, warning))
-
-
-def results_error(console, directory, exc):
-    """A ``RankingInputError`` message with the results directory in the file name."""
-    where = os.path.normpath(os.path.join(directory, exc.file))
-    if exc.line is not None:
-        where += f":{exc.line}"
-    return console.fail(f"{where}: {exc.reason}")
 
 
 # -- rank -----------------------------------------------------------------------------------
@@ -59,20 +29,35 @@ def rank_arguments(rank):
 
 
 def cmd_rank(args, console):
-    from ..errors import RankingInputError
-    from ..ranking import compute_ranking, format_leaderboard, ranking_bytes
+    from ..ranking import format_leaderboard, ranking_bytes, ranking_of
+    from ..results import read_results
 
-    try:
-        ranking, warnings = from_results(args.results, compute_ranking)
-    except RankingInputError as exc:
-        return results_error(console, args.results, exc)
+    results = read_results(args.results)
+    ranking = ranking_of(results)
     if args.format == "json":
         data = ranking_bytes(ranking)
     else:
         data = (format_leaderboard(ranking, args.format) + "\n").encode("utf-8")
-    print_warnings(console, args.results, warnings)
-    write_result(console, args.output, data)
+    write_board(console, args, results, data)
     return 0
+
+
+def write_board(console, args, results, data):
+    """Write ``data``, computed from ``results`` (rank, stats), with what a reader should hear about the rows.
+
+    The directory's warnings first; rows ``ember verify`` cannot check are a
+    warning said with them; a board it can check whole is said once the
+    result is written.
+    """
+    from ..results import verifiable_is_complete, verifiable_note
+
+    print_warnings(console, args.results, results.warnings)
+    complete = verifiable_is_complete(results)
+    if not complete:
+        console.warn(verifiable_note(results))
+    write_result(console, args.output, data)
+    if complete:
+        console.say(f"ember: {verifiable_note(results)}")
 
 
 # -- stats ----------------------------------------------------------------------------------
@@ -105,30 +90,23 @@ def add_resampling(command):
 
 
 def cmd_stats(args, console):
-    from ..errors import RankingInputError
-    from ..progress import count_progress
+    from ..progress import items_progress
     from ..ranking import require_tabulate
-    from ..stats import compute_statistics, require, statistics_bytes
+    from ..stats import require, statistics_bytes, statistics_of_directory
     from ..stats.text import format_statistics
 
     require()  # a missing extra fails before the files are read
     if args.format != "json":
         require_tabulate()
-
-    def build(campaign, episodes):
-        with count_progress(args.replicates, "resampling", console.progress_stream) as progress:
-            return compute_statistics(campaign, episodes, args.replicates, args.seed, progress)
-
-    try:
-        statistics, warnings = from_results(args.results, build)
-    except RankingInputError as exc:
-        return results_error(console, args.results, exc)
+    with items_progress("resampling", "resamples", console.progress_stream) as on_item:
+        statistics, results = statistics_of_directory(
+            args.results, args.replicates, args.seed, lambda done: on_item(done, args.replicates)
+        )
     if args.format == "json":
         data = statistics_bytes(statistics)
     else:
         data = (format_statistics(statistics, args.format) + "\n").encode("utf-8")
-    print_warnings(console, args.results, warnings)
-    write_result(console, args.output, data)
+    write_board(console, args, results, data)
     return 0
 
 
@@ -145,16 +123,10 @@ def report_arguments(report):
 
 
 def cmd_report(args, console):
-    from ..errors import RankingInputError
-    from ..report import build_report
+    from ..report import report_of_directory
 
-    try:
-        page, warnings = from_results(
-            args.results, lambda campaign, episodes: build_report(campaign, episodes, args.replicates, args.seed)
-        )
-    except RankingInputError as exc:
-        return results_error(console, args.results, exc)
-    print_warnings(console, args.results, warnings)
+    page, results = report_of_directory(args.results, args.replicates, args.seed)
+    print_warnings(console, args.results, results.warnings)
     write_result(console, args.output, page.encode("utf-8"))
     if args.output != "-":
         console.say(f"ember: wrote {args.output}.")
@@ -189,10 +161,12 @@ def evaluate_arguments(evaluate):
 def rank_results(console, results_dir):
     """ranking.json (ranking.md) of a finished results directory, written atomically; the leaderboard text."""
     from ..errors import MissingExtraError
-    from ..ranking import compute_ranking, format_leaderboard, ranking_bytes
+    from ..ranking import format_leaderboard, ranking_bytes, ranking_of
+    from ..results import read_results
 
-    ranking, warnings = from_results(results_dir, compute_ranking)
-    print_warnings(console, results_dir, warnings)
+    results = read_results(results_dir)
+    ranking = ranking_of(results)
+    print_warnings(console, results_dir, results.warnings)
     write_result(console, os.path.join(results_dir, "ranking.json"), ranking_bytes(ranking))
     try:
         return format_leaderboard(ranking, "table")
@@ -202,7 +176,6 @@ def rank_results(console, results_dir):
 
 def cmd_evaluate(args, console):
     from ..campaign import Terminated, evaluate
-    from ..errors import RankingInputError
 
     try:
         summary = evaluate(
@@ -222,10 +195,7 @@ def cmd_evaluate(args, console):
     except KeyboardInterrupt:
         console.say("ember: interrupted; every finished episode is in episodes.jsonl, run again to resume.")
         return EXIT_INTERRUPTED
-    try:
-        leaderboard = rank_results(console, args.output)
-    except RankingInputError as exc:
-        return results_error(console, args.output, exc)
+    leaderboard = rank_results(console, args.output)
     console.say(f"ember: {summary.line()}")
     if leaderboard is None:
         console.say(
@@ -250,3 +220,35 @@ def cmd_export(args, console):
     text = export_csv(args.results, warn=console.warn)
     write_result(console, args.output, text.encode("utf-8"))
     return 0
+
+
+# -- verify ---------------------------------------------------------------------------------
+
+VERIFY_EPILOG = (
+    "Exit status: 0 when nothing mismatches (with --require-all: and nothing is unverifiable), 1 otherwise, "
+    "2 for bad input. The scenario comes from RESULTS_DIR/scenarios/ID.json, else a builtin: source, else the "
+    "source path relative to the --campaign file's folder. A progress bar shows on a terminal (the 'cli' extra)."
+)
+
+
+def verify_arguments(verify):
+    arguments.add_results(verify)
+    campaign_help = (
+        "the campaign file RESULTS_DIR was run from: submitted records and scenario files are found relative to "
+        "its folder"
+    )
+    verify.add_argument("--campaign", metavar="FILE", help=campaign_help)
+    require_help = "also fail (exit 1) when a row cannot be checked (no record, no scenario, no --campaign)"
+    verify.add_argument("--require-all", action="store_true", help=require_help)
+
+
+def cmd_verify(args, console):
+    from ..progress import items_progress
+    from ..results.verify import report_lines, verify_results
+
+    with items_progress("verifying rows", "rows", stream=console.progress_stream) as on_row:
+        report = verify_results(args.results, args.campaign, on_row=on_row)
+    print_warnings(console, args.results, report.warnings)
+    for line in report_lines(args.results, report):
+        console.line(line)
+    return 0 if report.passed(args.require_all) else EXIT_MISMATCH

@@ -3,7 +3,7 @@
 from collections.abc import Callable
 from typing import NamedTuple
 
-from . import generating, records, results
+from . import generating, interop, records, results
 from .arguments import always, never, progress_note, with_output_dash, without_output_file
 
 
@@ -81,6 +81,17 @@ COMMANDS = (
         writes_stdout=records.renders_ascii,
     ),
     Command(
+        "trajectories",
+        help="write a record's trajectories for PedPy, with its geometry",
+        description="Write every active person's position at every step in PedPy's plain-text trajectory format "
+        "(id frame x y z, metres, pedpy.load_trajectory_from_txt), and with --geometry the floor as PedPy geometry. "
+        "Bad input: one line on stderr, exit status 2, nothing written.",
+        epilog=interop.TRAJECTORIES_EPILOG,
+        arguments=interop.trajectories_arguments,
+        handler=interop.cmd_trajectories,
+        writes_stdout=without_output_file,
+    ),
+    Command(
         "scenarios",
         help="list the built-in scenarios",
         description="List the scenarios shipped with EMBER, addressed as builtin:NAME.",
@@ -146,6 +157,19 @@ COMMANDS = (
         arguments=results.export_arguments,
         handler=results.cmd_export,
         writes_stdout=without_output_file,
+    ),
+    Command(
+        "verify",
+        help="re-verify a results directory's rows from their records",
+        description="Re-authenticate every counting ok row of RESULTS_DIR that names a record (kept with "
+        "'ember evaluate --keep-records', or submitted through a records entry): the record's SHA-256, the full "
+        "engine (validation, replay, metrics) for the row's scenario and seed, and the metrics, compared "
+        "type-strictly with the row's. Prints a line per mismatched or unverifiable row and one summary line.",
+        epilog=results.VERIFY_EPILOG,
+        arguments=results.verify_arguments,
+        handler=results.cmd_verify,
+        writes_stdout=always,
+        output=None,
     ),
     Command(
         "generate",

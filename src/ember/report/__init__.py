@@ -7,8 +7,9 @@ Needs the ``report`` extra (matplotlib, and numpy and scipy for the statistics).
 """
 
 from ..errors import MissingExtraError
-from ..ranking import ranking_from_rows
-from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED, check_replicates, check_seed, checked_rows, statistics_from_rows
+from ..ranking import ranking_of
+from ..results import StatisticsRules, read_results, results_of_bytes, verifiable_note
+from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED, check_replicates, check_seed, statistics_of
 from ..stats import require as require_statistics
 from . import plots
 from .data import collect
@@ -53,28 +54,43 @@ def build_report(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=DEFAULT
     """The report page (str) and the warnings, from parsed ``campaign.json`` and ``episodes.jsonl`` bytes.
 
     The page shows the ranking and its statistics (statistics.md, ``replicates``
-    resamples from stream seed ``seed``).  The rows are read once, with the
-    checks of ranking.md and statistics.md §1.  Raises ``RankingInputError``
-    (or ``StatisticsInputError``) for input either refuses,
-    ``StatisticsParameterError`` for B or the seed, and ``MissingExtraError``
-    without matplotlib, numpy or scipy.
+    resamples from stream seed ``seed``), so the rows are read with
+    statistics.md §1's rules too.  Raises ``ResultsError`` (alias
+    ``RankingInputError``) for input either refuses, ``StatisticsParameterError``
+    for B or the seed, and ``MissingExtraError`` without matplotlib, numpy or scipy.
     """
+    _require(replicates, seed)
+    results = results_of_bytes(campaign, episodes, keep_rows=True, rules=StatisticsRules())
+    return report_of(results, replicates, seed), results.warnings
+
+
+def _require(replicates, seed):
+    """B, the seed and the extras, checked before any reading."""
     check_replicates(replicates)
     check_seed(seed)
-    plots.require()  # fail on a missing extra before any work
+    plots.require()
     try:
         require_statistics()
     except MissingExtraError:
         raise MissingExtraError(f"the report's statistics need numpy and scipy: {REPORT_EXTRA_HINT}") from None
-    resolved, counting, warnings = checked_rows(campaign, episodes, keep_metrics=True)
-    ranking = ranking_from_rows(resolved, counting, episodes)
-    statistics = statistics_from_rows(resolved, counting, ranking, replicates, seed)
+
+
+def report_of(results, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):
+    """The report page (str) of checked ``Results`` read with ``keep_rows=True``."""
+    _require(replicates, seed)
+    ranking = ranking_of(results)
+    statistics = statistics_of(results, replicates, seed, ranking=ranking)
     policies = [entry["policy"] for entry in ranking["ranked"]]
     figures = []
+    views = {}
     if policies:
-        views = collect(resolved, counting, policies)
-        del counting
+        views = collect(results.campaign, results.counting, policies)
         figures = [(name, title, plot(views, policies), caption) for name, title, plot, caption in _FIGURES]
-    else:
-        views = {}
-    return render_page(campaign, ranking, views, figures, statistics), warnings
+    return render_page(results.campaign.value, ranking, views, figures, verifiable_note(results), statistics)
+
+
+def report_of_directory(directory, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):
+    """(The report page, its ``Results``) of a results directory; bad input is a ``ResultsError``."""
+    _require(replicates, seed)  # fail on a missing extra before any reading
+    results = read_results(directory, keep_rows=True, rules=StatisticsRules())
+    return report_of(results, replicates, seed), results

@@ -485,10 +485,11 @@ def _scenarios(campaign, ranking, views, colour, statistics=None):
     return "\n".join(parts)
 
 
-def render_page(campaign, ranking, views, figures, statistics=None):
-    """The whole page as text.
+def render_page(campaign, ranking, views, figures, verifiable, statistics=None):
+    """The whole page as text. ``figures``: (anchor, title, svg text, caption) tuples.
 
-    ``figures``: (anchor, title, svg text, caption) tuples; ``statistics``: statistics.json's dict (or None).
+    ``verifiable``: the line saying how many rows ``ember verify`` can check; ``statistics``: statistics.json's
+    dict (or None).
     """
     from .plots import colours
 
@@ -524,6 +525,7 @@ def render_page(campaign, ranking, views, figures, statistics=None):
 <p class="meta">{meta}</p>
 <p class="meta">computed from <code>{_e(source["file"])}</code> sha256 <code>{_e(source["sha256"])}</code>
 and <code>campaign.json</code>; <code>ember rank</code> recomputes <code>ranking.json</code> from them.</p>
+<p class="meta" id="verifiable">{_e(verifiable)}.</p>
 <nav><a href="#leaderboard">Leaderboard</a><a href="#statistics">How sure</a><a href="#pairs">Pairwise evidence</a>
 <a href="#scenarios">Per scenario</a><a href="#plots">Plots</a></nav>
 </header>

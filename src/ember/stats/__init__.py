@@ -15,11 +15,11 @@ from .compute import (
     MIN_REPLICATES,
     check_replicates,
     check_seed,
-    checked_rows,
     compute_statistics,
     require,
     statistics_bytes,
-    statistics_from_rows,
+    statistics_of,
+    statistics_of_directory,
 )
 
 __all__ = [
@@ -30,9 +30,9 @@ __all__ = [
     "MIN_REPLICATES",
     "check_replicates",
     "check_seed",
-    "checked_rows",
     "compute_statistics",
     "require",
     "statistics_bytes",
-    "statistics_from_rows",
+    "statistics_of",
+    "statistics_of_directory",
 ]

@@ -13,8 +13,9 @@ value, and the resampling stream is SplitMix64 on unsigned 64-bit integers).
 from fractions import Fraction
 
 from ..canonical import canonical_json_reference
-from ..errors import MissingExtraError, StatisticsInputError, StatisticsParameterError
-from ..ranking import CAMPAIGN_FILE, EPISODES_FILE, Campaign, counting_rows, ranking_from_rows
+from ..errors import MissingExtraError, ResultsError, StatisticsParameterError
+from ..ranking import ranking_of
+from ..results import CAMPAIGN_FILE, EPISODES_FILE, StatisticsRules, read_results, results_of_bytes
 from ..versions import STATISTICS_VERSION
 from .sign_test import sign_test_p_value
 
@@ -63,37 +64,21 @@ def check_seed(seed):
 # --- further input rules (statistics.md §1) ---------------------------------------------
 
 
-def check_ascending_seeds(resolved):
-    """Each scenario's seeds strictly ascending (ranking already refuses empty lists, repeats and non-integers)."""
-    for i, (_, seeds) in enumerate(resolved.scenarios.values()):
-        for j in range(1, len(seeds)):
-            if seeds[j] <= seeds[j - 1]:
-                raise StatisticsInputError(
-                    CAMPAIGN_FILE,
-                    None,
-                    f"$.scenarios[{i}].seeds[{j}]: expected seeds in strictly ascending order, "
-                    f"got {seeds[j]} after {seeds[j - 1]}",
-                )
+def check_statistics_rules(results):
+    """statistics.md §1's further rules on ``Results`` however they were read (``StatisticsRules`` again).
 
-
-def check_populations(resolved, counting):
-    """Every ok row of a scenario hash has the population of the first one in the file (any policy)."""
-    first = {}  # scenario hash -> (population, line)
-    ok_rows = sorted((row for row in counting.values() if row.ok), key=lambda row: row.line)
-    for row in ok_rows:
-        population = row.episode.population
-        scenario_hash = row.key[0]
-        if scenario_hash not in first:
-            first[scenario_hash] = (population, row.line)
-        elif population != first[scenario_hash][0]:
-            expected, line = first[scenario_hash]
-            scenario_id = resolved.scenarios[scenario_hash][0]
-            raise StatisticsInputError(
-                EPISODES_FILE,
-                row.line,
-                f"$.metrics.safety.population: expected {expected}, the population of scenario {scenario_id}'s "
-                f"ok row on line {line}, got {population}",
-            )
+    A read with ``rules=StatisticsRules()`` has already refused what breaks
+    them, at the first bad line; this makes ``statistics_of`` safe on any
+    ``Results``, with the same messages.
+    """
+    rules = StatisticsRules()
+    reason = rules.check_campaign(results.campaign)
+    if reason is not None:
+        raise ResultsError(CAMPAIGN_FILE, None, reason, results.directory)
+    for row in results.ok_rows():
+        reason = rules.check_row(row, None)
+        if reason is not None:
+            raise ResultsError(EPISODES_FILE, row.line, reason, results.directory)
 
 
 # --- numerics (the stats extra) ---------------------------------------------------------
@@ -216,12 +201,24 @@ def _pair_entry(j, above, below, ranking_pair, samples, replicates):
     return result
 
 
-def statistics_from_rows(resolved, counting, ranking, replicates, seed, progress=None):
-    """``statistics.json``'s dict from a ``Campaign``, its checked counting rows and their ranking.
+def statistics_of(results, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, progress=None, ranking=None):
+    """``statistics.json``'s dict of checked ``Results`` (``ember.results``), B = ``replicates``, σ = ``seed``.
 
-    ``replicates`` and ``seed`` must already be checked.  ``progress(done)``
-    is called as blocks of replicates finish.
+    ``ranking`` is ``ranking_of(results)`` when the caller has it already.
+    ``progress(done)`` is called as blocks of replicates finish.  Raises
+    ``StatisticsParameterError``, ``MissingExtraError`` and ``ResultsError``
+    (statistics.md §1's further rules) before any resampling.
     """
+    check_replicates(replicates)
+    check_seed(seed)
+    require()
+    check_statistics_rules(results)
+    if ranking is None:
+        ranking = ranking_of(results)
+    return _statistics(results.campaign, results.counting, ranking, replicates, seed, progress)
+
+
+def _statistics(resolved, counting, ranking, replicates, seed, progress):
     from .bootstrap import resample
 
     ranked = ranking["ranked"]
@@ -242,7 +239,7 @@ def statistics_from_rows(resolved, counting, ranking, replicates, seed, progress
         bounds = {name: percentile_intervals(samples.totals[name], in_place=True) for name in samples.totals}
         bounds["ranks"] = percentile_intervals(samples.ranks, in_place=True)
         bounds["stratum_casualties"] = percentile_intervals(samples.stratum_casualties, in_place=True)
-        population = ranked[0]["population"]  # one N for every ranked policy (check_populations)
+        population = ranked[0]["population"]  # one N for every ranked policy (statistics.md §1, StatisticsRules)
         for j, entry in enumerate(ranked):
             policy_entries.append(
                 _policy_entry(entry, j, rank_counts[j], replicates, bounds, population, episodes, rows, scenario_ids)
@@ -272,35 +269,30 @@ def statistics_from_rows(resolved, counting, ranking, replicates, seed, progress
 
 
 def compute_statistics(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, progress=None):
-    """Statistics 1.0 of a results directory: returns (``statistics.json``'s dict, warnings).
+    """Statistics 1.0 of a results directory's two files: returns (``statistics.json``'s dict, warnings).
 
     ``campaign`` is the parsed ``campaign.json``; ``episodes`` the raw bytes
     of ``episodes.jsonl``; ``replicates`` (B) and ``seed`` (σ) ints as
     statistics.md §3 says.  Raises ``StatisticsParameterError`` for B or σ,
-    ``MissingExtraError`` without the ``stats`` extra, ``RankingInputError``
-    (or its subclass ``StatisticsInputError``) for input statistics.md §1
+    ``MissingExtraError`` without the ``stats`` extra, ``ResultsError`` (alias
+    ``RankingInputError``) for input ranking.md §1 or statistics.md §1
     refuses, each before any resampling.  Warnings (a torn last line) are
     returned, not printed.
     """
     check_replicates(replicates)
     check_seed(seed)
     require()
-    resolved, counting, warnings = checked_rows(campaign, episodes)
-    ranking = ranking_from_rows(resolved, counting, episodes)
-    return statistics_from_rows(resolved, counting, ranking, replicates, seed, progress), warnings
+    results = results_of_bytes(campaign, episodes, rules=StatisticsRules())
+    return statistics_of(results, replicates, seed, progress), results.warnings
 
 
-def checked_rows(campaign, episodes, keep_metrics=False):
-    """(``Campaign``, counting rows, warnings) of a results directory, checked as statistics.md §1 says.
-
-    ranking.md §1's checks (``ember.ranking``), then this document's further
-    ones.  ``keep_metrics`` keeps each row's whole metrics (the report draws them).
-    """
-    resolved = Campaign(campaign)
-    check_ascending_seeds(resolved)
-    counting, warnings = counting_rows(resolved, episodes, keep_metrics=keep_metrics)
-    check_populations(resolved, counting)
-    return resolved, counting, warnings
+def statistics_of_directory(directory, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, progress=None):
+    """(``statistics.json``'s dict, the ``Results`` read) of a results directory, read through ``ember.results``."""
+    check_replicates(replicates)
+    check_seed(seed)
+    require()  # a missing extra fails before the files are read
+    results = read_results(directory, rules=StatisticsRules())
+    return statistics_of(results, replicates, seed, progress), results
 
 
 def statistics_bytes(statistics):

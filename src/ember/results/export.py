@@ -4,8 +4,7 @@ import csv
 import io
 import os
 
-from ..errors import CampaignError
-from .store import CAMPAIGN_FILE, EPISODES_FILE, read_campaign_json, read_rows
+from .reader import read_results
 
 FIXED_COLUMNS = ("scenario_id", "scenario_hash", "seed", "policy", "status", "error", "steps", "elapsed_s")
 #: Metric families left out of the CSV: per-person tables and per-person step maps.
@@ -32,30 +31,28 @@ def _cell(value):
 
 
 def export_csv(results_dir, warn=None):
-    """The CSV text of a results directory; raises ``CampaignError`` for bad input."""
-    results_dir = os.path.abspath(results_dir)
-    campaign_path = os.path.join(results_dir, CAMPAIGN_FILE)
-    episodes_path = os.path.join(results_dir, EPISODES_FILE)
-    for path in (campaign_path, episodes_path):
-        if not os.path.isfile(path):
-            raise CampaignError(f"{path}: missing; not a results directory of 'ember evaluate'.")
-    campaign = read_campaign_json(campaign_path)
-    rows, torn = read_rows(episodes_path, campaign)
-    if torn and warn is not None:
-        warn(f"{episodes_path}: a torn last line ({len(torn)} bytes) was ignored.")
+    """The CSV text of a results directory; raises ``ResultsError`` for bad input (``ember.results``).
+
+    ``warn(text)`` receives each warning (a torn last line), its file named in ``results_dir``.
+    """
+    results = read_results(results_dir, keep_rows=True)
+    if warn is not None:
+        for warning in results.warnings:
+            warn(os.path.join(results_dir, warning))
+    campaign = results.campaign
     ordered = []
-    for policy in campaign["policies"]:
-        for sc in campaign["scenarios"]:
-            for seed in sorted(sc["seeds"]):
-                row = rows.counting.get((policy["name"], sc["scenario_hash"], seed))
+    for policy in campaign.policies:
+        for scenario_hash, (_, seeds) in campaign.scenarios.items():
+            for seed in sorted(seeds):
+                row = results.counting.get((policy, (scenario_hash, seed)))
                 if row is not None:
                     ordered.append(row)
     leaves = []
     names = set()
     for row in ordered:
         found = {}
-        if row["metrics"] is not None:
-            _leaves(row["metrics"], "", found)
+        if row.metrics is not None:
+            _leaves(row.metrics, "", found)
         leaves.append(found)
         names.update(found)
     metric_columns = sorted(names)
@@ -63,5 +60,5 @@ def export_csv(results_dir, warn=None):
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(FIXED_COLUMNS + tuple(metric_columns))
     for row, found in zip(ordered, leaves):
-        writer.writerow([_cell(row[c]) for c in FIXED_COLUMNS] + [_cell(found.get(c)) for c in metric_columns])
+        writer.writerow([_cell(row.value[c]) for c in FIXED_COLUMNS] + [_cell(found.get(c)) for c in metric_columns])
     return out.getvalue()
