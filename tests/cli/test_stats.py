@@ -170,7 +170,7 @@ def test_without_the_stats_extra_in_a_real_process(results):
         [sys.executable, "-c", code, "stats", results.path], capture_output=True, timeout=120, check=False
     )
     assert done.returncode == 2 and done.stdout == b""
-    assert done.stderr == b"ember: statistics need numpy and scipy: pip install 'ember-eval[stats]'\n"
+    assert done.stderr == b"ember: statistics need numpy, scipy and threadpoolctl: pip install 'ember-eval[stats]'\n"
 
 
 def test_table_without_tabulate_names_the_extra_before_resampling(results, tmp_path, capsysbinary, monkeypatch):

@@ -283,7 +283,8 @@ def test_cli_bad_resampling_options_write_nothing(results, tmp_path, capsysbinar
 def test_without_numpy_names_the_report_extra(results, tmp_path, monkeypatch, capsysbinary):
     monkeypatch.setitem(sys.modules, "numpy", None)
     with pytest.raises(
-        MissingExtraError, match=r"^the report's statistics need numpy and scipy: pip install 'ember-eval\[report\]'$"
+        MissingExtraError,
+        match=r"^the report's statistics need numpy, scipy and threadpoolctl: pip install 'ember-eval\[report\]'$",
     ):
         build_report(results.campaign, results.episodes())
     target = tmp_path / "page.html"

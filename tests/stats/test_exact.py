@@ -12,7 +12,7 @@ from ember.stats.exact import ExactProduct, float_numerators, limb_bits
 
 
 def random_counts(rng, rows, sizes):
-    """Count rows as a stratified bootstrap makes them: n_h draws within each stratum."""
+    """Count rows (replicates × keys) as a stratified bootstrap makes them: n_h draws within each stratum."""
     counts = np.zeros((rows, sum(sizes)))
     for r in range(rows):
         offset = 0
@@ -36,9 +36,9 @@ def test_dense_and_by_stratum_totals_are_exact(largest):
     keys = sum(sizes)
     values = object_matrix([[rng.randint(max(0, largest - 1000), largest) for _ in range(3)] for _ in range(keys)])
     counts = random_counts(rng, 40, sizes)
-    dense = ExactProduct(values, keys).apply(counts)
+    dense = ExactProduct(values, keys).apply(counts.T.copy())
     offsets = [0, 3, 4, 9]
-    by_stratum = ExactProduct(values, keys, groups=offsets).apply(counts)
+    by_stratum = ExactProduct(values, keys, groups=offsets).apply(counts.T.copy())
     for r in range(40):
         for j in range(3):
             expected = sum(int(counts[r, k]) * values[k, j] for k in range(keys))
@@ -76,7 +76,7 @@ def test_exposure_sums_round_like_fsum(floats, seed):
     numerators, exponent = float_numerators(column)
     product = ExactProduct(numerators, len(floats))
     counts = random_counts(rng, 20, [len(floats)])
-    sums = product.apply(counts).astype(object)
+    sums = product.apply(counts.T.copy()).astype(object)
     for r in range(20):
         drawn = [f for k, f in enumerate(floats) for _ in range(int(counts[r, k]))]
         assert sums[r, 0] / (1 << exponent) == math.fsum(drawn)

@@ -145,7 +145,7 @@ def test_replicate_ties_are_broken_by_exposure(tmp_path):
     original = bootstrap.ExposureSums.apply
 
     def spy(self, counts):
-        seen.append(len(counts))
+        seen.append(counts.shape[1])  # keys × tied replicates
         return original(self, counts)
 
     bootstrap.ExposureSums.apply = spy

@@ -64,8 +64,8 @@ def write_board(console, args, results, data):
 
 STATS_EPILOG = (
     "--format json is statistics.json (statistics 1.0, docs/statistics.md): the same bytes on every machine for the "
-    "same files, B and seed. Needs numpy and scipy: pip install 'ember-eval[stats]'; table and markdown also need "
-    "tabulate ('ember-eval[cli]'). A progress bar counts the resamples on a terminal."
+    "same files, B and seed. Needs the stats extra (numpy, scipy, threadpoolctl): pip install 'ember-eval[stats]'; "
+    "table and markdown also need tabulate ('ember-eval[cli]'). A progress bar counts the resamples on a terminal."
 )
 
 

@@ -131,7 +131,7 @@ COMMANDS = (
         description="Write one HTML page that opens offline: the leaderboard with its formula, the unranked policies "
         "and why, per-scenario tables, pairwise evidence and plots (evacuation curves, casualties, exit shares, "
         "fire distances), each showing the spread over seeds, and the statistics of 'ember stats' (rank intervals, "
-        "groups, interval bars, adjacent pairs, few-seed warnings). Needs matplotlib, numpy and scipy: "
+        "groups, interval bars, adjacent pairs, few-seed warnings). Needs matplotlib and the stats extra: "
         "pip install 'ember-eval[report]'.",
         arguments=results.report_arguments,
         handler=results.cmd_report,

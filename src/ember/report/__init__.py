@@ -3,7 +3,7 @@
 The page is built from the same two files as ``ranking.json`` (campaign.md
 §4) and holds everything it shows: CSS, a small script (sortable tables)
 and the plots as inline SVG.  Nothing is fetched when it is opened.
-Needs the ``report`` extra (matplotlib, and numpy and scipy for the statistics).
+Needs the ``report`` extra (matplotlib, and the stats extra for the statistics).
 """
 
 from ..errors import MissingExtraError
@@ -72,7 +72,9 @@ def _require(replicates, seed):
     try:
         require_statistics()
     except MissingExtraError:
-        raise MissingExtraError(f"the report's statistics need numpy and scipy: {REPORT_EXTRA_HINT}") from None
+        raise MissingExtraError(
+            f"the report's statistics need numpy, scipy and threadpoolctl: {REPORT_EXTRA_HINT}"
+        ) from None
 
 
 def report_of(results, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):

@@ -3,7 +3,7 @@
 ``compute_statistics`` is a pure function of a results directory's two files,
 B and σ, like ``ember.ranking.compute_ranking``; ``statistics_bytes`` gives
 ``statistics.json``'s canonical bytes.  Importing this package costs nothing
-extra: numpy and scipy (the ``stats`` extra) are imported when statistics
+extra: numpy, scipy and threadpoolctl (the ``stats`` extra) are imported when statistics
 are computed.
 """
 

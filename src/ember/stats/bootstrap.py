@@ -15,6 +15,7 @@ exact sum of float(x) over the drawn keys, correctly rounded
 """
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from .exact import ExactProduct, float_numerators, storage_dtype
 from .splitmix import splitmix64_block
@@ -36,18 +37,21 @@ class Strata:
 
 
 def draw_counts(strata, seed, first, stop):
-    """How often replicates ``first`` … ``stop − 1`` draw each key: float64, (stop − first) × |K|.
+    """How often replicates ``first`` … ``stop − 1`` draw each key: float64, |K| × (stop − first).
 
     Replicate b's draw at position o_h + j is key o_h + (z(b·|K| + o_h + j) mod n_h)
-    of K (statistics.md §3), both operands of the remainder ``uint64``.
+    of K (statistics.md §3), both operands of the remainder ``uint64``.  The
+    counts are laid out key by key (column b − first is replicate b), the
+    layout the products read without a transposed copy.
     """
     rows, keys = stop - first, strata.keys
     draws = splitmix64_block(seed, first * keys, rows * keys).reshape(rows, keys)
     np.remainder(draws, strata.modulus, out=draws)
     draws += strata.first_key
-    draws += (np.arange(rows, dtype=np.uint64) * np.uint64(keys))[:, None]  # one bin range per replicate
+    draws *= np.uint64(rows)  # bin key · rows + replicate: key-major counts
+    draws += np.arange(rows, dtype=np.uint64)[:, None]
     counts = np.bincount(draws.reshape(-1).view(np.int64), minlength=rows * keys)
-    return counts.reshape(rows, keys).astype(np.float64)
+    return counts.reshape(keys, rows).astype(np.float64)
 
 
 def lexicographic_less(keys):
@@ -113,9 +117,19 @@ def resample(values, exposures, sizes, replicates, seed, progress=None):
         "casualties": ExactProduct(values["casualties"], keys, groups=strata.offsets),
     }
     result = ReplicateValues(replicates, policies, strata, products)
+    block = max(1, BLOCK_DRAWS // keys)
+    # One BLAS thread: the products are skinny (a few columns per policy) and come in thousands of small
+    # calls; threaded OpenBLAS spins between them and slowed the whole bootstrap 2-3x on 2 cores
+    # (benchmarks/README.md).  The limit is lifted when the resampling ends.
+    with threadpool_limits(limits=1, user_api="blas"):
+        _resample_blocks(result, products, strata, values, exposures, seed, replicates, block, progress)
+    return result
+
+
+def _resample_blocks(result, products, strata, values, exposures, seed, replicates, block, progress):
+    keys, policies = values["casualties"].shape
     exposure = None
     upper = np.triu(np.ones((policies, policies), dtype=bool), k=1)
-    block = max(1, BLOCK_DRAWS // keys)
     for first in range(0, replicates, block):
         stop = min(replicates, first + block)
         counts = draw_counts(strata, seed, first, stop)
@@ -132,7 +146,7 @@ def resample(values, exposures, sizes, replicates, seed, progress=None):
         if tied.any():
             if exposure is None:
                 exposure = ExposureSums(exposures(), keys)
-            exposure_star[tied] = exposure.apply(counts[tied])
+            exposure_star[tied] = exposure.apply(np.ascontiguousarray(counts[:, tied]))
             result.tied_replicates += int(tied.sum())
         less = lexicographic_less(tuples + [exposure_star])
         result.ranks[first:stop] = 1 + less.sum(axis=1)  # competition rank: 1 + policies strictly ahead
@@ -145,4 +159,3 @@ def resample(values, exposures, sizes, replicates, seed, progress=None):
         result.stratum_casualties[first:stop] = by_stratum
         if progress is not None:
             progress(stop)
-    return result

@@ -85,13 +85,14 @@ def check_statistics_rules(results):
 
 
 def require():
-    """numpy and scipy, or ``MissingExtraError`` naming the ``stats`` extra."""
+    """numpy, scipy and threadpoolctl, or ``MissingExtraError`` naming the ``stats`` extra."""
     try:
         import numpy  # noqa: F401
         import scipy.sparse  # noqa: F401
         import scipy.stats  # noqa: F401
+        import threadpoolctl  # noqa: F401
     except ImportError:
-        raise MissingExtraError(f"statistics need numpy and scipy: {STATS_EXTRA_HINT}") from None
+        raise MissingExtraError(f"statistics need numpy, scipy and threadpoolctl: {STATS_EXTRA_HINT}") from None
 
 
 def percentile_bounds(replicates):

@@ -33,7 +33,7 @@ def limb_bits(draws):
 
 
 class ExactProduct:
-    """w ↦ w · V exactly for count rows w (each summing to ``draws``) and a non-negative integer matrix V.
+    """w ↦ w · V exactly for count vectors w (each summing to ``draws``) and a non-negative integer matrix V.
 
     ``values`` is V as a 2-D numpy object array of Python ints (keys × columns).
     With ``groups`` (the first key of each stratum, ascending), V is laid out
@@ -55,7 +55,8 @@ class ExactProduct:
         self.matrices = []
         for limb in range(self.limbs):
             part = ((values >> (limb * self.bits)) & mask).astype(np.float64)
-            self.matrices.append(part if groups is None else self._block_diagonal(part))
+            # Transposed (columns × keys): the products below are matrix @ counts, counts being keys × replicates.
+            self.matrices.append(np.ascontiguousarray(part.T) if groups is None else self._block_diagonal(part))
 
     def _block_diagonal(self, part):
         from scipy import sparse
@@ -68,26 +69,24 @@ class ExactProduct:
         # Transposed (columns × keys) in CSR: sparse @ dense is scipy's fast product.
         return sparse.csr_matrix((part.ravel(), (cols, rows)), shape=(strata * self.columns, self.keys))
 
-    def _limb_product(self, matrix, counts):
-        if self.groups is None:
-            return counts @ matrix
-        return (matrix @ counts.T).T
-
     def apply(self, counts):
-        """The exact totals for count rows ``counts`` (float64, replicates × keys).
+        """The exact totals for the count columns ``counts`` (float64, keys × replicates).
 
-        int64 (replicates × columns, or replicates × strata × columns with
-        ``groups``) unless a total could reach 2^63, then Python ints.
+        Counts come keys × replicates so that neither product needs a
+        transposed copy of them (dense BLAS and scipy's CSR @ dense both read
+        them as stored).  Returns replicates × columns (or replicates ×
+        strata × columns with ``groups``): int64 unless a total could reach
+        2^63, then Python ints.
         """
         total = None
         for limb, matrix in enumerate(self.matrices):
-            part = np.asarray(self._limb_product(matrix, counts)).astype(np.int64)
+            part = np.asarray(matrix @ counts).T.astype(np.int64)
             if self.wide:
                 part = part.astype(object)
             part <<= limb * self.bits
             total = part if total is None else total + part
         if self.groups is not None:
-            total = total.reshape(len(counts), len(self.groups), self.columns)
+            total = total.reshape(counts.shape[1], len(self.groups), self.columns)
         return total
 
 
