@@ -156,11 +156,13 @@ def run(arguments, library=False):
     if library:
         command = [sys.executable, "-c", LIBRARY_STATS]
     started = time.perf_counter()
-    child = subprocess.Popen(command + arguments, env=env, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    seconds = time.perf_counter() - started
-    if status != 0:
-        raise SystemExit(f"{' '.join(arguments)} failed with status {status}")
+    with tempfile.TemporaryFile() as errors:  # the commands' notes (ember verify) would clutter the table
+        child = subprocess.Popen(command + arguments, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - started
+        if status != 0:
+            errors.seek(0)
+            raise SystemExit(f"{' '.join(arguments)} failed with status {status}: {errors.read().decode()}")
     return seconds, usage.ru_maxrss / 1024  # ru_maxrss is in KiB on Linux
 
 
