@@ -2,7 +2,7 @@
 
 A block of m replicates draws m · |K| stream values at once
 (``splitmix64_block``), reduces each modulo its stratum's size, and counts
-how often each key was drawn: an m × |K| matrix of counts.  Every total of
+how often each key was drawn: a |K| × m matrix of counts.  Every total of
 the block is then one exact matrix product (``ExactProduct``), the ranks
 and pair orders a few comparisons of m × |P| × |P| arrays.  Memory: the
 block's arrays (about ``BLOCK_DRAWS`` values each, whatever B is) and the
@@ -83,7 +83,6 @@ class ReplicateValues:
         self.stratum_casualties = empty((replicates, len(strata.sizes), policies), products["casualties"])
         self.ranks = np.empty((replicates, policies), dtype=storage_dtype(policies))
         self.orders = np.zeros((max(policies - 1, 0), 3), dtype=np.int64)
-        self.tied_replicates = 0
 
 
 DENSE_TOTALS = ("stranded", "person_time", "evacuated")
@@ -118,8 +117,8 @@ def resample(values, exposures, sizes, replicates, seed, progress=None):
     }
     result = ReplicateValues(replicates, policies, strata, products)
     block = max(1, BLOCK_DRAWS // keys)
-    # One BLAS thread: the products are skinny (a few columns per policy) and come in thousands of small
-    # calls; threaded OpenBLAS spins between them and slowed the whole bootstrap 2-3x on 2 cores
+    # One BLAS thread: the products are skinny (a few columns per policy) and come by the hundred;
+    # threaded OpenBLAS spins between them and slowed the whole bootstrap 2-3x on 2 cores
     # (benchmarks/README.md).  The limit is lifted when the resampling ends.
     with threadpool_limits(limits=1, user_api="blas"):
         _resample_blocks(result, products, strata, values, exposures, seed, replicates, block, progress)
@@ -147,7 +146,6 @@ def _resample_blocks(result, products, strata, values, exposures, seed, replicat
             if exposure is None:
                 exposure = ExposureSums(exposures(), keys)
             exposure_star[tied] = exposure.apply(np.ascontiguousarray(counts[:, tied]))
-            result.tied_replicates += int(tied.sum())
         less = lexicographic_less(tuples + [exposure_star])
         result.ranks[first:stop] = 1 + less.sum(axis=1)  # competition rank: 1 + policies strictly ahead
         for j in range(policies - 1):
