@@ -76,6 +76,7 @@ SAMPLES = {
     "trajectories": lambda i, out: ["trajectories", SCENARIO, i.record, *_out(out)],
     "scenarios": lambda i, out: ["scenarios"],
     "rank": lambda i, out: ["rank", i.results, *_out(out)],
+    "stats": lambda i, out: ["stats", i.results, "--replicates", "1000", *_out(out)],
     "report": lambda i, out: ["report", i.results, *_out(out)],
     "evaluate": lambda i, out: ["evaluate", i.campaign, "-o", i.results_copy() if out is None else out],
     "export": lambda i, out: ["export", i.results, *_out(out)],
