@@ -12,6 +12,8 @@ EXTRAS = (
     "distributed",
     "dask",
     "scipy",
+    "threadpoolctl",
+    "numpy",
     "matplotlib",
     "gymnasium",
     "pettingzoo",

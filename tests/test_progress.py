@@ -31,3 +31,38 @@ def test_without_tqdm_there_is_no_progress_silently(monkeypatch, tmp_path):
     with progress.step_counter(policy, 5, stream=quiet) as counted:
         assert counted is policy
     assert quiet.getvalue() == ""
+
+
+def test_ember_stats_shows_its_resamples_on_a_terminal(tmp_path):
+    """A real process whose stderr is a pseudo-terminal draws the resampling bar; its stdout keeps only the JSON."""
+    import os
+    import pty
+    import subprocess
+
+    from helpers.ranking_results import builtin_results
+
+    results = builtin_results(tmp_path / "r", policies=("greedy", "stay"))
+    master, slave = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "ember.cli", "stats", results.path, "--replicates", "1000"],
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            timeout=120,
+            check=False,
+        )
+        os.close(slave)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(master)
+    assert done.returncode == 0
+    assert done.stdout.startswith(b'{"campaign":"small-study"') and done.stdout.endswith(b"}\n")
+    assert b"ember: resampling:" in drawn and b"resamples" in drawn

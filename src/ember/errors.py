@@ -71,6 +71,10 @@ class ResultsError(EmberError, ValueError):
 RankingInputError = ResultsError
 
 
+class StatisticsParameterError(EmberError, ValueError):
+    """A replicate count or resampling seed outside statistics.md §3 (the message names the parameter)."""
+
+
 class OutputBusyError(EmberError, OSError):
     """An output path is being written by another process (``ember run -o`` holds a lock on it)."""
 

@@ -191,7 +191,8 @@ LEADERBOARD_COLUMNS = (
 )  # fmt: skip
 
 
-def _tabulate():
+def require_tabulate():
+    """tabulate's function, or ``MissingExtraError`` naming the ``cli`` extra (text tables need it)."""
     try:
         from tabulate import tabulate
     except ImportError:
@@ -231,7 +232,7 @@ def format_leaderboard(ranking, fmt):
     """
     if fmt not in _TABLE_STYLES:
         raise ValueError(f"format must be one of {', '.join(LEADERBOARD_FORMATS)}, got {fmt!r}")
-    tabulate = _tabulate()
+    tabulate = require_tabulate()
     style = _TABLE_STYLES[fmt]
     markdown = fmt == "markdown"
     title = (

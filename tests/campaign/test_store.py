@@ -296,3 +296,15 @@ step_timeout = 5e-05
     for line in lines:
         reference = json.dumps(json.loads(line), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
         assert line == reference
+
+
+def test_a_run_removes_a_stale_statistics_json_as_it_does_ranking_json(basic_copy):
+    """statistics.json (ember stats -o) describes the rows of the last run: evaluate drops it at the start."""
+    path, results = basic_copy
+    stats = ember_cli("stats", results, "--replicates", "1000", "-o", results / "statistics.json")
+    assert stats.returncode == 0, stats.stderr
+    (results / "ranking.json").write_bytes(b"stale\n")
+    done = ember_cli("evaluate", path, "-o", results, "--workers", "1")
+    assert done.returncode == 0, done.stderr
+    assert not (results / "statistics.json").exists()
+    assert (results / "ranking.json").read_bytes() == ember_cli("rank", results).stdout  # written anew

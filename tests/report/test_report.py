@@ -13,6 +13,8 @@ from ember.errors import MissingExtraError
 from ember.ranking import Episode, compute_ranking
 from ember.report import build_report
 from ember.report.data import EpisodeView, evacuation_curve
+from ember.stats import compute_statistics
+from ember.stats.text import p_value_text, pair_sentence, percent, share_of_episodes_text
 
 from helpers.ranking_results import (
     builtin_metrics,
@@ -33,12 +35,19 @@ class Page(html.parser.HTMLParser):
     def __init__(self, text):
         super().__init__()
         self.tags, self.tables, self._cell = [], [], None
+        self.sections, self._section = {}, None  # section id -> its tables
         self.feed(text)
+
+    def section(self, name):
+        return self.sections.get(name, [])
 
     def handle_starttag(self, tag, attrs):
         self.tags.append((tag, dict(attrs)))
+        if tag == "section":
+            self._section = dict(attrs).get("id")
         if tag == "table":
             self.tables.append([])
+            self.sections.setdefault(self._section, []).append(self.tables[-1])
         elif tag == "tr":
             self.tables[-1].append([])
         elif tag in ("td", "th"):
@@ -85,25 +94,29 @@ def test_page_is_self_contained(report):
 
 def test_leaderboard_cells_are_the_ranking(results, report):
     ranking, _ = compute_ranking(results.campaign, results.episodes())
+    statistics, _ = compute_statistics(results.campaign, results.episodes())
     page = Page(report[0])
-    board = page.tables[0]
-    assert board[0][:6] == ["rank", "policy", "kind", "casualties", "stranded", "evacuated"]
+    board, unranked = page.section("leaderboard")
+    assert board[0][:8] == ["rank", "rank 95%", "group", "policy", "kind", "casualties", "stranded", "evacuated"]
     assert len(board) == 1 + len(ranking["ranked"])
-    for row, entry in zip(board[1:], ranking["ranked"]):
+    for row, entry, stats in zip(board[1:], ranking["ranked"], statistics["policies"]):
         assert row[:5] == [
             str(entry["rank"]),
+            "–".join(dict.fromkeys(map(str, stats["rank_interval"]))),
+            str(stats["group"]),
             entry["policy"],
             entry["kind"],
-            str(entry["casualties"]),
-            str(entry["stranded"]),
         ]
-        assert row[5] == f"{entry['evacuated']} of {entry['population']}"
-        assert row[6] == str(entry["person_time_to_safety_total"])
-        assert row[8] == f"{entry['exposure']:.4f}"
-    unranked = page.tables[1]
+        for cell, field in zip(row[5:9], ("casualties", "stranded", "evacuated", "person_time_to_safety_total")):
+            low, high = stats[field]["interval"]
+            assert cell == f"{stats[field]['total']} [{low}, {high}]"
+        assert stats["casualties"]["total"] == entry["casualties"] and stats["stranded"]["total"] == entry["stranded"]
+        assert stats["person_time_to_safety_total"]["total"] == entry["person_time_to_safety_total"]
+        assert stats["evacuated"]["total"] == entry["evacuated"]
+        assert row[10] == f"{entry['exposure']:.4f}"
     assert unranked[1][:5] == ["late-agent", "agent", "0", "1", "2"]
     assert "1 failed, 2 missing of 3 episodes" in unranked[1][5]
-    pairs = page.tables[2]
+    (pairs,) = page.section("pairs")
     assert [row[:5] for row in pairs[1:]] == [
         [p["above"], p["below"], str(p["above_better"]), str(p["equal"]), str(p["below_better"])]
         for p in ranking["pairs"]
@@ -112,10 +125,39 @@ def test_leaderboard_cells_are_the_ranking(results, report):
     assert ranking["formula"] in text and "Ranking 1.0" in text and ranking["source"]["sha256"] in text
 
 
+def test_statistics_section_shows_pairs_sentences_and_episode_shares(results, report):
+    statistics, _ = compute_statistics(results.campaign, results.episodes())
+    page = Page(report[0])
+    pairs, episodes = page.section("statistics")
+    assert pairs[0][0:2] == ["above", "below"] and pairs[0][-1] == "sign test p"
+    for row, pair in zip(pairs[1:], statistics["pairs"]):
+        assert row[:2] == [pair["above"], pair["below"]]
+        assert row[2] == " / ".join(percent(pair["order"][k]) for k in ("above", "equal", "below"))
+        assert row[3] == ("yes" if pair["separated"] else "no")
+        low, high = pair["casualties_difference"]["interval"]
+        assert row[4] == f"{pair['casualties_difference']['value']:+} [{low:+}, {high:+}]"
+        test = pair["sign_test"]
+        assert row[7:] == [f"{test['above_better']}:{test['below_better']}", p_value_text(test["p_value"])]
+    text = html.unescape(report[0])
+    for pair in statistics["pairs"]:
+        assert pair_sentence(pair, statistics["replicates"]) in text
+    for row, entry in zip(episodes[1:], statistics["policies"]):
+        assert row == [
+            entry["policy"],
+            share_of_episodes_text(entry["episodes_with_casualties"]),
+            share_of_episodes_text(entry["episodes_with_loss"]),
+        ]
+    assert "fewer than 10 seeds (small-room (3))" in text
+
+
 def test_per_scenario_table_shows_sums_and_seed_spread(results, report):
     ranking, _ = compute_ranking(results.campaign, results.episodes())
-    table = Page(report[0]).tables[3]
-    for row, entry in zip(table[1:], ranking["ranked"]):
+    statistics, _ = compute_statistics(results.campaign, results.episodes())
+    (table,) = Page(report[0]).section("scenarios")
+    assert table[0][-1] == "casualties 95%"
+    for row, entry, stats in zip(table[1:], ranking["ranked"], statistics["policies"]):
+        low, high = stats["by_scenario"]["small-room"]["casualties"]["interval"]
+        assert row[10] == f"[{low}, {high}]"
         part = entry["by_scenario"]["small-room"]
         assert row[1:5] == [
             entry["policy"],
@@ -215,3 +257,37 @@ def test_without_matplotlib_names_the_extra(results, tmp_path, monkeypatch, caps
     out, err = capsysbinary.readouterr()
     assert out == b"" and "pip install 'ember-eval[report]'" in err.decode() and err.decode().count("\n") == 1
     assert not target.exists()
+
+
+def test_the_page_shows_the_statistics_of_the_same_b_and_seed(results, tmp_path, capsysbinary):
+    """``ember report --replicates B --seed S`` draws the statistics that ``ember stats`` computes with them."""
+    target = tmp_path / "page.html"
+    assert main(["report", results.path, "-o", str(target), "--replicates", "1000", "--seed", "5"]) == 0
+    capsysbinary.readouterr()
+    page = target.read_text(encoding="utf-8")
+    assert page == build_report(results.campaign, results.episodes(), 1000, 5)[0]
+    assert "1,000 resamples, seed 5" in page and page != build_report(results.campaign, results.episodes())[0]
+
+
+def test_cli_bad_resampling_options_write_nothing(results, tmp_path, capsysbinary):
+    target = tmp_path / "page.html"
+    for option, value in (("--replicates", "999"), ("--seed", "-1"), ("--replicates", "1_000")):
+        with pytest.raises(SystemExit) as stopped:
+            main(["report", results.path, "-o", str(target), option, value])
+        assert stopped.value.code == 2
+        out, err = capsysbinary.readouterr()
+        assert out == b"" and err.decode().count("\n") == 1 and f"argument {option}: expected" in err.decode()
+    assert not target.exists()
+
+
+def test_without_numpy_names_the_report_extra(results, tmp_path, monkeypatch, capsysbinary):
+    monkeypatch.setitem(sys.modules, "numpy", None)
+    with pytest.raises(
+        MissingExtraError,
+        match=r"^the report's statistics need numpy, scipy and threadpoolctl: pip install 'ember-eval\[report\]'$",
+    ):
+        build_report(results.campaign, results.episodes())
+    target = tmp_path / "page.html"
+    assert main(["report", results.path, "-o", str(target)]) == 2
+    out, err = capsysbinary.readouterr()
+    assert out == b"" and err.decode().count("\n") == 1 and not target.exists()

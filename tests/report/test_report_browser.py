@@ -273,7 +273,10 @@ SORT_BY_CASUALTIES_DESCENDING = """
   var header = Array.prototype.find.call(table.tHead.rows[0].cells, function (th) {
     return th.textContent.trim() === "casualties"; });
   header.click(); header.click();
-  var names = Array.prototype.map.call(table.tBodies[0].rows, function (r) { return r.cells[1].textContent.trim(); });
+  var policy = Array.prototype.findIndex.call(table.tHead.rows[0].cells, function (th) {
+    return th.textContent.trim() === "policy"; });
+  var names = Array.prototype.map.call(table.tBodies[0].rows, function (r) {
+    return r.cells[policy].textContent.trim(); });
   return {ready: document.documentElement.getAttribute("data-ready"), order: names,
           svgs: document.querySelectorAll("figure svg").length};
 })()
@@ -301,3 +304,77 @@ def test_report_renders_cleanly_in_chromium(browser, tmp_path):
     shot.write_bytes(check.png)
     if os.environ.get("EMBER_REPORT_SCREENSHOT"):  # keep a copy to look at
         shutil.copyfile(shot, os.environ["EMBER_REPORT_SCREENSHOT"])
+
+
+STATISTICS_ON_SCREEN = """
+(function () {
+  function shown(element) {
+    var box = element.getBoundingClientRect();
+    var style = getComputedStyle(element);
+    return box.width > 0 && box.height > 0 && style.visibility !== "hidden" && style.display !== "none";
+  }
+  var table = document.querySelector("#leaderboard table.sortable");
+  var heads = Array.prototype.map.call(table.tHead.rows[0].cells, function (th) { return th.textContent.trim(); });
+  var rows = Array.prototype.map.call(table.tBodies[0].rows, function (r) {
+    var cell = function (name) { return r.cells[heads.indexOf(name)]; };
+    var bars = Array.prototype.map.call(r.querySelectorAll(".ci-bar"), function (bar) {
+      var outer = bar.getBoundingClientRect(), range = bar.querySelector(".ci-range").getBoundingClientRect();
+      var tick = bar.querySelector(".ci-point").getBoundingClientRect();
+      return {shown: shown(bar), inside: range.left >= outer.left - 0.5 && range.right <= outer.right + 0.5,
+              tickInRange: tick.left + tick.width / 2 >= range.left - 1.5 &&
+                           tick.left + tick.width / 2 <= range.right + 1.5};
+    });
+    return {rank: cell("rank").textContent.trim(), interval: cell("rank 95%").textContent.trim(),
+            group: cell("group").textContent.trim(), groupShown: shown(cell("group").querySelector(".group")),
+            policy: cell("policy").textContent.trim(), bars: bars};
+  });
+  var warnings = Array.prototype.map.call(document.querySelectorAll("#leaderboard .warning"), function (w) {
+    return {text: w.textContent.trim(), shown: shown(w), single: w.classList.contains("single")};
+  });
+  var sentences = Array.prototype.map.call(document.querySelectorAll("#statistics ul.sentences li"), function (li) {
+    return {text: li.textContent.trim(), shown: shown(li)};
+  });
+  var pairRows = document.querySelectorAll("#statistics table")[0].tBodies[0].rows;
+  var pairs = Array.prototype.map.call(pairRows, function (r) {
+    return Array.prototype.map.call(r.cells, function (c) { return c.textContent.trim(); });
+  });
+  return {rows: rows, warnings: warnings, sentences: sentences, pairs: pairs,
+          warningAboveBoard: warnings.length > 0 &&
+            document.querySelector("#leaderboard .warning").getBoundingClientRect().bottom
+              <= table.getBoundingClientRect().top};
+})()
+"""
+
+
+def test_statistics_show_in_chromium(browser, tmp_path):
+    """Rank intervals and groups beside the ranks, interval bars on the totals, the pairs with their sentences
+    and p-values, and the few-seed warnings (the single-seed one plainest) are on the rendered page."""
+    from ember.stats import compute_statistics
+    from ember.stats.text import p_value_text, pair_sentence
+
+    results = builtin_results(
+        tmp_path / "results", scenarios=(("builtin:small-room", (0, 1, 2)), ("builtin:bottleneck", (0,)))
+    )
+    page, _ = build_report(results.campaign, results.episodes(), 1000, 3)
+    statistics, _ = compute_statistics(results.campaign, results.episodes(), 1000, 3)
+    path = tmp_path / "report.html"
+    path.write_text(page, encoding="utf-8")
+    check = load_page(browser, path, STATISTICS_ON_SCREEN)
+    assert check.problems == []
+    shown = check.script_result
+    assert [row["policy"] for row in shown["rows"]] == [p["policy"] for p in statistics["policies"]]
+    for row, entry in zip(shown["rows"], statistics["policies"]):
+        low, high = entry["rank_interval"]
+        assert row["rank"] == str(entry["rank"]) and row["group"] == str(entry["group"]) and row["groupShown"]
+        assert row["interval"] == (str(low) if low == high else f"{low}–{high}")
+        assert len(row["bars"]) == 4  # casualties, stranded, evacuated, person-time
+        assert all(bar["shown"] and bar["inside"] and bar["tickInRange"] for bar in row["bars"]), row["bars"]
+    warnings = shown["warnings"]
+    assert [w["single"] for w in warnings] == [True, False] and all(w["shown"] for w in warnings)
+    assert warnings[0]["text"].startswith("One seed only: 1 scenario has a single seed (bottleneck)")
+    assert shown["warningAboveBoard"]
+    expected = [pair_sentence(p, 1000) for p in statistics["pairs"]]
+    assert [s["text"] for s in shown["sentences"]] == expected and all(s["shown"] for s in shown["sentences"])
+    assert "is above" in expected[0] and "of 1,000 resamples" in expected[0]
+    assert [row[-1] for row in shown["pairs"]] == [p_value_text(p["sign_test"]["p_value"]) for p in statistics["pairs"]]
+    assert_not_blank(check.png)

@@ -24,6 +24,7 @@ from ..results import (
     MAX_LINE_BYTES,
     RANKING_FILE,
     SCENARIOS_DIR,
+    STATISTICS_FILE,
     TORN_FILE,
     check_campaign,
     read_results,
@@ -231,7 +232,7 @@ class ResultsDir:
     def start(self, torn, scenarios):
         """The first writes of a run (after ``prepare``).
 
-        Set torn bytes aside, drop a stale ranking, open episodes.jsonl,
+        Set torn bytes aside, drop a stale ranking and statistics, open episodes.jsonl,
         write campaign.json, then ``scenarios/<scenario_id>.json`` for each
         (scenario_id, scenario dict) of ``scenarios``.  An I/O error is a
         ``ResultsIOError`` naming the file.
@@ -243,12 +244,11 @@ class ResultsDir:
                 handle.write(torn)
                 handle.flush()
                 os.fsync(handle.fileno())
-            with _naming(episodes):
-                os.truncate(episodes, os.path.getsize(episodes) - len(torn))
-        ranking = self.file(RANKING_FILE)
-        if os.path.lexists(ranking):
-            with _naming(ranking):
-                os.remove(ranking)
+        for name in (RANKING_FILE, STATISTICS_FILE):
+            stale = self.file(name)
+            if os.path.lexists(stale):
+                with _naming(stale):
+                    os.remove(stale)
 
         def saver(data):
             def save(stream):

@@ -2,6 +2,9 @@
 
 import argparse
 import math
+import re
+
+_ASCII_DECIMAL = re.compile(r"0|[1-9][0-9]*")
 
 
 def count(low):
@@ -34,6 +37,34 @@ def seed(text):
         raise argparse.ArgumentTypeError(f"the seed must be a decimal integer, got {text!r}") from None
     if not 0 <= value < 2**64:
         raise argparse.ArgumentTypeError(f"the seed must satisfy 0 <= seed < 2^64, got {value}")
+    return value
+
+
+def _ascii_decimal(text, low, high):
+    """``text`` as an integer low <= n <= high written 0|[1-9][0-9]* (ASCII, no sign, no leading zero), else None."""
+    if not _ASCII_DECIMAL.fullmatch(text):
+        return None
+    value = int(text)
+    return value if low <= value <= high else None
+
+
+def replicates(text):
+    """``ember stats --replicates``: statistics.md §3's B, 1000 <= B <= 1000000, in ASCII decimal."""
+    value = _ascii_decimal(text, 1000, 1_000_000)
+    if value is None:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer 1000 <= B <= 1000000 in decimal digits (0|[1-9][0-9]*), got {text!r}"
+        )
+    return value
+
+
+def resampling_seed(text):
+    """``ember stats --seed``: statistics.md §3's σ, 0 <= σ < 2^64, in ASCII decimal."""
+    value = _ascii_decimal(text, 0, 2**64 - 1)
+    if value is None:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer 0 <= seed < 2^64 in decimal digits (0|[1-9][0-9]*), got {text!r}"
+        )
     return value
 
 

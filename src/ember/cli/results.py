@@ -30,7 +30,7 @@ def rank_arguments(rank):
 
 def cmd_rank(args, console):
     from ..ranking import format_leaderboard, ranking_bytes, ranking_of
-    from ..results import read_results, verifiable_is_complete, verifiable_note
+    from ..results import read_results
 
     results = read_results(args.results)
     ranking = ranking_of(results)
@@ -38,15 +38,75 @@ def cmd_rank(args, console):
         data = ranking_bytes(ranking)
     else:
         data = (format_leaderboard(ranking, args.format) + "\n").encode("utf-8")
+    write_board(console, args, results, data)
+    return 0
+
+
+def write_board(console, args, results, data):
+    """Write ``data``, computed from ``results`` (rank, stats), with what a reader should hear about the rows.
+
+    The directory's warnings first; rows ``ember verify`` cannot check are a
+    warning said with them; a board it can check whole is said once the
+    result is written.
+    """
+    from ..results import verifiable_is_complete, verifiable_note
+
     print_warnings(console, args.results, results.warnings)
-    # Rows ember verify cannot check are a warning, said with the others; a board it can check whole is
-    # said once the ranking is written.
     complete = verifiable_is_complete(results)
     if not complete:
         console.warn(verifiable_note(results))
     write_result(console, args.output, data)
     if complete:
         console.say(f"ember: {verifiable_note(results)}")
+
+
+# -- stats ----------------------------------------------------------------------------------
+
+STATS_EPILOG = (
+    "--format json is statistics.json (statistics 1.0, docs/statistics.md): the same bytes on every machine for the "
+    "same files, B and seed. Needs the stats extra (numpy, scipy, threadpoolctl): pip install 'ember-eval[stats]'; "
+    "table and markdown also need tabulate ('ember-eval[cli]'). A progress bar counts the resamples on a terminal."
+)
+
+
+def stats_arguments(stats):
+    arguments.add_results(stats)
+    arguments.add_output(stats, "write here instead of standard output")
+    stats_formats = "json (default: statistics.json's canonical bytes), table (plain text) or markdown"
+    arguments.add_format(stats, ("json", "table", "markdown"), stats_formats)
+    add_resampling(stats)
+
+
+def add_resampling(command):
+    """--replicates and --seed of the bootstrap (statistics.md §3): ``ember stats`` and ``ember report``."""
+    from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED
+
+    replicates_help = f"bootstrap resamples B, 1000 <= B <= 1000000 (default: {DEFAULT_REPLICATES})"
+    command.add_argument(
+        "--replicates", type=arguments.replicates, default=DEFAULT_REPLICATES, metavar="B", help=replicates_help
+    )
+    seed_help = f"seed of the resampling stream, 0 <= seed < 2^64 (default: {DEFAULT_SEED})"
+    command.add_argument("--seed", type=arguments.resampling_seed, default=DEFAULT_SEED, metavar="S", help=seed_help)
+
+
+def cmd_stats(args, console):
+    from ..progress import items_progress
+    from ..ranking import require_tabulate
+    from ..stats import require, statistics_bytes, statistics_of_directory
+    from ..stats.text import format_statistics
+
+    require()  # a missing extra fails before the files are read
+    if args.format != "json":
+        require_tabulate()
+    with items_progress("resampling", "resamples", console.progress_stream) as on_item:
+        statistics, results = statistics_of_directory(
+            args.results, args.replicates, args.seed, lambda done: on_item(done, args.replicates)
+        )
+    if args.format == "json":
+        data = statistics_bytes(statistics)
+    else:
+        data = (format_statistics(statistics, args.format) + "\n").encode("utf-8")
+    write_board(console, args, results, data)
     return 0
 
 
@@ -59,12 +119,13 @@ def report_arguments(report):
     arguments.add_results(report)
     page_help = f"where to write the page (default: {REPORT_FILE} in the current directory; - for standard output)"
     arguments.add_output(report, page_help, "FILE.html", default=REPORT_FILE)
+    add_resampling(report)
 
 
 def cmd_report(args, console):
     from ..report import report_of_directory
 
-    page, results = report_of_directory(args.results)
+    page, results = report_of_directory(args.results, args.replicates, args.seed)
     print_warnings(console, args.results, results.warnings)
     write_result(console, args.output, page.encode("utf-8"))
     if args.output != "-":

@@ -113,11 +113,26 @@ COMMANDS = (
         writes_stdout=without_output_file,
     ),
     Command(
+        "stats",
+        help="how sure the ranking is: bootstrap intervals, groups and pairs",
+        description="Compute statistics 1.0 (docs/statistics.md) of RESULTS_DIR: a stratified paired bootstrap over "
+        "episode keys (scenarios as strata) gives each ranked policy 95% intervals of its totals and rank, its group "
+        "of policies not separable from the one above, and each adjacent pair its order shares and exact sign test; "
+        "Clopper-Pearson intervals bound the share of episodes with casualties. The ranking itself never changes. "
+        "Bad input (the files, --replicates, --seed): one line on stderr, exit status 2, nothing written.",
+        epilog=results.STATS_EPILOG,
+        arguments=results.stats_arguments,
+        handler=results.cmd_stats,
+        writes_stdout=without_output_file,
+    ),
+    Command(
         "report",
         help="write a self-contained HTML report of a campaign's results",
         description="Write one HTML page that opens offline: the leaderboard with its formula, the unranked policies "
         "and why, per-scenario tables, pairwise evidence and plots (evacuation curves, casualties, exit shares, "
-        "fire distances), each showing the spread over seeds. Needs matplotlib: pip install 'ember-eval[report]'.",
+        "fire distances), each showing the spread over seeds, and the statistics of 'ember stats' (rank intervals, "
+        "groups, interval bars, adjacent pairs, few-seed warnings). Needs matplotlib and the stats extra: "
+        "pip install 'ember-eval[report]'.",
         arguments=results.report_arguments,
         handler=results.cmd_report,
         writes_stdout=with_output_dash,

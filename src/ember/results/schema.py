@@ -26,6 +26,8 @@ CAMPAIGN_FILE = "campaign.json"
 EPISODES_FILE = "episodes.jsonl"
 TORN_FILE = "episodes.jsonl.torn"
 RANKING_FILE = "ranking.json"
+#: Written only by 'ember stats -o'; like ranking.json it describes rows a new run may change.
+STATISTICS_FILE = "statistics.json"
 SCENARIOS_DIR = "scenarios"
 RECORDS_DIR = "records"
 POLICY_KINDS = ("builtin", "agent", "python", "records")
