@@ -244,6 +244,8 @@ class ResultsDir:
                 handle.write(torn)
                 handle.flush()
                 os.fsync(handle.fileno())
+            with _naming(episodes):
+                os.truncate(episodes, os.path.getsize(episodes) - len(torn))
         for name in (RANKING_FILE, STATISTICS_FILE):
             stale = self.file(name)
             if os.path.lexists(stale):
