@@ -32,11 +32,19 @@ each also run with the simulator of ``--baseline`` (a git revision; default:
 the code before issue 12), extracted with ``git archive`` into the data
 directory; the ratio column of a sim row is new steps/s over baseline steps/s.
 
+Episode-loop rows (issue 18: the one loop in ``sim/loop.py``), the same
+two scenarios and policy, each against the code of ``--loop-baseline``
+(default: the commit before the one loop), measured in the same run:
+
+  write hall / write 20     ``run_episode`` to ``/dev/null`` (a binary stream): loop, encoding, a flush per part
+  measure hall / measure 20 ``engine.measure_run``, no record: loop and the engine's accumulators
+
 Usage::
 
     python benchmarks/bench_speed.py                       # T = 10^5, 3 repeats, everything
     python benchmarks/bench_speed.py --steps 10000 --repeat 5
     python benchmarks/bench_speed.py --only sim --repeat 5
+    python benchmarks/bench_speed.py --only loop --repeat 5              # the episode loop, now and before
     python benchmarks/bench_speed.py --only read --steps 10000 100000 1000000   # RSS flat?
 """
 
@@ -53,6 +61,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LAYOUTS = ("canonical", "pretty", "sorted", "spaced")
 BASELINE = "d928755"  # the last commit before the issue-12 work
+LOOP_BASELINE = "2b1401f"  # the last commit before the one episode loop (issue 18)
 
 
 # -- records in every layout --------------------------------------------------
@@ -225,6 +234,20 @@ def measure(kind, target, scenario_arg, steps):
         while not sim.terminated:
             sim.step(policy(sim.observe()))
             done += 1
+    elif kind in ("write", "measure"):
+        scenario = ember.load_scenario(scenario_arg)
+        scenario["termination"]["max_steps"] = int(steps)
+        with open(os.devnull, "wb") as sink:
+            started = time.process_time()
+            if kind == "write":
+                done = ember.run_episode(scenario, "random", 1, sink)["step"]
+            else:
+                from ember.engine import measure_run
+
+                measured = measure_run(scenario, "random", 1)
+                # Before the one loop measure_run gave the EpisodeMetrics alone.
+                metrics = getattr(measured, "metrics", measured)
+                done = metrics["time"]["episode_steps"]
     else:
         raise SystemExit(f"unknown kind {kind}")
     print(json.dumps({"seconds": time.process_time() - started, "steps": done}))
@@ -295,15 +318,40 @@ def sim_rows(args):
     return rows
 
 
+def loop_rows(args):
+    src = baseline_src(args.loop_baseline, args.data_dir)
+    rows = []
+    for kind in ("write", "measure"):
+        for label, scenario, steps in (
+            ("hall", "builtin:hall", args.hall_steps),
+            ("20", "builtin:long-horizon", args.sim_steps),
+        ):
+            new, old = [], []
+            for _ in range(args.repeat):  # interleaved: a busy spell hits both alike
+                seconds, done, _ = run_child(kind, "-", scenario, steps)
+                new.append(done / seconds)
+                seconds, done, _ = run_child(kind, "-", scenario, steps, src=src)
+                old.append(done / seconds)
+            rows.append((f"{kind} {label}", steps, new, old))
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, nargs="+", default=[100_000], help="record lengths T (default: 10^5)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per row (median and spread are shown)")
-    parser.add_argument("--only", choices=("read", "sim"), help="just the reading rows or just the simulator rows")
+    parser.add_argument(
+        "--only", choices=("read", "sim", "loop"), help="just the reading, the simulator or the episode-loop rows"
+    )
     parser.add_argument("--hall-steps", type=int, default=1000, help="steps of builtin:hall to run (default 1000)")
     parser.add_argument("--sim-steps", type=int, default=50_000, help="steps of the 20-people simulator row")
     parser.add_argument(
         "--baseline", default=BASELINE, help=f"git revision of the 'before' simulator (default {BASELINE})"
+    )
+    parser.add_argument(
+        "--loop-baseline",
+        default=LOOP_BASELINE,
+        help=f"git revision of the 'before' episode loop (default {LOOP_BASELINE})",
     )
     parser.add_argument(
         "--data-dir", type=Path, default=ROOT / "bench-data", help="where records are written and cached"
@@ -320,7 +368,7 @@ def main():
         f"python {sys.version.split()[0]}, ijson {ijson.__version__} backend {ijson.backend}, {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.1f} at start; CPU seconds, median (min-max) of {args.repeat} runs"
     )
-    if args.only != "sim":
+    if args.only in (None, "read"):
         print()
         header = f"{'what':<16} {'T':>9} {'CPU s':>22} {'MB/s':>7} {'x floor':>22} {'peak RSS MB':>12}"
         print(header)
@@ -332,14 +380,16 @@ def main():
                     f"{mb / statistics.median(seconds):7.1f} {spread(ratios, lambda x: f'{x:.2f}'):>22} {rss:12.1f}",
                     flush=True,
                 )
-    if args.only != "read":
+    for part, rows, baseline in (("sim", sim_rows, args.baseline), ("loop", loop_rows, args.loop_baseline)):
+        if args.only not in (None, part):
+            continue
         print()
-        header = f"{'what':<10} {'steps':>7} {'steps/s now':>24} {f'steps/s at {args.baseline}':>24} {'x before':>8}"
+        header = f"{'what':<13} {'steps':>7} {'steps/s now':>24} {f'steps/s at {baseline}':>24} {'x before':>8}"
         print(header)
         print("-" * len(header))
-        for label, steps, new, old in sim_rows(args):
+        for label, steps, new, old in rows(args):
             print(
-                f"{label:<10} {steps:>7,} {spread(new, lambda x: f'{x:,.0f}'):>24} "
+                f"{label:<13} {steps:>7,} {spread(new, lambda x: f'{x:,.0f}'):>24} "
                 f"{spread(old, lambda x: f'{x:,.0f}'):>24} {statistics.median(new) / statistics.median(old):8.2f}",
                 flush=True,
             )

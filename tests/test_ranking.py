@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from ember.errors import EmberError, MissingExtraError, RankingInputError
 from ember.ranking import FORMULA, compute_ranking, format_leaderboard, ranking_bytes
 
-from ranking_results import (
+from helpers.ranking_results import (
     assert_same,
     builtin_metrics,
     builtin_results,

@@ -9,8 +9,8 @@ import ember
 from ember import render
 from ember.cli import main
 
-from conftest import picture_scenario
-from records import scripted
+from helpers.records import scripted
+from helpers.scenarios import picture_scenario
 
 FLOOR, WALL, EXIT, FIRE = (245, 245, 240), (60, 60, 60), (40, 160, 70), (235, 80, 20)
 EVACUATED, CASUALTY, ACTIVE, TRAPPED = (120, 215, 235), (0, 0, 0), (30, 90, 220), (200, 40, 200)

@@ -13,7 +13,7 @@ from ember import ScenarioError, Simulator, load_scenario, scenario_hash
 from ember.scenario import builtin_names
 from ember.sim.policies import make_policy
 
-from conftest import make_scenario, stay_all
+from helpers.scenarios import make_scenario, stay_all
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "src" / "ember" / "scenarios"
 

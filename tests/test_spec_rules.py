@@ -13,8 +13,8 @@ import pytest
 
 import ember
 
-from conftest import picture_scenario
-from records import encode, parts, record_bytes, scripted
+from helpers.records import encode, parts, record_bytes, scripted
+from helpers.scenarios import picture_scenario
 
 TIMEOUT = 60  # only stops a hang
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from strict import Hang, assert_same_json, json_difference, no_hang
+from helpers.strict import Hang, assert_same_json, json_difference, no_hang
 
 
 @pytest.mark.parametrize("a, b", [(1, 1.0), (1, True), (0, False), (1.0, True), (None, 0), ([1], (1,)), ("1", 1)])

@@ -10,6 +10,7 @@ nor writes cannot hang EMBER, whatever the pipe buffers hold.
 
 import contextlib
 import json
+import os
 import queue
 import re
 import shlex
@@ -22,6 +23,8 @@ from .canonical import canonical_json
 from .errors import AgentError  # raised here, declared with every error
 
 DEFAULT_STEP_TIMEOUT = 10.0
+#: The longest step timeout anyone may ask for (one day): past it a deadline means nothing.
+MAX_STEP_TIMEOUT = 86400.0
 #: An answer line may hold at most this many bytes (a runaway agent must
 #: not make EMBER buffer without bound).
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
@@ -48,11 +51,25 @@ class AgentPolicy:
             agent.finish(final)
     """
 
-    def __init__(self, command, scenario, step_timeout=DEFAULT_STEP_TIMEOUT, *, cwd=None, stderr=None):
+    def __init__(
+        self,
+        command,
+        scenario,
+        step_timeout=DEFAULT_STEP_TIMEOUT,
+        *,
+        cwd=None,
+        stderr=None,
+        own_group=True,
+        timeout_name="--step-timeout",
+    ):
         self.step_timeout = step_timeout
         self.step = 0  # the step of the last observation sent
-        # cwd and stderr (a file) serve campaigns: agents run in the campaign's folder, stderr to a log.
-        self._process = _spawn(command, cwd, stderr)
+        self.timeout_name = timeout_name  # where the timeout was set, for the message
+        # With own_group the agent leads a new session, and closing it ends every process of it
+        # (its children too). Campaigns pass False: the agent joins the episode process's session,
+        # which the campaign ends as a whole. cwd and stderr also serve campaigns.
+        self.own_group = own_group
+        self._process = _spawn(command, cwd, stderr, own_group)
         self._answers = queue.Queue()
         self._outbox = queue.Queue()
         self._threads = [
@@ -104,6 +121,10 @@ class AgentPolicy:
                 break
             except subprocess.TimeoutExpired:
                 continue
+        if self.own_group:
+            # The agent has exited (or been killed): what it started must not outlive it.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
         for thread in self._threads:
             # A grandchild holding the pipes open must not hang EMBER either.
             thread.join(KILL_GRACE)
@@ -169,7 +190,7 @@ class AgentPolicy:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise AgentError(
-                    f"step {self.step}: the agent did not answer within {self.step_timeout:g} s (--step-timeout)."
+                    f"step {self.step}: the agent did not answer within {self.step_timeout:g} s ({self.timeout_name})."
                 )
             try:
                 return self._answers.get(timeout=min(remaining, EXIT_POLL))
@@ -225,7 +246,7 @@ class AgentPolicy:
         return value
 
 
-def _spawn(command, cwd=None, stderr=None):
+def _spawn(command, cwd=None, stderr=None, own_group=True):
     try:
         argv = shlex.split(command)
     except ValueError as exc:
@@ -234,7 +255,14 @@ def _spawn(command, cwd=None, stderr=None):
         raise AgentError("the agent command is empty.")
     try:
         # stderr is inherited unless given: the agent's diagnostics reach EMBER's stderr as they are.
-        return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=cwd)
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            cwd=cwd,
+            start_new_session=own_group,
+        )
     except OSError as exc:
         raise AgentError(f"cannot start the agent {argv[0]!r}: {exc.strerror or exc}.") from None
 

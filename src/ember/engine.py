@@ -15,9 +15,11 @@ EMBER's own simulator: its steps go to the same accumulators directly.
 """
 
 import contextlib
+import hashlib
 import os
+from typing import NamedTuple
 
-from .checks.replay import PolicyRun, ReplayCheck, Replayer
+from .checks.replay import ReplayCheck, ReplayedStep, Replayer
 from .checks.shape import check_final_shape, check_step, fail
 from .checks.stage1 import check_compatibility
 from .checks.stage2 import check_final_matches_last, check_initial_state, replayed_step_checks, step_checks
@@ -25,14 +27,16 @@ from .errors import MetricsInputError, ReplayMismatchError, ScenarioError
 from .metrics.exposure import FireExposure
 from .metrics.movement import MovementCounts
 from .metrics.replanning import ReplanningCounts
-from .metrics.report import build_report
+from .metrics.report import EpisodeMetrics, build_report
 from .metrics.resolutions import Resolutions
-from .record.compression import open_output
+from .record.compression import Decompression
 from .record.limits import DEFAULT_LIMITS, record_limits
 from .record.pipeline import RecordInput, read_into
-from .record.writer import RecordWriter
+from .record.writer import writing_record
 from .scenario import compile_scenario
-from .sim.simulator import collector_paused
+from .sim.loop import resolve_policy, run_policy
+from .sim.policies import is_builtin
+from .sim.simulator import Simulator, collector_paused
 from .transition import State, Transition, decode_snapshot
 
 REPLAY_PREFIX = "record failed simulator replay verification: "
@@ -280,14 +284,92 @@ def episode_metrics(scenario, record):
     return measure_record(_compile(scenario), record)
 
 
-def measure_run(scenario, policy, seed, out=None):
+class _TextDigest:
+    """The end of a second decompression: the SHA-256 of the record's (decompressed) JSON text."""
+
+    def __init__(self):
+        self.sha = hashlib.sha256()
+
+    def feed(self, chunk):
+        self.sha.update(chunk)
+
+    def close(self):
+        pass
+
+
+class _BothInputs:
+    """Feeds each chunk of the record to the engine's input, then to the digest's decompression."""
+
+    def __init__(self, *inputs):
+        self.inputs = inputs
+
+    def feed(self, chunk):
+        for record_input in self.inputs:
+            record_input.feed(chunk)
+
+    def close(self):
+        for record_input in self.inputs:
+            record_input.close()
+
+
+def authenticate_record(scenario, record):
+    """Authenticate and measure a record (stages 1-3, as ``episode_metrics``) and hash it, in one read.
+
+    Returns (``EpisodeMetrics``, hex SHA-256 of the record's decompressed
+    bytes: the JSON text, whether the file is plain, gzip or zstd).  The
+    chunks go first to the engine, so a record it refuses (``MetricsInputError``)
+    is never decompressed further for the digest.
+    """
+    compiled = _compile(scenario)
+    engine = EpisodeEngine(compiled)
+    digest = _TextDigest()
+    both = _BothInputs(open_record(engine, record_limits(compiled), engine.take_line), Decompression(digest))
+    read_into(record, both)
+    return engine.result, digest.sha.hexdigest()
+
+
+class MeasuredRun(NamedTuple):
+    """What ``measure_run`` gives: the episode's metrics, its final state (simulator.md §5) and,
+    when the record was written, the hex SHA-256 of its (uncompressed) canonical bytes, else None."""
+
+    metrics: EpisodeMetrics
+    final_state: dict
+    record_sha256: str | None
+
+
+class MeasuringSink:
+    """A sink of the episode loop (``sim.loop``) that measures: each step to an ``EpisodeEngine``.
+
+    The simulator's own steps need no reading or replay: each becomes a
+    replayed transition (``EpisodeEngine.replayed_step``) from the step and
+    the state ``simulator`` holds after it.  The step that ends the episode
+    ends the engine too: ``engine.result`` is then the ``EpisodeMetrics``.
+    """
+
+    def __init__(self, engine, simulator):
+        self.engine = engine
+        self.simulator = simulator
+
+    def start(self, header, initial_state):
+        self.engine.header(header)
+        self.engine.initial_state(initial_state)
+
+    def step(self, step, final_state):
+        engine = self.engine
+        engine.replayed_step(ReplayedStep(self.simulator, step))
+        if final_state is not None:
+            engine.final_state(final_state)
+            engine.end()
+
+
+def measure_run(scenario, policy, seed, out=None, *, live=True):
     """Run ``policy`` on ``scenario`` under ``seed`` in EMBER's simulator and measure it as it runs.
 
-    The simulator-driven entry point (campaign.md §3): each step goes from
-    the simulator straight to the stage-2 checks and the metric
-    accumulators as a replayed transition, as the canonical-line fast path
-    does, without encoding, re-reading or replaying it; memory stays
-    constant in the number of steps.
+    The simulator-driven entry point (campaign.md §3): the one episode loop
+    (``sim.loop.run_policy``) hands each step straight to the metric
+    accumulators as a replayed transition (``MeasuringSink``), as the
+    canonical-line fast path does, without encoding, re-reading or
+    replaying it; memory stays constant in the number of steps.
 
     ``scenario`` is a scenario dict or a compiled scenario (an invalid one
     raises ``ScenarioError``, as ``run_episode``); ``policy`` a callable
@@ -295,37 +377,35 @@ def measure_run(scenario, policy, seed, out=None):
     ``seed`` as for ``Simulator`` (a bad one raises its ``SeedError``).
     Illegal actions raise ``ActionError``, as in ``run_episode``.  With
     ``out`` (a path or a binary file) the canonical record is written there
-    as it runs, byte-identical to what ``run_episode`` writes, flushed step
-    by step (a path ending ``.gz`` or ``.zst`` is written compressed, as
-    ``run_episode`` does: gzip with mtime 0, reproducible).  Returns the ``EpisodeMetrics``: exactly what
-    ``episode_metrics(scenario, record)`` gives for that record.
+    as it runs by the same writer as ``run_episode``'s, byte-identical,
+    flushed step by step (a path through the one record opener,
+    ``record.output.open_record_output``: ``.gz`` or ``.zst`` compressed).
+    ``live=False`` writes a path complete or not at all, without a flush
+    per part (the opener's whole mode, for a record nobody follows).
+
+    Returns a ``MeasuredRun(metrics, final_state, record_sha256)``:
+    ``metrics`` is exactly what ``episode_metrics(scenario, record)`` gives
+    for that record, ``final_state`` the record's final state,
+    ``record_sha256`` the hex SHA-256 of the record's canonical bytes when
+    ``out`` was given (hashed as they are written), else None.
     """
     compiled = compile_scenario(scenario)
-    run = PolicyRun(compiled, seed, policy)
-    if out is None:
-        return _measure_run(compiled, run, None)
-    if isinstance(out, (str, os.PathLike)):
-        with open_output(out) as stream:  # the -o rules of run_episode (docs/decisions.md)
-            return _measure_run(compiled, run, RecordWriter(stream))
-    return _measure_run(compiled, run, RecordWriter(out))
-
-
-def _measure_run(compiled, run, writer):
+    # A built-in policy only reads its observations, and the steps go to the engine and the writer:
+    # the simulator may share its lists (docs/decisions.md, "Scale"), and as EMBER's own code makes no
+    # cycles, the collector is paused for the episode, as the simulator pauses it inside a step.
+    built_in = is_builtin(policy)
+    simulator = Simulator(compiled, seed, shared_lists=built_in)
+    policy = resolve_policy(policy, simulator)
     engine = EpisodeEngine(compiled, replay=False, simulator_steps_only=True)
-    engine.header(run.header)
-    engine.initial_state(run.initial_state)
-    if writer is not None:
-        writer.start(run.header, run.initial_state)
-    # A built-in policy (shared lists) runs nothing but EMBER's own code, which makes no cycles:
-    # the collector is paused for the episode, as the simulator pauses it inside a step.
-    with collector_paused() if run.sim.shared_lists else contextlib.nullcontext():
-        for replayed in run.steps():
-            engine.replayed_step(replayed)
-            if writer is not None:
-                writer.step(replayed.step, replayed.final_state)
-    engine.final_state(replayed.final_state)  # the last step's: the episode has ended
-    engine.end()
-    return engine.result
+    measuring = MeasuringSink(engine, simulator)
+    with collector_paused() if built_in else contextlib.nullcontext():
+        if out is None:
+            final_state = run_policy(simulator, policy, (measuring,))
+            return MeasuredRun(engine.result, final_state, None)
+        digest = hashlib.sha256()
+        with writing_record(out, live=live, digest=digest) as writer:  # the -o rules of run_episode (decisions.md)
+            final_state = run_policy(simulator, policy, (measuring, writer))
+    return MeasuredRun(engine.result, final_state, digest.hexdigest())
 
 
 class _ReplaySink:

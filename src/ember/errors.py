@@ -4,6 +4,8 @@ Modelled on Hypothesis' ``errors.py``: callers can catch ``EmberError`` for
 everything EMBER raises on bad input, or the built-in ``ValueError``.
 """
 
+import os
+
 
 class EmberError(Exception):
     """Root of every error EMBER raises on purpose."""
@@ -43,21 +45,34 @@ class ReplayMismatchError(EmberError, ValueError):
         self.path = path
 
 
-class RankingInputError(EmberError, ValueError):
-    """A results directory cannot be ranked (ranking.md §1).
+class ResultsError(EmberError, ValueError):
+    """A results directory breaks campaign.md §4 / ranking.md §1 (``ember.results`` reads it).
 
     ``file`` is the offending file's name inside the results directory
-    (``campaign.json`` or ``episodes.jsonl``), ``line`` its 1-based line
-    number (None for ``campaign.json``, read as one JSON text) and
-    ``reason`` the rest of the message.
+    (``campaign.json``, ``episodes.jsonl``, ``.`` for the directory itself),
+    ``line`` its 1-based line number (None for a file read as one JSON text)
+    and ``reason`` the rest of the message.  ``directory``, when the file was
+    read from a directory, is that directory as given; the message then
+    names the file's path in it.
     """
 
-    def __init__(self, file, line, reason):
-        where = file if line is None else f"{file}:{line}"
+    def __init__(self, file, line, reason, directory=None):
+        where = file if directory is None else os.path.normpath(os.path.join(directory, file))
+        if line is not None:
+            where = f"{where}:{line}"
         super().__init__(f"{where}: {reason}")
         self.file = file
         self.line = line
         self.reason = reason
+        self.directory = directory
+
+
+#: The name ranking gave this class first; one class, two names.
+RankingInputError = ResultsError
+
+
+class StatisticsParameterError(EmberError, ValueError):
+    """A replicate count or resampling seed outside statistics.md §3 (the message names the parameter)."""
 
 
 class OutputBusyError(EmberError, OSError):
@@ -82,3 +97,26 @@ class EnvConfigError(EmberError, ValueError):
 
 class GenerationError(EmberError, ValueError):
     """Scenario generator parameters that cannot make a scenario (the message names the parameter)."""
+
+
+class ResultsIOError(EmberError, OSError):
+    """Writing the results directory failed (a full disk, a read-only file system): EMBER's failure, not a policy's.
+
+    Built like ``OSError(errno, strerror, path)``; the message names the path
+    and the error, then ``note`` when given.  ``ember evaluate`` stops at
+    once (exit status 2): no row is charged to a policy for it.
+    """
+
+    def __init__(self, errno, strerror, filename, note=None):
+        super().__init__(errno, strerror, filename)
+        self.note = note
+
+    def __reduce__(self):  # picklable across worker processes, note included
+        return (type(self), (self.errno, self.strerror, self.filename, self.note))
+
+    def __str__(self):
+        return f"{self.filename}: {self.strerror}" + (f"; {self.note}" if self.note else "")
+
+
+class InteropError(EmberError, ValueError):
+    """An export for an outside tool (``ember.interop``) was given a bad argument (the message names it)."""

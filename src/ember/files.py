@@ -30,6 +30,7 @@ See docs/decisions.md ("Output files").
 
 import contextlib
 import errno
+import io
 import os
 import stat
 
@@ -77,11 +78,50 @@ def _named(exc, path):
     return OSError(exc.errno, exc.strerror or str(exc), os.fspath(path))
 
 
+class NamedFileIO(io.FileIO):
+    """A raw output file whose write and close errors name the user's path (a full disk, ``/dev/full``).
+
+    Every byte of a buffered stream reaches the disk through ``write`` here,
+    so an ``OSError`` from any layer above (a buffer's flush, a compressor)
+    already carries the path, whichever temporary file is really written.
+    """
+
+    def __init__(self, fd, shown):
+        super().__init__(fd, "wb")
+        self.shown = os.fspath(shown)
+
+    def write(self, data):
+        try:
+            return super().write(data)
+        except OSError as exc:
+            raise _named(exc, self.shown) from exc
+
+    def close(self):
+        try:
+            super().close()
+        except OSError as exc:
+            raise _named(exc, self.shown) from exc
+
+
+def append_file(path):
+    """``path`` opened for appending (created if missing), a binary stream whose write errors name it."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise _named(exc, path) from exc
+    return _stream(fd, path)
+
+
+def _stream(fd, shown):
+    """A buffered binary stream writing ``fd``, its errors naming ``shown``."""
+    return io.BufferedWriter(NamedFileIO(fd, shown))
+
+
 @contextlib.contextmanager
 def _write_through(target, shown):
     """Write into an existing non-regular node: no creation, no truncation, no rename."""
     try:
-        stream = open(os.open(target, os.O_WRONLY), "wb")  # noqa: SIM115 (closed by the with below)
+        stream = _stream(os.open(target, os.O_WRONLY), shown)
     except OSError as exc:
         raise _named(exc, shown) from exc
     with stream:
@@ -113,7 +153,7 @@ def _atomic(target, shown, info):
     except OSError as exc:
         raise _named(exc, shown) from exc
     try:
-        with open(fd, "wb") as stream:
+        with _stream(fd, shown) as stream:
             yield stream
         if info is not None:  # a replaced file keeps its permissions
             os.chmod(tmp, stat.S_IMODE(info.st_mode))
@@ -145,7 +185,7 @@ def _live(target, shown):
     except OSError as exc:
         raise _named(exc, shown) from exc
     if existing is None:
-        with open(fd, "wb") as stream:
+        with _stream(fd, shown) as stream:
             yield stream  # a failure leaves the unterminated record in place, as documented
         return
     # ``fd`` holds the lock on the existing record until it has been replaced: a writer
@@ -158,7 +198,7 @@ def _live(target, shown):
         except OSError as exc:
             raise _named(exc, partial) from exc
         try:
-            with open(out, "wb") as stream:
+            with _stream(out, shown) as stream:
                 yield stream
             os.chmod(partial, stat.S_IMODE(existing.st_mode))
             os.replace(partial, target)

@@ -125,3 +125,29 @@ def step_counter(policy, max_steps, stream=None):
         yield StepCounter(policy, bar)
     finally:
         bar.close()
+
+
+@contextlib.contextmanager
+def items_progress(label, unit, stream=None):
+    """Yield ``on_item(done, total)``: on a terminal with tqdm it draws "label [bar] done/total unit".
+
+    For work counted in items (the rows ``ember verify`` checks).  The bar
+    starts at the first call and is erased on leaving the block; elsewhere
+    ``on_item`` does nothing.
+    """
+    stream = sys.stderr if stream is None else stream
+    tqdm = _tqdm() if _is_terminal(stream) else None
+    bars = []
+
+    def on_item(done, total):
+        if tqdm is None:
+            return
+        if not bars:
+            bars.append(_bar(tqdm, stream, total=total, desc=f"ember: {label}", unit=f" {unit}"))
+        bars[0].update(done - bars[0].n)
+
+    try:
+        yield on_item
+    finally:
+        for bar in bars:
+            bar.close()

@@ -1,35 +1,34 @@
-"""One attempt at one (policy, episode): the function every worker runs.
+"""One attempt at one (policy, episode): how each source is measured.
 
-``run_task(task) -> row`` never raises for a failing source (an agent that
-crashes, a python policy that raises, a bad submitted record): that is a
-``failed`` row with a one-line reason (campaign.md §3).  It is idempotent:
-a kept record or an agent log is written under a temporary name and
+Failures of a source (an agent that crashes, a python policy that raises,
+a bad submitted record) are ``EpisodeFailure``: the row's one-line reason
+(campaign.md §3).  Writing the results directory (a kept record) is EMBER's
+business: an I/O error there is a ``ResultsIOError`` naming the file, never
+charged to the policy.  A kept record is written under a temporary name and
 renamed into place, so an attempt that runs twice (a Dask task rerun after
 its worker was lost) leaves one complete file.
 
 The two ways an episode is measured live here and nowhere else:
 ``measure`` (a policy run in EMBER's simulator) and ``measure_file``
-(a submitted record), both through the engine's entry points.
+(a submitted record), both through the engine's entry points.  Built-in
+and submitted episodes are measured in the worker itself; ``run_python``
+and ``run_agent`` run inside an episode process (``watch.py``), where
+foreign code may do anything, watched from outside.
 """
 
+import contextlib
 import copy
-import gzip
-import hashlib
 import importlib
-import json
 import os
-import signal
+import stat
 import sys
-import threading
-import time
 import uuid
 
 from ..agent import AgentError, AgentPolicy
-from ..canonical import AFTER_STEPS, RECORD_TAIL
-from ..engine import episode_metrics, measure_run
-from ..errors import ActionError, EmberError
-from ..scenario import compile_scenario
+from ..engine import authenticate_record, measure_run
+from ..errors import ActionError, EmberError, ResultsIOError
 from ..sim.policies import make_policy
+from .logs import TEMPORARY_MARK
 from .spec import module_path, split_python_source
 
 RECORD_SUFFIXES = (".record", ".record.gz", ".record.zst")
@@ -40,13 +39,6 @@ class EpisodeFailure(Exception):
     """The source of an episode failed: the message is the row's one-line reason."""
 
 
-class _PolicyTimeout(BaseException):
-    """Raised by the alarm inside a python policy.
-
-    A BaseException: the policy's own ``except Exception`` must not eat it.
-    """
-
-
 def one_line(text):
     text = " ".join(str(text).split())
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
@@ -55,279 +47,240 @@ def one_line(text):
 # -- measuring ----------------------------------------------------------------
 
 
-class _RecordTee:
-    """A binary 'file' for ``measure_run``'s record: kept gzip'ed and hashed, and its final state caught.
-
-    ``keep`` (a binary file or None) receives the record's bytes.  The
-    writer emits the final state in the episode's last write, after the
-    steps' closing bracket: it is read back from there for the agent's end
-    message.
-    """
-
-    def __init__(self, keep):
-        self.keep = keep
-        self.sha = hashlib.sha256()
-        self.last = b""
-
-    def write(self, data):
-        if self.keep is not None:
-            self.keep.write(data)
-        self.sha.update(data)
-        self.last = data
-        return len(data)
-
-    def flush(self):
-        pass  # nobody follows this record live: let gzip compress whole blocks
-
-    def final_state(self):
-        _, _, tail = bytes(self.last).partition(AFTER_STEPS)
-        return json.loads(tail[: -len(RECORD_TAIL)])
-
-
-def measure(scenario, policy, seed, keep=None, need_final_state=False):
+def measure(scenario, policy, seed, keep=None):
     """Run ``policy`` through the engine's simulator-driven entry point.
 
-    Returns (metrics dict, record SHA-256 hex or None, final state or None).
-    Without ``keep`` and ``need_final_state`` no record byte is encoded:
+    Returns (metrics dict, record SHA-256 hex or None, final state).  With
+    ``keep`` (a path) the record is written there, complete or not at all,
+    and hashed as it is written; without it no record byte is encoded:
     steps go from the simulator straight to the accumulators.
     """
-    if keep is None and not need_final_state:
-        return measure_run(scenario, policy, seed).to_dict(), None, None
-    tee = _RecordTee(keep)
-    metrics = measure_run(scenario, policy, seed, out=tee).to_dict()
-    return metrics, (tee.sha.hexdigest() if keep is not None else None), tee.final_state()
-
-
-def _hashed_chunks(path, sha):
-    with open(path, "rb") as handle:
-        while True:
-            chunk = handle.read(1 << 16)
-            if not chunk:
-                return
-            sha.update(chunk)
-            yield chunk
-
-
-def _decompressed_sha256(path, head):
-    """SHA-256 of what a (valid, already authenticated) compressed record decompresses to."""
-    sha = hashlib.sha256()
-    if head.startswith(b"\x1f\x8b"):
-        # Multi-member gzip is one stream, as the engine reads it.
-        stream = gzip.open(path, "rb")  # noqa: SIM115 (closed by the with below)
-    else:
-        try:
-            from compression import zstd  # Python 3.14+
-
-            stream = zstd.open(path, "rb")
-        except ImportError:
-            import zstandard  # the 'zstd' extra: the engine has just read this record with it
-
-            raw = open(path, "rb")  # noqa: SIM115 (closed with the reader: closefd)
-            stream = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=True)
-    with stream:
-        while True:
-            chunk = stream.read(1 << 16)
-            if not chunk:
-                return sha.hexdigest()
-            sha.update(chunk)
+    measured = measure_run(scenario, policy, seed, out=keep, live=False)
+    return measured.metrics.to_dict(), measured.record_sha256, measured.final_state
 
 
 def measure_file(scenario, path):
-    """Authenticate and measure a submitted record file (plain, gzip or zstd).
+    """Authenticate and measure a submitted record file (plain, gzip or zstd), in one read.
 
-    Returns (metrics dict, SHA-256 hex of its decompressed bytes).
+    Returns (metrics dict, SHA-256 hex of its decompressed bytes), both from
+    the engine's one entry point (``authenticate_record``).
     """
-    sha = hashlib.sha256()
-    metrics = episode_metrics(scenario, _hashed_chunks(path, sha)).to_dict()
-    with open(path, "rb") as handle:
-        head = handle.read(4)
-    if head.startswith((b"\x1f\x8b", b"\x28\xb5\x2f\xfd")):
-        return metrics, _decompressed_sha256(path, head)
-    return metrics, sha.hexdigest()
+    metrics, sha = authenticate_record(scenario, path)
+    return metrics.to_dict(), sha
 
 
-# -- policies -----------------------------------------------------------------
+# -- policies (run inside an episode process, watch.py) ------------------------------
 
 
-class _PythonPolicy:
-    """A campaign python policy: exceptions and illegal answers become one-line failures, with a per-step time bound."""
+class Heartbeat:
+    """A policy wrapper telling the watcher when each answer starts and ends (``beat(kind, step)``)."""
 
-    def __init__(self, policy, timeout):
+    def __init__(self, policy, beat):
         self.policy = policy
-        self.timeout = timeout
+        self.beat = beat
+
+    def __call__(self, observation):
+        step = observation["step"]
+        self.beat("begin", step)
+        actions = self.policy(observation)
+        self.beat("end", step)
+        return actions
+
+
+class PythonPolicy:
+    """A campaign python policy: anything it raises, even ``SystemExit``, is a one-line failure."""
+
+    def __init__(self, policy):
+        self.policy = policy
         self.step = 0
 
     def __call__(self, observation):
         self.step = observation["step"]
-        started = time.perf_counter()
-        alarm = threading.current_thread() is threading.main_thread()
         try:
-            if alarm:
-                signal.setitimer(signal.ITIMER_REAL, self.timeout)
-            try:
-                actions = self.policy(observation)
-            finally:
-                if alarm:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
-        except _PolicyTimeout:
-            raise EpisodeFailure(self._too_slow()) from None
-        except Exception as exc:  # noqa: BLE001 (a policy is foreign code)
+            return self.policy(observation)
+        except BaseException as exc:  # noqa: BLE001 (a policy is foreign code; its process is ours to end)
             raise EpisodeFailure(f"step {self.step}: the python policy raised {type(exc).__name__}: {exc}") from None
-        if not alarm and time.perf_counter() - started > self.timeout:
-            # Off the main thread (a Dask worker) no alarm can interrupt the call: it is judged when it returns.
-            raise EpisodeFailure(self._too_slow())
-        return actions
-
-    def _too_slow(self):
-        return f"step {self.step}: the python policy did not answer within {self.timeout:g} s (step_timeout)."
 
 
-def _raise_timeout(signum, frame):
-    raise _PolicyTimeout()
-
-
-def _python_factory(text, folder):
+def python_factory(text, folder):
+    """Import MODULE (the campaign folder first on the module path) and return its NAME."""
     module_name, name = split_python_source(text)
     if folder not in sys.path:
-        sys.path.insert(0, folder)  # stays: the module is imported once per worker process
+        sys.path.insert(0, folder)  # stays: the episode process is this policy's alone
     with module_path(folder):
         module = importlib.import_module(module_name)
     return getattr(module, name)
 
 
-def _run_python(entry, scenario, seed, folder, keep):
+def make_python_policy(entry, scenario, folder):
+    """The episode's policy callable from the entry's factory; a failure is an ``EpisodeFailure``."""
     try:
-        factory = _python_factory(entry["python"], folder)
-        policy = factory(copy.deepcopy(scenario.data))
-    except Exception as exc:  # noqa: BLE001 (a factory is foreign code)
+        factory = python_factory(entry["python"], folder)
+        return PythonPolicy(factory(copy.deepcopy(scenario.data)))
+    except BaseException as exc:  # noqa: BLE001 (a factory is foreign code, SystemExit included)
         raise EpisodeFailure(
             f"the python policy {entry['python']} could not be made: {type(exc).__name__}: {exc}"
         ) from None
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGALRM, _raise_timeout)
-    wrapped = _PythonPolicy(policy, entry["step_timeout"])
+
+
+def run_python(policy, scenario, seed, keep, beat):
+    """Measure a made python policy, each answer announced through ``beat``."""
     try:
-        return measure(scenario, wrapped, seed, keep)
+        return measure(scenario, Heartbeat(policy, beat), seed, keep)
     except ActionError as exc:
-        raise EpisodeFailure(f"step {wrapped.step}: the python policy returned illegal actions: {exc}") from None
+        raise EpisodeFailure(f"step {policy.step}: the python policy returned illegal actions: {exc}") from None
 
 
-def _run_agent(entry, scenario, seed, folder, keep, log_path):
-    os.makedirs(os.path.dirname(log_path), exist_ok=True)
-    tmp = f"{log_path}.tmp{uuid.uuid4().hex}"
+def run_agent(entry, scenario, seed, folder, keep, beat, timeout_name):
+    """Measure an agent process started in this (episode) process's session.
+
+    On a failure the agent is left running: the watcher ends the whole
+    session at once, rather than waiting for the agent here.
+    """
     try:
-        with open(tmp, "wb") as log:
-            try:
-                with AgentPolicy(entry["agent"], scenario.data, entry["step_timeout"], cwd=folder, stderr=log) as agent:
-                    try:
-                        result = measure(scenario, agent, seed, keep, need_final_state=True)
-                    except ActionError as exc:
-                        raise agent.refused(exc) from exc
-                    agent.finish(result[2])
-            except AgentError as exc:
-                raise EpisodeFailure(str(exc)) from None
-    finally:
-        # The log is kept whatever the outcome: a failed agent's stderr is what its author needs.
-        os.replace(tmp, log_path)
+        agent = AgentPolicy(
+            entry["agent"], scenario.data, entry["step_timeout"], cwd=folder, own_group=False, timeout_name=timeout_name
+        )
+        try:
+            result = measure(scenario, Heartbeat(agent, beat), seed, keep)
+        except ActionError as exc:
+            raise agent.refused(exc) from exc
+        agent.finish(result[2])
+    except AgentError as exc:
+        raise EpisodeFailure(str(exc)) from None
     return result
 
 
-def _submitted_file(entry, scenario_id, seed, folder):
+# -- submitted records -----------------------------------------------------------------
+
+_NODE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _node_kind(mode):
+    for test, name in _NODE_KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def submitted_file(entry, scenario_id, seed, folder):
+    """The one submitted file of an episode; anything else (none, two, not a file) is an ``EpisodeFailure``."""
     base = os.path.join(folder, entry["records"], scenario_id, str(seed))
-    found = [base + suffix for suffix in RECORD_SUFFIXES if os.path.isfile(base + suffix)]
     shown = os.path.join(entry["records"], scenario_id, str(seed))
+    found = []
+    for suffix in RECORD_SUFFIXES:
+        try:
+            found.append((base + suffix, os.stat(base + suffix)))
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise EpisodeFailure(f"{shown}{suffix}: cannot read: {exc.strerror or exc}") from None
     if not found:
         raise EpisodeFailure(f"no submitted record {shown}.record (nor .record.gz, .record.zst).")
     if len(found) > 1:
-        names = ", ".join(os.path.basename(p) for p in found)
+        names = ", ".join(os.path.basename(p) for p, _ in found)
         raise EpisodeFailure(f"two files for one episode in {os.path.dirname(shown)}: {names}.")
-    return found[0]
+    path, info = found[0]
+    if not stat.S_ISREG(info.st_mode):
+        raise EpisodeFailure(
+            f"{os.path.relpath(path, folder)} is {_node_kind(info.st_mode)}, not a regular file: "
+            "a submitted record is a file."
+        )
+    return path
 
 
-# -- the attempt ----------------------------------------------------------------
+def measure_submitted(entry, scenario, seed, folder):
+    """(metrics, record path relative to the campaign folder, SHA-256) of a submitted record."""
+    path = submitted_file(entry, scenario.scenario_id, seed, folder)
+    shown = os.path.relpath(path, folder)
+    try:
+        metrics, sha = measure_file(scenario, path)
+    except EmberError as exc:
+        raise EpisodeFailure(f"{shown}: {exc}") from None
+    except OSError as exc:
+        raise EpisodeFailure(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    if metrics["seed"] != seed:
+        raise EpisodeFailure(f"{shown}: the record's header names seed {metrics['seed']}, its place seed {seed}.")
+    return metrics, shown, sha
 
 
-def _kept_path(results, policy, scenario_id, seed):
+# -- kept records ---------------------------------------------------------------------
+
+
+def kept_path(policy, scenario_id, seed):
+    """A kept record's path relative to the results directory (campaign.md §4)."""
     return os.path.join("records", policy, scenario_id, f"{seed}.record.gz")
 
 
-def _attempt(task):
-    entry = task["policy"]
-    scenario = compile_scenario(task["scenario"])
-    seed, folder = task["seed"], task["folder"]
-    scenario_id, policy_name = scenario.scenario_id, entry["name"]
-    if "records" in entry:
-        path = _submitted_file(entry, scenario_id, seed, folder)
+class KeptRecord:
+    """A kept record in the making: measured into ``tmp``, renamed to ``target`` by ``commit``.
+
+    ``tmp`` ends ``.record.gz`` (the record opener compresses by the name)
+    and holds ``.tmp`` (a run that finds it left over removes it).  An
+    ``OSError`` writing it is the results directory's: a ``ResultsIOError``
+    naming the kept record.
+    """
+
+    def __init__(self, results, policy, scenario_id, seed, tmp=None):
+        self.relative = kept_path(policy, scenario_id, seed)
+        self.target = os.path.join(results, self.relative)
+        folder = os.path.dirname(self.target)
+        self.tmp = tmp or os.path.join(folder, f".{seed}{TEMPORARY_MARK}{uuid.uuid4().hex}.record.gz")
+
+    def _error(self, exc):
+        return ResultsIOError(exc.errno, exc.strerror or str(exc), self.target)
+
+    @contextlib.contextmanager
+    def writing(self):
+        """Around the measuring: the folder made, and an ``OSError`` about ``tmp`` made the directory's."""
         try:
-            metrics, sha = measure_file(scenario, path)
-        except EmberError as exc:
-            raise EpisodeFailure(f"{os.path.relpath(path, folder)}: {exc}") from None
+            os.makedirs(os.path.dirname(self.target), exist_ok=True)
         except OSError as exc:
-            raise EpisodeFailure(f"{os.path.relpath(path, folder)}: cannot read: {exc.strerror or exc}") from None
-        if metrics["seed"] != seed:
-            raise EpisodeFailure(
-                f"{os.path.relpath(path, folder)}: the record's header names seed {metrics['seed']}, "
-                f"its place seed {seed}."
-            )
-        return metrics, os.path.relpath(path, folder), sha
-    kept = None
-    if task["keep_records"]:
-        kept = _kept_path(task["results"], policy_name, scenario_id, seed)
-        target = os.path.join(task["results"], kept)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        tmp = f"{target}.tmp{uuid.uuid4().hex}"
-    try:
-        raw = open(tmp, "wb") if kept else None  # noqa: SIM115 (closed in the finally)
+            raise self._error(exc) from None
         try:
-            # mtime 0 and no file name in the gzip header: the bytes are reproducible.
-            keep = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if raw else None
-            try:
-                if "builtin" in entry:
-                    result = measure(scenario, make_policy(entry["builtin"], scenario, seed), seed, keep)
-                elif "python" in entry:
-                    result = _run_python(entry, scenario, seed, folder, keep)
-                else:
-                    log = os.path.join(task["results"], "logs", policy_name, scenario_id, f"{seed}.stderr")
-                    result = _run_agent(entry, scenario, seed, folder, keep, log)
-            finally:
-                if keep is not None:
-                    keep.close()
-        finally:
-            if raw is not None:
-                raw.close()
-        metrics, sha, _ = result
-        if kept:
-            os.replace(tmp, target)
-    finally:
-        if kept and os.path.lexists(tmp):
-            os.remove(tmp)
-    return metrics, kept, sha
+            yield self.tmp
+        except ResultsIOError:
+            raise
+        except OSError as exc:
+            if exc.filename not in (self.tmp, self.target):
+                raise  # not the record's: not ours to rename
+            raise self._error(exc) from None
+
+    def commit(self):
+        try:
+            os.replace(self.tmp, self.target)
+        except OSError as exc:
+            raise self._error(exc) from None
+
+    def discard(self):
+        """Remove ``tmp``, and what the record opener left beside it under a temporary name."""
+        folder, name = os.path.split(self.tmp)
+        with contextlib.suppress(OSError):
+            for entry in os.listdir(folder):
+                if entry == name or (entry.startswith(f".{name}.") and TEMPORARY_MARK in entry):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(os.path.join(folder, entry))
 
 
-def run_task(task):
-    """One attempt at one episode -> its row (campaign.md §4)."""
-    started = time.perf_counter()
-    row = {
-        "scenario_id": task["scenario_id"],
-        "scenario_hash": task["scenario_hash"],
-        "seed": task["seed"],
-        "policy": task["policy"]["name"],
-        "status": "ok",
-        "error": None,
-        "metrics": None,
-        "steps": None,
-        "record": None,
-        "record_sha256": None,
-    }
+# -- in the worker ----------------------------------------------------------------------
+
+
+def run_builtin(entry, scenario, seed, kept):
+    """(metrics, SHA-256 or None) of a built-in policy's episode, its record kept when ``kept``."""
+    policy = make_policy(entry["builtin"], scenario, seed)
+    if kept is None:
+        metrics, sha, _ = measure(scenario, policy, seed)
+        return metrics, sha
     try:
-        metrics, record, sha = _attempt(task)
-    except EpisodeFailure as exc:
-        row.update(status="failed", error=one_line(exc))
-    except EmberError as exc:  # the simulator or engine refused what EMBER itself produced: still one row
-        row.update(status="failed", error=one_line(f"{type(exc).__name__}: {exc}"))
-    except OSError as exc:
-        row.update(status="failed", error=one_line(f"{exc.filename or 'I/O'}: {exc.strerror or exc}"))
-    else:
-        row.update(metrics=metrics, steps=metrics["time"]["episode_steps"], record=record, record_sha256=sha)
-    row["elapsed_s"] = round(time.perf_counter() - started, 3)
-    return row
+        with kept.writing() as tmp:
+            metrics, sha, _ = measure(scenario, policy, seed, tmp)
+        kept.commit()
+    finally:
+        kept.discard()
+    return metrics, sha

@@ -10,13 +10,18 @@ import signal
 import sys
 import threading
 
-from ..errors import CampaignError
+from ..errors import CampaignError, EmberError, ResultsIOError
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION
-from .runner import DaskRunner, LocalRunner, drive
-from .spec import load_campaign
+from .plan import Plan, Tally
+from .runner import DaskRunner, drive
+from .spec import check_size, load_campaign
 from .store import ResultsDir, merge_campaign
+from .workers import LocalRunner
 
 DEFAULT_RETRIES = 2
+STOPPED = (
+    "the run stopped (every row written is whole; the episodes without a row run when 'ember evaluate' is run again)"
+)
 
 
 class Terminated(BaseException):
@@ -121,33 +126,6 @@ def _sigterm_raises():
         signal.signal(signal.SIGTERM, previous)
 
 
-def plan(campaign, resolved, rows, retry_failed, results, keep_records):
-    """The tasks of this run, key -> task, in scenario, seed, policy order."""
-    by_id = {entry.scenario_id: entry for entry in campaign.scenarios}
-    policies = {p["name"]: p for p in resolved["policies"]}
-    tasks = {}
-    for sc in resolved["scenarios"]:
-        entry = by_id[sc["scenario_id"]]
-        for seed in sc["seeds"]:
-            for name, policy in policies.items():
-                key = (name, sc["scenario_hash"], seed)
-                last = rows.counting.get(key) if rows is not None else None
-                if last is not None and (last["status"] == "ok" or not retry_failed):
-                    continue
-                tasks[key] = {
-                    "campaign": resolved["campaign"],
-                    "policy": policy,
-                    "scenario": entry.data,
-                    "scenario_id": sc["scenario_id"],
-                    "scenario_hash": sc["scenario_hash"],
-                    "seed": seed,
-                    "folder": campaign.folder,
-                    "results": results,
-                    "keep_records": keep_records,
-                }
-    return tasks
-
-
 def evaluate(
     campaign_path,
     results_dir,
@@ -164,10 +142,13 @@ def evaluate(
 
     Raises ``CampaignError`` for bad input before anything is written;
     ``KeyboardInterrupt`` / ``Terminated`` after an interruption (every row
-    reported finished is on disk).  ``warn(text)`` receives warnings.
+    reported finished is on disk).  ``warn(text)`` receives warnings
+    (default: Python's ``warnings.warn``; nothing here prints).  ``stream``
+    is where a progress bar may draw when it is a terminal (default: the
+    current ``sys.stderr``).
     """
     stream = sys.stderr if stream is None else stream
-    warn = warn or (lambda text: print(f"ember: warning: {text}", file=stream))
+    warn = warn or _python_warning
     if workers is not None and workers < 1:
         raise CampaignError(f"--workers: expected an integer >= 1, got {workers}.")
     if retries < 0:
@@ -176,36 +157,59 @@ def evaluate(
     resolved = resolve(campaign)
     with ResultsDir(results_dir) as store:
         store.lock()
-        existing = store.existing()
-        rows, torn = None, b""
+        existing = store.existing()  # the whole directory checked, before anything runs or is written
+        torn = b""
+        statuses = None  # the counting rows' statuses (a StatusTable) of a resumed directory
         if existing is not None:
-            old, rows, torn = existing
-            resolved = merge_campaign(old, resolved, store.file("campaign.json"))
-        tasks = plan(campaign, resolved, rows, retry_failed, store.path, keep_records)
-        counting = dict(rows.counting) if rows is not None else {}
+            torn = existing.torn
+            resolved = merge_campaign(existing.campaign.value, resolved, store.file("campaign.json"))
+            check_size(
+                sum(len(sc["seeds"]) for sc in resolved["scenarios"]),
+                len(resolved["policies"]),
+                f"{campaign.path} with {store.file('campaign.json')}",
+            )
+            statuses = existing.statuses
+            del existing  # its parsed campaign.json: what is kept of it is in ``statuses`` and ``resolved``
+        try:
+            store.prepare(resolved)
+        except EmberError:
+            store.discard_if_created()
+            raise
+
+        def last_status(key):
+            return None if statuses is None else statuses.get(key[0], (key[1], key[2]))
+
+        plan = Plan(campaign, resolved, last_status, retry_failed, store.path, keep_records)
+        ran = plan.count()
         runner = None
-        if tasks:
+        if ran:
             # Connect before writing: an unreachable scheduler is bad input, and nothing is written.
             try:
                 runner = _runner(workers, scheduler)
             except CampaignError:
                 store.discard_if_created()
                 raise
+        tally = Tally(
+            sum(len(sc["seeds"]) for sc in resolved["scenarios"]) * len(resolved["policies"]),
+            statuses.ok if statuses is not None else 0,
+            statuses.failed if statuses is not None else 0,
+            last_status,
+        )
+        summary = Summary(tally.episodes, ran)
+        lost = 0
         try:
             if torn:
                 warn(
                     f"{store.file('episodes.jsonl')}: a torn last line ({len(torn)} bytes) "
                     "was moved to episodes.jsonl.torn."
                 )
-            store.start(resolved, torn)
-            summary = Summary(
-                sum(len(sc["seeds"]) for sc in resolved["scenarios"]) * len(resolved["policies"]), len(tasks)
-            )
-            progress = _Progress(len(tasks), stream)
+            store.start(torn, [(entry.scenario_id, entry.data) for entry in campaign.scenarios])
+            store.remove_temporary_files()  # what a killed run left (its workers had no time to)
+            progress = _Progress(ran, stream)
 
             def on_row(row):
-                store.append(row)
-                counting[(row["policy"], row["scenario_hash"], row["seed"])] = row
+                row = store.append(row)
+                tally.add(row)
                 if row["status"] == "ok":
                     summary.this_run_ok += 1
                 else:
@@ -214,23 +218,31 @@ def evaluate(
 
             try:
                 with _sigterm_raises():
-                    if tasks:
-                        drive(runner, tasks, retries, on_row)
-            except BaseException:
+                    if ran:
+                        lost = drive(runner, plan.tasks(), retries, on_row)
+            except BaseException as exc:
                 if runner is not None:
                     runner.close(terminate=True)
                     runner = None
+                store.remove_temporary_files()
+                if isinstance(exc, ResultsIOError):
+                    raise ResultsIOError(exc.errno, exc.strerror, exc.filename, note=STOPPED) from None
                 raise
             finally:
                 progress.close()
         finally:
             if runner is not None:
                 runner.close()
-    statuses = [row["status"] for row in counting.values()]
-    summary.ok = statuses.count("ok")
-    summary.failed = statuses.count("failed")
-    summary.missing = summary.episodes - len(statuses)
+                if lost:
+                    store.remove_temporary_files()  # a worker lost mid-episode left its temporary files
+    summary.ok, summary.failed, summary.missing = tally.ok, tally.failed, tally.missing
     return summary
+
+
+def _python_warning(text):
+    import warnings
+
+    warnings.warn(text, RuntimeWarning, stacklevel=3)
 
 
 def _runner(workers, scheduler):

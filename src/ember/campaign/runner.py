@@ -2,34 +2,34 @@
 
 ``drive`` submits episodes, takes them back as they complete and hands each
 row to the store once.  A runner only knows how to submit one attempt, wait
-for the first to finish and say what became of it:
+for the first to finish and say what became of it, as ``(future, kind,
+value)``:
 
-- ``("row", row)``: the attempt ran (its row may be ``failed``);
-- ``("error", reason)``: the engine itself failed the task (a failed row);
-- ``("lost", charged)``: its worker was lost; ``charged`` says whether the
-  attempt counts against ``1 + retries`` (an episode that had not started,
-  or that ran beside the one that killed the pool, is not charged).
+- ``"row"``: the attempt ran (its row may be ``failed``);
+- ``"error"``: the engine itself failed the task (a failed row);
+- ``"fatal"``: the results directory could not be written (a
+  ``ResultsIOError``): the run stops, nothing is charged to the policy;
+- ``"lost"``: its worker was lost; ``value`` says whether the attempt
+  counts against ``1 + retries`` (an episode that had not started, or that
+  ran beside the one that killed the pool, is not charged).
 
-Local processes use ``concurrent.futures.ProcessPoolExecutor``; Dask uses a
-``distributed.Client`` with its own futures and ``wait``, as Dask users
-expect.  Both return the same rows: the episode function is the same.
+Local processes are ``workers.LocalRunner`` (a ``ProcessPoolExecutor``);
+Dask uses a ``distributed.Client`` with its own futures and
+``as_completed``, as Dask users expect.  Both return the same rows: the
+episode function is the same.
 """
 
 import collections
 import concurrent.futures
 import hashlib
-import multiprocessing
-import os
-import queue
-import signal
-import threading
-import time
 
 from ..canonical import canonical_json
-from .episode import run_task
+from ..errors import ResultsIOError
+from .attempt import run_task
 
 WORKER_LOST = "worker lost"
-PARENT_POLL_S = 0.5
+#: How long closing the Dask client may take.
+DASK_CLOSE_S = 10
 
 
 def _lost_row(task):
@@ -48,140 +48,6 @@ def _lost_row(task):
     }
 
 
-# -- local processes ------------------------------------------------------------
-
-_started = None  # in a worker: the queue on which each attempt announces (key, pid) as it starts
-
-
-def _init_worker(started):
-    global _started
-    _started = started
-    # Ctrl-C reaches the terminal's whole process group: the parent alone decides, and ends
-    # the workers. A worker and its agent processes leave that group, so an agent is never
-    # killed by the operator's Ctrl-C and reported as a failed episode.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.setpgrp()
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), name="ember-parent-watch", daemon=True).start()
-
-
-def _exit_with_parent(parent):
-    """A worker whose command died (SIGKILL) must not live on: its queue's other end is gone."""
-    while True:
-        time.sleep(PARENT_POLL_S)
-        if os.getppid() != parent:
-            os._exit(1)
-
-
-def _local_entry(task, key):
-    _started.put((key, os.getpid()))
-    return run_task(task)
-
-
-class LocalRunner:
-    """Episodes in local worker processes (spawned: they inherit no lock, no thread, no open file)."""
-
-    def __init__(self, workers):
-        self.workers = workers
-        self.window = workers * 2
-        self._context = multiprocessing.get_context("spawn")
-        self._started = self._context.SimpleQueue()
-        self._executor = None
-        self._processes = {}
-        self._futures = {}  # future -> key, for the current pool
-        self._running = {}  # key -> pid of the worker that announced it
-
-    def _pool(self):
-        if self._executor is None:
-            self._executor = concurrent.futures.ProcessPoolExecutor(
-                self.workers, mp_context=self._context, initializer=_init_worker, initargs=(self._started,)
-            )
-            # The pool's own pid -> Process map: after a break it tells the killed worker
-            # (exit by its signal) from the ones the pool then terminated itself (SIGTERM).
-            self._processes = self._executor._processes
-        return self._executor
-
-    def submit(self, task, key, attempt):
-        future = self._pool().submit(_local_entry, task, key)
-        self._futures[future] = key
-        return future
-
-    def wait(self, futures):
-        done, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_COMPLETED)
-        return done
-
-    def outcomes(self, done):
-        """(future, key, outcome) for each finished future.
-
-        A broken pool fails every future it holds: they are all taken at once,
-        with one verdict on which episode's worker was killed, and the pool
-        is replaced.
-        """
-        if any(_broken(future) for future in done):
-            everything = list(self._futures)
-            concurrent.futures.wait(everything)  # the pool is broken: each fails or has finished
-            done = everything
-        results, lost = [], []
-        for future in done:
-            key = self._futures.pop(future)
-            error = future.exception()
-            if isinstance(error, concurrent.futures.process.BrokenProcessPool):
-                lost.append((future, key))
-            elif error is not None:  # run_task returns failures as rows: this is the pool's own error
-                results.append((future, key, ("error", f"{type(error).__name__}: {error}")))
-            else:
-                results.append((future, key, ("row", future.result())))
-        if lost:
-            charged = self._victims([key for _, key in lost])
-            results.extend((future, key, ("lost", key in charged)) for future, key in lost)
-        return results
-
-    def _victims(self, lost):
-        self._drain()
-        processes, self._processes = self._processes, {}
-        self._executor.shutdown(wait=True)
-        self._executor = None
-        self._futures = {}
-        started = [key for key in lost if key in self._running]
-        killed = []
-        for key in started:
-            process = processes.get(self._running[key])
-            code = None if process is None else process.exitcode
-            if code != -signal.SIGTERM:
-                killed.append(key)
-        for key in lost:
-            self._running.pop(key, None)
-        # Never retry forever: if no worker looks killed from outside, every started episode is charged.
-        return set(killed or started)
-
-    def _drain(self):
-        while True:
-            try:
-                if self._started.empty():
-                    return
-                key, pid = self._started.get()
-            except (OSError, EOFError, queue.Empty):
-                return
-            self._running[key] = pid
-
-    def finished(self, key):
-        self._running.pop(key, None)
-
-    def close(self, terminate=False):
-        executor, self._executor = self._executor, None
-        self._futures = {}
-        if executor is None:
-            return
-        if terminate:
-            for process in list(self._processes.values()):
-                if process.is_alive():
-                    process.terminate()
-        executor.shutdown(wait=True, cancel_futures=True)
-
-
-def _broken(future):
-    return isinstance(future.exception(), concurrent.futures.process.BrokenProcessPool)
-
-
 # -- Dask ---------------------------------------------------------------------------
 
 
@@ -192,16 +58,40 @@ def _dask_key(task, attempt):
     return f"ember-episode-{digest}-{attempt}"
 
 
+def _closing_client_class():
+    from distributed import Client  # the 'dask' extra, imported only here
+
+    class ClosingClient(Client):
+        """A ``Client`` that closes itself when it cannot start (a bad address, no scheduler).
+
+        Left to the garbage collector, a half-started client hangs the
+        interpreter's exit.
+        """
+
+        def start(self, **kwargs):
+            try:
+                return super().start(**kwargs)
+            except BaseException:
+                self.close(timeout=DASK_CLOSE_S)
+                raise
+
+    return ClosingClient
+
+
 class DaskRunner:
     """Episodes on an existing Dask distributed cluster (``--scheduler ADDRESS``)."""
 
     def __init__(self, address):
-        from distributed import Client, as_completed  # the 'dask' extra, imported only here
+        from distributed import as_completed  # the 'dask' extra, imported only here
 
-        self.client = Client(address, set_as_default=False)
-        workers = len(self.client.scheduler_info().get("workers", {})) or 1
-        self.window = max(2, 2 * workers)
-        self._completed = as_completed(loop=self.client.loop)
+        self.client = _closing_client_class()(address, set_as_default=False)
+        try:
+            workers = len(self.client.scheduler_info().get("workers", {})) or 1
+            self.window = max(2, 2 * workers)
+            self._completed = as_completed(loop=self.client.loop)
+        except BaseException:
+            self.close()
+            raise
         self._keys = {}  # Dask key -> episode key
 
     def submit(self, task, key, attempt):
@@ -216,66 +106,92 @@ class DaskRunner:
         return {next(self._completed)}
 
     def outcomes(self, done):
-        """(future, key, outcome) for each finished future."""
+        """(future, kind, value) for each finished future."""
         from distributed import KilledWorker
 
         results = []
         for future in done:
-            key = self._keys.pop(future.key)
+            self._keys.pop(future.key, None)
             if future.status == "finished":
-                results.append((future, key, ("row", future.result())))
+                results.append((future, "row", future.result()))
+                future.release()
                 continue
             try:
                 future.result()
             except (KilledWorker, concurrent.futures.CancelledError):
-                results.append((future, key, ("lost", True)))
+                results.append((future, "lost", True))
+            except ResultsIOError as exc:
+                results.append((future, "fatal", exc))
             except Exception as exc:  # noqa: BLE001 (run_task returns failures as rows: this is Dask's own error)
-                results.append((future, key, ("error", f"dask: {type(exc).__name__}: {exc}")))
+                results.append((future, "error", f"dask: {type(exc).__name__}: {exc}"))
             future.release()
         return results
 
-    def finished(self, key):
-        pass
-
     def close(self, terminate=False):
-        self.client.close()
+        client, self.client = self.client, None
+        if client is not None:
+            client.close(timeout=DASK_CLOSE_S)
 
 
 # -- the loop -----------------------------------------------------------------------
 
 
-def drive(runner, tasks, retries, on_row):
-    """Run every task (key -> task) to one row each; ``on_row(row)`` is called once per key.
+class _Attempt:
+    """One submitted attempt: its episode key, task, number and how many earlier attempts were charged."""
 
-    A lost attempt is tried again until it has been charged ``1 + retries``
-    times, then gets a failed row ``worker lost``.  A result for a key that
-    already has its row (a rerun of a finished task) is dropped.
+    __slots__ = ("key", "task", "number", "charged")
+
+    def __init__(self, key, task, number, charged):
+        self.key, self.task, self.number, self.charged = key, task, number, charged
+
+
+def drive(runner, tasks, retries, on_row):
+    """Run every (key, task) of the iterable ``tasks`` to one row each; ``on_row(row)`` is called once per key.
+
+    Returns how many attempts were lost (their workers died).
+
+    Tasks are taken from ``tasks`` only as the runner's window has room, so
+    the loop holds at most a window of them (plus lost ones waiting to be
+    retried), however many the campaign has.  A lost attempt is tried again
+    until it has been charged ``1 + retries`` times, then gets a failed row
+    ``worker lost``.  A ``fatal`` outcome raises its ``ResultsIOError``:
+    the rows already handed on stay, the episodes in flight get none.
     """
-    pending = collections.deque(tasks)
-    attempts = collections.Counter()
-    charged = collections.Counter()
-    in_flight = {}
-    written = set()
-    while pending or in_flight:
-        while pending and len(in_flight) < runner.window:
-            key = pending.popleft()
-            attempts[key] += 1
-            in_flight[runner.submit(tasks[key], key, attempts[key])] = key
-        retry = []
-        for future, key, (kind, value) in runner.outcomes(runner.wait(in_flight)):
-            in_flight.pop(future, None)
-            runner.finished(key)
-            if key in written:
-                continue
-            if kind in ("row", "error"):
-                written.add(key)
-                on_row(value if kind == "row" else dict(_lost_row(tasks[key]), error=" ".join(value.split())))
-                continue
-            if value:
-                charged[key] += 1
-            if charged[key] >= 1 + retries:
-                written.add(key)
-                on_row(_lost_row(tasks[key]))
+    source = iter(tasks)
+    retry = collections.deque()
+    in_flight = {}  # future -> _Attempt
+    lost_attempts = 0
+    while True:
+        while len(in_flight) < runner.window:
+            if retry:
+                attempt = retry.popleft()
             else:
-                retry.append(key)
-        pending.extendleft(reversed(retry))
+                item = next(source, None)
+                if item is None:
+                    break
+                attempt = _Attempt(item[0], item[1], 0, 0)
+            attempt.number += 1
+            in_flight[runner.submit(attempt.task, attempt.key, attempt.number)] = attempt
+        if not in_flight:
+            return lost_attempts
+        lost, fatal = [], None
+        for future, kind, value in runner.outcomes(runner.wait(in_flight)):
+            attempt = in_flight.pop(future, None)
+            if attempt is None:
+                continue  # not ours (or already taken): a runner never reports one twice
+            if kind == "fatal":
+                fatal = fatal or value
+            elif kind == "row":
+                on_row(value)
+            elif kind == "error":
+                on_row(dict(_lost_row(attempt.task), error=" ".join(value.split())))
+            else:
+                lost_attempts += 1
+                attempt.charged += bool(value)
+                if attempt.charged >= 1 + retries:
+                    on_row(_lost_row(attempt.task))
+                else:
+                    lost.append(attempt)
+        if fatal is not None:
+            raise fatal  # after the rows that came with it: a finished episode is never dropped
+        retry.extendleft(reversed(lost))

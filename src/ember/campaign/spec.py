@@ -7,20 +7,27 @@ that names the place (``campaign.toml: policies[1].agent: ...``).
 """
 
 import contextlib
-import importlib
 import math
 import os
 import shlex
 import sys
 
+from ..agent import MAX_STEP_TIMEOUT
 from ..errors import CampaignError, ScenarioError
 from ..scenario import BUILTIN_PREFIX, ID_PATTERN, check_integer, compile_scenario
 from ..sim import policies as builtin_policies
+from .probe import check_python_source
 
 DEFAULT_STEP_TIMEOUT = 10.0  # campaign.md §1; the same default as 'ember run --agent'
+#: What an episode process may spend outside a policy's answers (making a python policy, the
+#: simulator's steps, the metrics), or step_timeout if larger; also the bound on checking a module.
+WORK_TIMEOUT_S = 60.0
 MAX_SEED = 2**63 - 1  # TOML integers
 #: More seeds than this for one scenario is refused: the episode set is held in memory.
 MAX_SEEDS_PER_SCENARIO = 1_000_000
+#: More runs (episodes of K x policies) than this in one campaign is refused up front: the
+#: command keeps about 50 bytes per episode of K, and a campaign this large would take weeks.
+MAX_CAMPAIGN_RUNS = 10_000_000
 SOURCES = ("builtin", "agent", "python", "records")
 _TOP_KEYS = ("campaign", "seeds", "scenarios", "policies")
 
@@ -207,29 +214,28 @@ def split_python_source(text):
     return module, name
 
 
-def _check_python(text, folder, where):
+def _check_python(text, folder, where, timeout):
     module_name, name = split_python_source(text)
     if not module_name or not name:
         _fail(where, f"expected MODULE:NAME, got {_shown(text)}.")
-    with module_path(folder):
-        try:
-            module = importlib.import_module(module_name)
-        except BaseException as exc:  # any failure of foreign code, even SystemExit, is bad input
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            _fail(where, f"module {module_name!r} does not import: {type(exc).__name__}: {' '.join(str(exc).split())}")
-    factory = getattr(module, name, None)
-    if factory is None:
-        _fail(where, f"module {module_name!r} has no attribute {name!r}.")
-    if not callable(factory):
-        _fail(where, f"{module_name}.{name} is not callable (a {type(factory).__name__}).")
+    # Imported in a process of its own: foreign code never runs in the command (probe.py).
+    problem = check_python_source(module_name, name, folder, timeout)
+    if problem is not None:
+        _fail(where, problem)
+
+
+def work_timeout(step_timeout):
+    """The bound on an episode process's work outside the policy's answers (and on checking a module)."""
+    return max(WORK_TIMEOUT_S, step_timeout)
 
 
 def _step_timeout(value, where):
-    if type(value) not in (int, float):
+    if type(value) not in (int, float):  # a boolean is not a number of seconds
         _fail(where, f"expected a number of seconds, got {_typed(value)}.")
     if not (math.isfinite(value) and value > 0):
         _fail(where, f"expected a finite number of seconds > 0, got {value!r}.")
+    if value > MAX_STEP_TIMEOUT:
+        _fail(where, f"expected at most {MAX_STEP_TIMEOUT:g} seconds (one day), got {value!r}.")
     return float(value)
 
 
@@ -263,7 +269,9 @@ def _policies(value, folder):
             if not text or not os.path.isdir(os.path.join(folder, text)):
                 _fail(f"{where}.records", f"folder {text!r} does not exist (relative to {folder}).")
         elif kind == "python":
-            _check_python(text, folder, f"{where}.python")
+            timeout = item.get("step_timeout", DEFAULT_STEP_TIMEOUT)
+            valid = type(timeout) in (int, float) and math.isfinite(timeout) and 0 < timeout <= MAX_STEP_TIMEOUT
+            _check_python(text, folder, f"{where}.python", work_timeout(timeout if valid else DEFAULT_STEP_TIMEOUT))
         else:
             try:
                 argv = shlex.split(text)
@@ -295,6 +303,17 @@ def _read_toml(path):
         raise CampaignError(f"{path}: not valid TOML: {exc}.") from None
 
 
+def check_size(episodes, policies, where):
+    """Refuse a campaign of more than ``MAX_CAMPAIGN_RUNS`` runs (|K| episodes x |P| policies)."""
+    runs = episodes * policies
+    if runs > MAX_CAMPAIGN_RUNS:
+        _fail(
+            where,
+            f"{episodes:,} episodes x {policies:,} policies = {runs:,} runs; at most {MAX_CAMPAIGN_RUNS:,} runs "
+            "are allowed in one campaign (split it into several campaigns).",
+        )
+
+
 def load_campaign(path):
     """Read and validate a campaign file; raises ``CampaignError`` naming the place."""
     path = os.fspath(path)
@@ -306,6 +325,7 @@ def load_campaign(path):
         seeds = parse_seeds(document["seeds"], "seeds") if "seeds" in document else None
         scenarios = _scenarios(document["scenarios"], folder, seeds)
         policies = _policies(document["policies"], folder)
+        check_size(sum(len(entry.seeds) for entry in scenarios), len(policies), "campaign file")
     except CampaignError as exc:
         raise CampaignError(f"{path}: {exc}") from None
     return Campaign(path, name, scenarios, policies)

@@ -12,160 +12,34 @@ import json
 import os
 
 from ..canonical import (
+    canonical_json,
     canonical_json_reference,
 )  # rows hold floats: json.dumps spelling (5e-05), which orjson does not write
-from ..errors import CampaignError
-from ..files import write_atomically
-
-CAMPAIGN_FILE = "campaign.json"
-EPISODES_FILE = "episodes.jsonl"
-TORN_FILE = "episodes.jsonl.torn"
-RANKING_FILE = "ranking.json"
-ROW_KEYS = frozenset(
-    (
-        "scenario_id",
-        "scenario_hash",
-        "seed",
-        "policy",
-        "status",
-        "error",
-        "metrics",
-        "steps",
-        "record",
-        "record_sha256",
-        "elapsed_s",
-    )
+from ..errors import CampaignError, ResultsError, ResultsIOError
+from ..files import append_file, write_atomically
+from ..results import (
+    CAMPAIGN_FILE,
+    EPISODES_FILE,
+    MAX_CAMPAIGN_BYTES,
+    MAX_LINE_BYTES,
+    RANKING_FILE,
+    SCENARIOS_DIR,
+    STATISTICS_FILE,
+    TORN_FILE,
+    check_campaign,
+    read_results,
 )
+from ..results.schema import Invalid, check_row
+from .logs import TEMPORARY_MARK
+
 #: campaign.json versions that must match on resume; "package" may differ.
 RESULT_VERSIONS = ("simulator", "observation", "metrics", "ranking")
-_SOURCE_KEYS = ("builtin", "agent", "python", "records")
-
-
-def _strict_pairs(pairs):
-    value = dict(pairs)
-    if len(value) != len(pairs):
-        seen = set()
-        raise ValueError(f"duplicate key {next(k for k, _ in pairs if k in seen or seen.add(k))!r}")
-    return value
-
-
-def _no_constant(token):
-    raise ValueError(f"{token} is not JSON")
-
-
-def strict_json(data):
-    """Parse strict JSON text (UTF-8, no duplicate keys, no NaN/Infinity); raises ValueError."""
-    return json.loads(data.decode("utf-8"), object_pairs_hook=_strict_pairs, parse_constant=_no_constant)
+#: The folders where workers write files under temporary names (kept records, logs).
+WORKER_FOLDERS = ("records", "logs")
 
 
 def episode_key(row):
     return (row["policy"], row["scenario_hash"], row["seed"])
-
-
-# -- reading --------------------------------------------------------------------
-
-
-def read_campaign_json(path):
-    """campaign.json -> dict, checked enough to compare and to index rows; raises CampaignError."""
-    try:
-        with open(path, "rb") as handle:
-            value = strict_json(handle.read())
-    except OSError as exc:
-        raise CampaignError(f"{path}: cannot read: {exc.strerror or exc}.") from None
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise CampaignError(f"{path}: not valid JSON: {exc}.") from None
-    problem = _campaign_shape(value)
-    if problem:
-        raise CampaignError(f"{path}: {problem}")
-    return value
-
-
-def _campaign_shape(value):
-    if not isinstance(value, dict) or set(value) != {"campaign", "versions", "scenarios", "policies"}:
-        return "expected an object with exactly the keys campaign, versions, scenarios, policies."
-    if not isinstance(value["versions"], dict) or any(
-        not isinstance(value["versions"].get(k), str) for k in RESULT_VERSIONS
-    ):
-        return f"$.versions: expected strings {', '.join(RESULT_VERSIONS)}."
-    if not isinstance(value["scenarios"], list) or not isinstance(value["policies"], list):
-        return "$.scenarios and $.policies must be arrays."
-    hashes = set()
-    for i, sc in enumerate(value["scenarios"]):
-        if not isinstance(sc, dict) or set(sc) != {"scenario_id", "scenario_hash", "source", "seeds"}:
-            return f"$.scenarios[{i}]: expected exactly the keys scenario_id, scenario_hash, source, seeds."
-        seeds = sc["seeds"]
-        if not isinstance(seeds, list) or any(type(s) is not int for s in seeds) or len(set(seeds)) != len(seeds):
-            return f"$.scenarios[{i}].seeds: expected an array of distinct integers."
-        if sc["scenario_hash"] in hashes:
-            return f"$.scenarios[{i}].scenario_hash: repeats another scenario's."
-        hashes.add(sc["scenario_hash"])
-    for i, policy in enumerate(value["policies"]):
-        if not isinstance(policy, dict) or not isinstance(policy.get("name"), str):
-            return f"$.policies[{i}]: expected an object with a name."
-    return None
-
-
-class Rows:
-    """The rows of an episodes.jsonl, checked against a campaign.json: counting status per (policy, key)."""
-
-    def __init__(self, campaign):
-        self.policies = {p["name"] for p in campaign["policies"]}
-        self.keys = {}  # (scenario_hash, seed) -> scenario_id
-        for sc in campaign["scenarios"]:
-            for seed in sc["seeds"]:
-                self.keys[(sc["scenario_hash"], seed)] = sc["scenario_id"]
-        self.counting = {}  # (policy, scenario_hash, seed) -> the last row
-        self.count = 0
-
-    def add(self, line, where):
-        try:
-            row = strict_json(line)
-        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-            raise CampaignError(f"{where}: not a row (not valid JSON: {exc}).") from None
-        if not isinstance(row, dict) or set(row) != ROW_KEYS:
-            raise CampaignError(
-                f"{where}: not a row: expected an object with exactly the keys {', '.join(sorted(ROW_KEYS))}."
-            )
-        for key in ("scenario_id", "scenario_hash", "policy"):
-            if not isinstance(row[key], str):
-                raise CampaignError(f"{where}: not a row: {key} must be a string, got {type(row[key]).__name__}.")
-        if row["status"] not in ("ok", "failed"):
-            raise CampaignError(f'{where}: not a row: status must be "ok" or "failed", got {row["status"]!r}.')
-        if type(row["seed"]) is not int:  # a boolean is not a seed
-            raise CampaignError(f"{where}: not a row: seed must be an integer, got {row['seed']!r}.")
-        if (row["status"] == "ok") != isinstance(row["metrics"], dict):
-            raise CampaignError(f"{where}: not a row: metrics must be an object on ok rows and null on failed rows.")
-        if row["policy"] not in self.policies:
-            raise CampaignError(f"{where}: the row's policy {row['policy']!r} is not in campaign.json.")
-        scenario_id = self.keys.get((row["scenario_hash"], row["seed"]))
-        if scenario_id is None or scenario_id != row["scenario_id"]:
-            raise CampaignError(
-                f"{where}: the row's episode ({row['scenario_id']}, {row['scenario_hash']}, seed {row['seed']}) "
-                "is not in campaign.json."
-            )
-        key = episode_key(row)
-        previous = self.counting.get(key)
-        if previous is not None and previous["status"] == "ok":
-            raise CampaignError(
-                f"{where}: a row after an ok row for policy {row['policy']!r}, {row['scenario_id']} seed {row['seed']}."
-            )
-        self.counting[key] = row
-        self.count += 1
-
-
-def read_rows(path, campaign):
-    """(Rows, torn bytes) of an episodes.jsonl; a line that is not a row is a CampaignError naming path:line."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise CampaignError(f"{path}: cannot read: {exc.strerror or exc}.") from None
-    cut = data.rfind(b"\n") + 1
-    rows = Rows(campaign)
-    lines = data[:cut].split(b"\n")[:-1]
-    for number, line in enumerate(lines, 1):
-        rows.add(line, f"{path}:{number}")
-    return rows, data[cut:]
 
 
 # -- comparing a resumed campaign -------------------------------------------------------
@@ -193,10 +67,10 @@ def merge_campaign(old, new, where):
                 f"scenarios[{i}] ({sc['scenario_id']}) has content hash {sc['scenario_hash']} there, "
                 f"{now['scenario_hash']} now"
             )
-        dropped = sorted(set(sc["seeds"]) - set(now["seeds"]))
-        if dropped:
-            refuse(f"scenarios[{i}] ({sc['scenario_id']}) lost seed {dropped[0]} (a resume may only add seeds)")
-        scenarios.append(dict(now, seeds=sorted(set(sc["seeds"]) | set(now["seeds"]))))
+        seeds, dropped = _seed_union(sc["seeds"], now["seeds"])
+        if dropped is not None:
+            refuse(f"scenarios[{i}] ({sc['scenario_id']}) lost seed {dropped} (a resume may only add seeds)")
+        scenarios.append(dict(now, seeds=seeds))
     for sc in new["scenarios"]:
         if sc["scenario_id"] in new_scenarios:
             if any(sc["scenario_hash"] == kept["scenario_hash"] for kept in scenarios):
@@ -210,6 +84,33 @@ def merge_campaign(old, new, where):
         policies.append(policy)
     policies.extend(p for p in new["policies"] if p["name"] in new_policies)
     return {"campaign": new["campaign"], "versions": new["versions"], "scenarios": scenarios, "policies": policies}
+
+
+def _seed_union(old, new):
+    """(the ascending union of two seed lists, the smallest seed of ``old`` missing from ``new`` or None).
+
+    Both ascend (as campaign.json and the campaign file's seeds do): one
+    walk, no set of a million seeds.  Otherwise, with sets.
+    """
+    if not (_ascending(old) and _ascending(new)):
+        dropped = sorted(set(old) - set(new))
+        return sorted(set(old) | set(new)), (dropped[0] if dropped else None)
+    union, i, j = [], 0, 0
+    while i < len(old) and j < len(new):
+        if old[i] < new[j]:
+            return None, old[i]
+        if old[i] == new[j]:
+            i += 1
+        union.append(new[j])
+        j += 1
+    if i < len(old):
+        return None, old[i]
+    union.extend(new[j:])
+    return union, None
+
+
+def _ascending(seeds):
+    return all(seeds[k - 1] < seeds[k] for k in range(1, len(seeds)))
 
 
 def _namesakes(old, new_by_name, key, what, refuse):
@@ -238,7 +139,9 @@ class ResultsDir:
     def __init__(self, path):
         self.path = os.path.abspath(path)
         self._lock_fd = None
-        self._episodes = None
+        self._episodes = None  # a raw file descriptor: each row is one os.write
+        self._size = 0  # episodes.jsonl's length after the last whole row
+        self._campaign = self._campaign_bytes = None
         self.created = False
 
     def file(self, name):
@@ -275,7 +178,7 @@ class ResultsDir:
 
     def close(self):
         if self._episodes is not None:
-            self._episodes.close()
+            os.close(self._episodes)
             self._episodes = None
         if self._lock_fd is not None:
             os.close(self._lock_fd)
@@ -289,57 +192,153 @@ class ResultsDir:
         return False
 
     def existing(self):
-        """(campaign.json dict, Rows, torn bytes), or None for a new results directory. Reads only."""
+        """The checked ``ember.results.Results`` of the directory, or None for a new one. Reads only.
+
+        The whole directory is checked here, before a run writes or runs
+        anything: a line the results layer refuses is refused by evaluate too.
+        """
         campaign_path = self.file(CAMPAIGN_FILE)
-        if not os.path.exists(campaign_path):
+        if not os.path.lexists(campaign_path):
             # An empty episodes.jsonl (and a temporary campaign.json) is what a run killed
             # during its first writes leaves: that is still a new results directory.
-            names = [n for n in os.listdir(self.path) if not n.startswith(CAMPAIGN_FILE + ".tmp")]
-            leftover = names == [EPISODES_FILE] and os.path.getsize(self.file(EPISODES_FILE)) == 0
+            # files.write_atomically's temporary names are ".campaign.json.tmpPID.N".
+            temporary = (CAMPAIGN_FILE + ".tmp", f".{CAMPAIGN_FILE}.tmp")
+            names = [n for n in os.listdir(self.path) if not n.startswith(temporary)]
+            episodes = self.file(EPISODES_FILE)
+            leftover = names == [EPISODES_FILE] and os.path.isfile(episodes) and os.path.getsize(episodes) == 0
             if names and not leftover:
                 raise CampaignError(
                     f"{self.path}: not empty and holds no {CAMPAIGN_FILE}; "
                     "give a new or empty folder, or a results directory."
                 )
             return None
-        old = read_campaign_json(campaign_path)
-        episodes = self.file(EPISODES_FILE)
-        if not os.path.exists(episodes):
-            raise CampaignError(f"{episodes}: missing next to {CAMPAIGN_FILE}.")
-        rows, torn = read_rows(episodes, old)
-        return old, rows, torn
+        return read_results(self.path, statuses_only=True)  # a byte per episode: a resume needs no more
 
-    def start(self, resolved, torn):
-        """The first writes of a run.
+    def prepare(self, resolved):
+        """Check the campaign.json a run will write, before anything is written.
 
-        Set torn bytes aside, drop a stale ranking, write campaign.json, open episodes.jsonl.
+        It must be a campaign.json the results layer reads back: no larger
+        than ``MAX_CAMPAIGN_BYTES``, and of its schema.
         """
+        data = canonical_json_reference(resolved) + b"\n"
+        if len(data) > MAX_CAMPAIGN_BYTES:
+            raise CampaignError(
+                f"{self.file(CAMPAIGN_FILE)}: the campaign's campaign.json would be {len(data):,} bytes, "
+                f"more than the {MAX_CAMPAIGN_BYTES:,} a results directory may hold (docs/campaigns.md)."
+            )
+        self._campaign = check_campaign(resolved, self.path)
+        self._campaign_bytes = data
+
+    def start(self, torn, scenarios):
+        """The first writes of a run (after ``prepare``).
+
+        Set torn bytes aside, drop a stale ranking and statistics, open episodes.jsonl,
+        write campaign.json, then ``scenarios/<scenario_id>.json`` for each
+        (scenario_id, scenario dict) of ``scenarios``.  An I/O error is a
+        ``ResultsIOError`` naming the file.
+        """
+        campaign_bytes = self._campaign_bytes
         episodes = self.file(EPISODES_FILE)
         if torn:
-            with open(self.file(TORN_FILE), "ab") as handle:
+            with _naming(self.file(TORN_FILE)), append_file(self.file(TORN_FILE)) as handle:
                 handle.write(torn)
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.truncate(episodes, os.path.getsize(episodes) - len(torn))
-        ranking = self.file(RANKING_FILE)
-        if os.path.lexists(ranking):
-            os.remove(ranking)
+            with _naming(episodes):
+                os.truncate(episodes, os.path.getsize(episodes) - len(torn))
+        for name in (RANKING_FILE, STATISTICS_FILE):
+            stale = self.file(name)
+            if os.path.lexists(stale):
+                with _naming(stale):
+                    os.remove(stale)
 
-        def save(stream):
-            stream.write(canonical_json_reference(resolved) + b"\n")
-            stream.flush()
-            os.fsync(stream.fileno())
+        def saver(data):
+            def save(stream):
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+
+            return save
 
         # episodes.jsonl first: campaign.json never exists without it.
-        self._episodes = open(episodes, "ab")  # noqa: SIM115 (open for the whole run)
-        write_atomically(self.file(CAMPAIGN_FILE), save)
-        _fsync_dir(self.path)
+        with _naming(episodes):
+            self._episodes = os.open(episodes, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            self._size = os.fstat(self._episodes).st_size
+        with _naming(self.file(CAMPAIGN_FILE)):
+            write_atomically(self.file(CAMPAIGN_FILE), saver(campaign_bytes))
+        with _naming(self.path):
+            _fsync_dir(self.path)
+        folder = self.file(SCENARIOS_DIR)
+        with _naming(folder):
+            os.makedirs(folder, exist_ok=True)
+        for scenario_id, scenario in scenarios:
+            path = os.path.join(folder, f"{scenario_id}.json")
+            with _naming(path):
+                write_atomically(path, saver(canonical_json(scenario) + b"\n"))
+        with _naming(folder):
+            _fsync_dir(folder)
 
     def append(self, row):
-        """One row, complete on disk before this returns (flushed and fsync'ed)."""
-        self._episodes.write(canonical_json_reference(row) + b"\n")
-        self._episodes.flush()
-        os.fsync(self._episodes.fileno())
+        """One row, complete on disk before this returns (one write, then fsync), or not there at all.
+
+        The row is checked by the results layer first: what is written is
+        what every reader accepts.  A row longer than a reader reads
+        (``MAX_LINE_BYTES``) becomes a failed row saying so.  On a short
+        write or any error the file is cut back to its last whole row and
+        a ``ResultsIOError`` names it: never a torn row.
+        """
+        line = canonical_json_reference(row) + b"\n"
+        if len(line) > MAX_LINE_BYTES:
+            row = dict(
+                row,
+                status="failed",
+                error=f"the row is {len(line):,} bytes, more than the {MAX_LINE_BYTES:,} a row may have "
+                "(docs/campaigns.md)",
+                metrics=None,
+                steps=None,
+                record=None,
+                record_sha256=None,
+            )
+            line = canonical_json_reference(row) + b"\n"
+        try:
+            check_row(row, self._campaign)
+        except Invalid as exc:  # EMBER made a row it cannot read back: a defect, never written
+            reason = f"refusing to write a row that is not a row: {exc}"
+            raise ResultsError(EPISODES_FILE, None, reason, self.path) from None
+        try:
+            written = os.write(self._episodes, line)
+            if written != len(line):
+                raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (wrote {written} of {len(line)} bytes)")
+            os.fsync(self._episodes)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._episodes, self._size)
+            raise ResultsIOError(exc.errno, exc.strerror or str(exc), self.file(EPISODES_FILE)) from None
+        self._size += len(line)
+        return row
+
+    def remove_temporary_files(self):
+        """Remove what workers left under temporary names in records/ and logs/ (a killed worker, a full disk).
+
+        Only ever called with the lock held: no other run is writing them.
+        """
+        for folder in WORKER_FOLDERS:
+            for parent, _, names in os.walk(self.file(folder)):
+                for name in names:
+                    if TEMPORARY_MARK in name:
+                        with contextlib.suppress(OSError):
+                            os.remove(os.path.join(parent, name))
+
+
+@contextlib.contextmanager
+def _naming(path):
+    """An ``OSError`` inside becomes a ``ResultsIOError`` naming ``path``."""
+    try:
+        yield
+    except ResultsIOError:
+        raise
+    except OSError as exc:
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), exc.filename or path) from None
 
 
 def _fsync_dir(path):

@@ -10,14 +10,13 @@ The replay owns "try this line" of the canonical-line fast path
 (simulator.md §5): ``Replayer.try_line`` slices a step line's actions,
 steps the simulator and compares canonical bytes; a step it took but could
 not match is kept as pending, for the strict comparison of the same step.
-``PolicyRun`` drives the same simulator with a policy instead of a record
-(``ember.engine.measure_run``).
+``ReplayedStep`` is also how ``ember.engine.measure_run`` hands the
+simulator's own steps to the engine.
 """
 
 from ..accumulator import Accumulator
 from ..canonical import STEP_LINE_START, canonical_json, parse_json
 from ..errors import ActionError, ReplayMismatchError
-from ..sim.policies import is_builtin, make_policy
 from ..sim.simulator import SeedError, Simulator
 
 # A canonical step line starts with its actions object, which nests
@@ -209,28 +208,3 @@ class ReplayCheck(Accumulator):
 
     def result(self):
         return self.mismatch
-
-
-class PolicyRun:
-    """The replaying simulator driven by a policy instead of a record.
-
-    ``policy`` is a callable ``observation -> {person_id: action}`` or the
-    name of a built-in policy.  ``steps()`` asks the policy, steps the
-    simulator (an ``ActionError`` for illegal actions passes through, as in
-    ``run_episode``) and yields each ``ReplayedStep`` until termination.
-    """
-
-    def __init__(self, scenario, seed, policy):
-        # A built-in policy only reads its observations, and the steps go to the checks, the
-        # metrics and the writer: lists may be shared.  Another callable gets fresh ones.
-        self.sim = Simulator(scenario, seed, shared_lists=is_builtin(policy))
-        if isinstance(policy, str):
-            policy = make_policy(policy, self.sim.scenario, seed, shared_observations=True)
-        self.policy = policy
-        self.header = self.sim.header
-        self.initial_state = self.sim.initial_state
-
-    def steps(self):
-        sim, policy = self.sim, self.policy
-        while not sim.terminated:
-            yield ReplayedStep(sim, sim.step(policy(sim.observe())))

@@ -1,13 +1,16 @@
 """What the Gymnasium and PettingZoo environments share: one recorded episode.
 
-An ``Episode`` is the project's ``Simulator`` plus, when asked, the
-project's ``RecordWriter`` streaming to a file, fed exactly as
-``run_episode`` feeds them, so the file is byte-identical to the record
-``run_episode`` writes for the same seed and actions.  ``GridState`` keeps
+An ``Episode`` is the one episode loop's stepping form (``sim.loop``) over
+the project's ``Simulator``, with, when asked, the project's
+``RecordWriter`` as its sink, streaming to a file opened by the one record
+opener: the loop feeds the writer exactly as ``run_episode``'s does, so the
+file is byte-identical to the record ``run_episode`` writes for the same
+seed and actions, compressed alike by its name.  ``GridState`` keeps
 numpy arrays of the state from the step dicts.  Nothing here knows of
 Gymnasium or PettingZoo; numpy is the `rl` extra's.
 """
 
+import contextlib
 import math
 import numbers
 import os
@@ -16,7 +19,8 @@ import string
 import numpy as np
 
 from ..errors import ActionError, EnvConfigError
-from ..record.writer import RecordWriter
+from ..record.writer import writing_record
+from ..sim.loop import Episode as SimEpisode
 from ..sim.simulator import ACTIONS, Simulator, check_seed
 
 STATUS_CODES = {"active": 0, "evacuated": 1, "casualty": 2}
@@ -48,46 +52,57 @@ class RecordPath:
                 raise EnvConfigError(
                     f"{where}: unknown field {{{name}}} in {self.template!r}; expected {{episode}} or {{seed}}."
                 )
+        # A format spec is only checked when used: try it now, at the extremes of both fields,
+        # so that a bad one ({seed:zz}) is refused here rather than by the first reset.
+        for value in (0, 2**64 - 1):
+            try:
+                self.template.format(episode=value, seed=value)
+            except (ValueError, TypeError, OverflowError, KeyError, IndexError) as exc:
+                raise EnvConfigError(
+                    f"{where}: bad template {self.template!r}: {exc} (with {{episode}} and {{seed}} = {value})."
+                ) from None
 
     def for_episode(self, episode, seed):
         return self.template.format(episode=episode, seed=seed)
 
 
 class Episode:
-    """One episode of the simulator, its record streaming to ``path`` when given."""
+    """One episode of the simulator, stepped from outside, its record streaming to ``path`` when given.
+
+    The stepping form of the one episode loop (``sim.loop.Episode``) with
+    the project's ``RecordWriter`` as its sink when there is a record, the
+    file opened by the one record opener (``record.output``): a ``path``
+    ending ``.gz`` or ``.zst`` is written compressed, and the file follows
+    the rules of ``ember run -o`` (docs/decisions.md, "Output files").
+    """
 
     def __init__(self, scenario, seed, path=None):
-        self.sim = Simulator(scenario, seed)
-        self.initial_state = self.sim.initial_state  # s_0: the simulator sets it once
+        simulator = Simulator(scenario, seed)
+        self.initial_state = simulator.initial_state  # s_0: the simulator sets it once
         self.path = path
-        self.stream = None
-        if path is not None:
-            self.stream = open(path, "wb")  # noqa: SIM115 - open as long as the episode runs
-            self.writer = RecordWriter(self.stream)
-            self.writer.start(self.sim.header, self.sim.initial_state)
+        with contextlib.ExitStack() as output:
+            sinks = () if path is None else (output.enter_context(writing_record(path)),)
+            self.loop = SimEpisode(simulator, sinks)
+            self.output = output.pop_all()  # open as long as the episode runs
 
     @property
     def terminated(self):
-        return self.sim.terminated
+        return self.loop.terminated
 
     def observe(self):
         """The official observation (simulator.md §4) of the current state."""
-        return self.sim.observe()
+        return self.loop.observe()
 
     def step(self, actions):
         """Run one step with ``actions`` ({person_id: action} for the active people)."""
-        step = self.sim.step(actions)
-        if self.stream is not None:
-            self.writer.step(step, self.sim.final_state)
-            if self.sim.terminated:
-                self.close()
+        step = self.loop.step(actions)
+        if self.loop.terminated:
+            self.close()
         return step
 
     def close(self):
         """Close the record file; an episode left before it terminated leaves a truncated record."""
-        if self.stream is not None:
-            self.stream.close()
-            self.stream = None
+        self.output.close()
 
 
 class EpisodeRunner:

@@ -13,6 +13,8 @@ from ..sim.simulator import ACTIONS
 from .core import EpisodeRunner, GridState, RecordPath, Rewards, action_names, episode_seed
 
 WINDOW_CHANNELS = ("blocked", "exit", "burning", "people")
+#: The largest window: 4 x 255 x 255 bytes (254 KiB) per agent and step; a larger one is mostly padding.
+MAX_WINDOW = 255
 
 
 class EvacuationParallelEnv(EpisodeRunner, ParallelEnv):
@@ -38,6 +40,11 @@ class EvacuationParallelEnv(EpisodeRunner, ParallelEnv):
         if type(window) is not int or window < 1 or window % 2 == 0:
             raise EnvConfigError(
                 f"window: expected an odd integer >= 1 (the side of the square around each agent), got {window!r}."
+            )
+        if window > MAX_WINDOW:
+            raise EnvConfigError(
+                f"window: expected an odd integer from 1 to {MAX_WINDOW} (each agent's observation holds "
+                f"4 x window x window bytes at every step), got {window!r}."
             )
         self.compiled = compile_scenario(scenario)
         self.record = None if record is None else RecordPath(record)

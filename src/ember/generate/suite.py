@@ -15,6 +15,8 @@ import dataclasses
 import sys
 from pathlib import Path
 
+import tomli_w
+
 from ..canonical import canonical_json
 from ..errors import GenerationError
 from .families import generate
@@ -247,17 +249,13 @@ _CAMPAIGN_NOTE = """\
 def campaign_toml(name):
     """The campaign file's text: a comment on how to add an agent, then the TOML of ``campaign(name)``.
 
-    Written by tomli-w (the 'suite' extra), which escapes every string and
+    Written by tomli-w (a core dependency), which escapes every string and
     key.  tomli-w writes short tables in an array inline
     (``policies = [{...}]``), and TOML forbids appending ``[[policies]]``
     to an inline array, so each policy is written as its own ``[[policies]]``
     header followed by tomli-w's dump of that table's keys: a user then adds
     an agent with one more ``[[policies]]`` block, as campaign.md shows.
     """
-    try:
-        import tomli_w
-    except ImportError as exc:  # pragma: no cover - depends on the extra
-        raise GenerationError("writing a campaign file needs tomli-w: pip install 'ember-eval[suite]'.") from exc
     data = campaign(name)
     policies = data.pop("policies")
     blocks = [f"\n[[policies]]\n{tomli_w.dumps(policy)}" for policy in policies]

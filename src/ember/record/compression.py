@@ -1,6 +1,6 @@
-"""Compressed records, both directions (campaign.md §5).
+"""Compressed records, read (campaign.md §5).
 
-Reading: ``Decompression`` is the first stage of every record reader.  It
+``Decompression`` is the first stage of every record reader.  It
 recognises gzip (``1f 8b``) and zstd (``28 b5 2f fd``) by the first bytes
 of the input, however the input is chunked, and passes anything else on
 unchanged.  A compressed record is decompressed as a stream: the
@@ -12,22 +12,16 @@ out must be the JSON text, not another compressed stream.  Several gzip
 members or zstd frames one after the other are one stream; any other byte
 after the compressed stream makes the record malformed.
 
-Writing: ``open_output(path)`` opens a record file for writing, gzip for a
-name ending ``.gz`` (mtime 0, no file name, so the bytes are reproducible)
-and zstd for ``.zst``; ``flush()`` ends a compressed block, so a reader
-following the growing file can decompress every part written so far.
+Writing compressed records is ``output.open_record_output``'s.
 
 gzip is zlib's (stdlib).  zstd is the stdlib's ``compression.zstd`` where
 Python has it (3.14+), else the ``zstandard`` package (the ``zstd`` extra),
 imported only when a zstd record is met.
 """
 
-import contextlib
-import os
 import zlib
 
-from ..errors import MetricsInputError, MissingExtraError
-from ..files import output_file
+from ..errors import MetricsInputError
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -107,7 +101,7 @@ class _ZstandardFrame:
                 return
 
 
-def _zstd_module():
+def zstd_module():
     """("stdlib", compression.zstd) on Python 3.14+, else ("zstandard", zstandard), else None."""
     try:
         from compression import zstd
@@ -125,7 +119,7 @@ def _zstd_module():
 def _member(kind):
     if kind == "gzip":
         return _BoundedMember(zlib.decompressobj(wbits=16 + zlib.MAX_WBITS), (zlib.error,))
-    found = _zstd_module()
+    found = zstd_module()
     if found is None:
         raise MetricsInputError(f"$: the record is zstd-compressed; reading it needs zstd support: {ZSTD_INSTALL}.")
     name, module = found
@@ -240,88 +234,3 @@ class Decompression:
         self._output_checked = True
         piece, self._output_head = self._output_head, b""
         self.downstream.feed(piece)
-
-
-# --- writing ------------------------------------------------------------------------------
-
-GZIP_LEVEL = 6
-
-
-def output_kind(path):
-    """ "gzip" for a name ending ``.gz``, "zstd" for ``.zst``, else "plain"."""
-    name = os.fspath(path)
-    name = name.lower() if isinstance(name, str) else name.decode(errors="replace").lower()
-    if name.endswith(".gz"):
-        return "gzip"
-    if name.endswith(".zst"):
-        return "zstd"
-    return "plain"
-
-
-class CompressedOutput:
-    """A binary file that compresses what is written; ``flush()`` makes it readable so far.
-
-    ``flush()`` ends a compressed block (gzip: a zlib sync flush; zstd: a
-    block flush) and flushes the file, so a reader following the growing
-    file can decompress every byte written before it.  ``close()`` ends the
-    stream and closes the file.
-    """
-
-    def __init__(self, raw, kind):
-        self._raw = raw
-        self.kind = kind
-        if kind == "gzip":
-            import gzip
-
-            # mtime 0 and no file name: the same record gives the same bytes.
-            self._stream = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=GZIP_LEVEL)
-        else:
-            self._stream = _zstd_writer(raw)
-
-    def write(self, data):
-        return self._stream.write(data)
-
-    def flush(self):
-        self._stream.flush()
-        self._raw.flush()
-
-    def close(self):
-        try:
-            self._stream.close()
-        finally:
-            self._raw.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
-
-
-def _zstd_writer(raw):
-    name, module = _zstd_module()
-    if name == "stdlib":
-        return module.ZstdFile(raw, "wb")
-    return module.ZstdCompressor().stream_writer(raw, closefd=False)
-
-
-@contextlib.contextmanager
-def open_output(path):
-    """The record file ``path`` open for writing: compressed by its name (``.gz``, ``.zst``), else plain.
-
-    A context manager.  The file itself is opened by ``files.output_file``
-    (``live=True``), the one way every ``-o`` is written: a symlink is
-    followed, a FIFO or device written through, a new file written in place
-    and locked, an existing record replaced only when the block ends without
-    an exception (docs/decisions.md, "Output files").  The compressed stream
-    is ended before that.
-    """
-    kind = output_kind(path)
-    if kind == "zstd" and _zstd_module() is None:  # refused before the file is created
-        raise MissingExtraError(f"writing a .zst record needs zstd support: {ZSTD_INSTALL}.")
-    with output_file(path, live=True) as raw:
-        if kind == "plain":
-            yield raw
-        else:
-            with CompressedOutput(raw, kind) as stream:
-                yield stream

@@ -9,7 +9,7 @@ in one comparison.  Two parties share the work:
   whether a step line is the replay's own step, and owns the placeholders
   entirely: the strict reader receives the placeholder ``0`` in a taken
   step's place, so it still checks the whole text's syntax, layout and
-  step numbering, and ``_Placeholders`` removes those zeros again before
+  step numbering, and ``Placeholders`` (``placeholders.py``) removes those zeros again before
   the sink sees the steps;
 * ``take_line`` (the engine's, which asks the replay check to try the line)
   does everything else.
@@ -19,55 +19,12 @@ canonical one) sends everything from there on through the strict reader.
 """
 
 from ..canonical import HEADER_LINE_START, INITIAL_LINE_START, STEP_LINE_START, STEPS_LINE
-from ..errors import MetricsInputError
+from .placeholders import Placeholders
 from .reader import RecordParser
 
 # A step line longer than this is read by the strict reader instead, so the
 # fast path never buffers more than one ordinary step.
 MAX_LINE_BYTES = 4 * 1024 * 1024
-
-
-class _Placeholders:
-    """Between the strict reader and the sink: drops the placeholders of taken steps.
-
-    A taken step's placeholder must come back from the reader as the item
-    of ``$.steps`` with the same index; anything else means the taken lines
-    were not the items of ``$.steps`` (a step line nested inside another
-    value), and what the sink has been given does not stand for the record.
-    """
-
-    def __init__(self, sink):
-        self.sink = sink
-        self.taken = 0  # steps taken from their lines
-        self.returned = 0  # their placeholders read back
-
-    def header(self, value):
-        self.sink.header(value)
-
-    def initial_state(self, value):
-        self.sink.initial_state(value)
-
-    def step(self, index, value):
-        if self.returned < self.taken:
-            if index == self.returned and type(value) is int and value == 0:
-                self.returned += 1
-                return
-            self._misplaced(index)
-        self.sink.step(index, value)
-
-    def final_state(self, value):
-        self.sink.final_state(value)
-
-    def end(self):
-        if self.returned < self.taken:
-            self._misplaced(self.returned)
-        self.sink.end()
-
-    def _misplaced(self, index):
-        raise MetricsInputError(
-            f"$.steps[{index}]: steps 1..{self.taken} were read from step lines that are not the items of "
-            "$.steps (a step line nested inside another value)."
-        )
 
 
 class CanonicalLines:
@@ -80,7 +37,7 @@ class CanonicalLines:
 
     def __init__(self, take_line, sink, limits):
         self.take_line = take_line
-        self.placeholder_filter = _Placeholders(sink)
+        self.placeholder_filter = Placeholders(sink)
         self.parser = RecordParser(self.placeholder_filter, limits)
         self.active = True
         self.partial = []

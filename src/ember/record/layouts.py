@@ -39,7 +39,8 @@ import json
 import re
 
 from ..canonical import HEADER_LINE_START, STEP_LINE_START, canonical_json
-from .frontend import MAX_LINE_BYTES, CanonicalLines, _Placeholders
+from .frontend import MAX_LINE_BYTES, CanonicalLines
+from .placeholders import Placeholders
 from .reader import RecordParser
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
@@ -104,7 +105,7 @@ class StepTexts:
 
     def __init__(self, take_line, sink, limits):
         self.take_line = take_line
-        self.placeholder_filter = _Placeholders(sink)
+        self.placeholder_filter = Placeholders(sink)
         self.parser = RecordParser(self.placeholder_filter, limits)
         self.max_step = min(MAX_LINE_BYTES, limits.max_part_bytes // 2)
         self.active = True

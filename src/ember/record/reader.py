@@ -4,7 +4,8 @@ A record is one JSON object ``{"header", "initial_state", "steps",
 "final_state"}`` that may be hundreds of MB long.  ``RecordParser`` is a push
 parser: bytes go in with ``feed`` in any chunking, and each part goes to a
 sink as soon as its last byte has been read, a step at a time, in constant
-memory.  ``iter_parts`` is the pull API built on it.  The reader checks the
+memory.  ``parts.iter_parts`` is the pull API built on top of it (and of
+the whole push assembly, ``pipeline.RecordInput``), in its own module.  The reader checks the
 JSON text and the record's top level; the inner structure of the parts is
 another layer's job.
 
@@ -25,7 +26,7 @@ Throughput, CPU time, best of 9, Python 3.11, ijson 3.6 yajl2_c, on a shared
 
     ijson.items(f, "steps.item"), the floor, no checks   0.37 s  13,600 steps/s
     RecordParser, all checks                             0.71 s   7,100 steps/s
-    iter_parts(f), all checks                            0.75 s   6,700 steps/s
+    parts.iter_parts(f), all checks                      0.75 s   6,700 steps/s
 
 A strict read costs about twice the floor (10^6 such steps: about 2.5
 minutes against 1.2).  The difference is the Python run for each event,
@@ -33,7 +34,6 @@ about 80 ns; the byte guard costs 3%.  Memory stays flat: 50,000 steps
 (171 MB) were read with the same peak RSS as 5,000.
 """
 
-import collections
 import json
 import re
 
@@ -42,7 +42,6 @@ import ijson
 from ..errors import MetricsInputError
 from .guard import ByteGuard as _ByteGuard
 from .limits import DEFAULT_LIMITS, Limits  # noqa: F401 (Limits: the reader's public API)
-from .source import iter_chunks
 
 try:
     _backend = ijson.get_backend("yajl2_c")
@@ -503,65 +502,3 @@ class RecordParser:
                 self._where(),
                 f"more than max_part_bytes={limit} bytes of input were read for one part of the record.",
             )
-
-
-# --- the pull API ------------------------------------------------------------------
-
-
-# iter_parts feeds the parser this much at a time and yields the parts read
-# before feeding more: with a whole 64 KiB chunk's parts (20 steps) alive at
-# once, the cyclic garbage collector took 10-25% more time.
-_DRAIN_EVERY = 16 * 1024
-
-
-class _PartQueue:
-    """A sink that queues the tuples ``iter_parts`` yields."""
-
-    def __init__(self, parts):
-        self._append = parts.append
-
-    def header(self, value):
-        self._append(("header", value))
-
-    def initial_state(self, value):
-        self._append(("initial_state", value))
-
-    def step(self, index, value):
-        self._append(("step", index, value))
-
-    def final_state(self, value):
-        self._append(("final_state", value))
-
-    def end(self):
-        pass
-
-
-def iter_parts(source, chunk_size=65536, *, limits=DEFAULT_LIMITS):
-    """Yield the parts of a record as they are read.
-
-    ``source`` is a path (str or os.PathLike), a binary file object (a pipe
-    too: data is parsed as it arrives), bytes-like, or an iterable of bytes
-    chunks.  Yields ``("header", dict)``, ``("initial_state", dict)``,
-    ``("step", index, dict)`` for each step and ``("final_state", dict)``,
-    in record order, and stops once the whole input was read and valid.
-    Text (a text-mode file, str chunks) is a MetricsInputError, as is bad
-    input (see ``RecordParser``).
-    """
-    if type(chunk_size) is not int or chunk_size < 1:
-        raise ValueError(f"chunk_size must be a positive integer, not {chunk_size!r}")
-    from .pipeline import RecordInput  # the one assembly of a reader, which builds on this module
-
-    parts = collections.deque()
-    record_input = RecordInput(_PartQueue(parts), limits)
-    chunks = iter_chunks(source, chunk_size)
-    try:
-        for chunk in chunks:
-            for start in range(0, len(chunk), _DRAIN_EVERY):
-                record_input.feed(chunk[start : start + _DRAIN_EVERY])
-                while parts:
-                    yield parts.popleft()
-    finally:
-        chunks.close()
-    record_input.close()
-    while parts:
-        yield parts.popleft()

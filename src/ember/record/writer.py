@@ -1,11 +1,15 @@
 """The live record writer (simulator.md §5) and ``run_episode``.
 
-Each part goes out as one complete line and is flushed at once, so a record
+``RecordWriter`` is a sink of the one episode loop (``sim.loop``): each
+part goes out as one complete line and is flushed at once, so a record
 can be followed while the episode runs (``tail -f``, a pipe into
 ``ember metrics -``).  A step's line ends with the separator that follows
-it, which the simulator knows because it knows whether it terminated.
+it, which the loop tells it by handing it the final state with the last
+step.  ``writing_record(out)`` gives the writer for a path (through the one
+record opener, ``output.open_record_output``) or for a binary stream.
 """
 
+import contextlib
 import os
 
 from ..canonical import (
@@ -17,18 +21,27 @@ from ..canonical import (
     RECORD_TAIL,
     canonical_json,
 )
-from ..sim.policies import make_policy
+from ..sim.loop import resolve_policy, run_policy
+from ..sim.policies import is_builtin
 from ..sim.simulator import Simulator
-from .compression import open_output
+from .output import open_record_output
 
 
 class RecordWriter:
-    """Writes canonical record bytes to a binary stream, flushing per part."""
+    """Writes canonical record bytes to a binary stream, flushing per part (a sink of ``sim.loop``).
 
-    def __init__(self, stream):
+    With ``digest`` (a ``hashlib`` object) every byte written is hashed too:
+    the record's SHA-256 without reading it back (a campaign row's
+    ``record_sha256``).
+    """
+
+    def __init__(self, stream, digest=None):
         self.stream = stream
+        self.digest = digest
 
     def _emit(self, data):
+        if self.digest is not None:
+            self.digest.update(data)
         self.stream.write(data)
         self.stream.flush()
 
@@ -43,26 +56,27 @@ class RecordWriter:
             self._emit(canonical_json(step) + AFTER_STEPS + canonical_json(final_state) + RECORD_TAIL)
 
 
+@contextlib.contextmanager
+def writing_record(out, *, live=True, digest=None):
+    """A ``RecordWriter`` for ``out``: a path (opened by ``open_record_output``, compressed by its
+    name, see there for ``live``) or a binary file (written as it is, flushed per part)."""
+    if isinstance(out, (str, os.PathLike)):
+        with open_record_output(out, live=live) as stream:
+            yield RecordWriter(stream, digest)
+    else:
+        yield RecordWriter(out, digest)
+
+
 def run_episode(scenario, policy, seed, out):
-    """Run ``policy`` to termination, streaming the record to ``out``.
+    """Run ``policy`` to termination, streaming the record to ``out``; the final state.
 
     ``policy`` is a callable ``observation -> {person_id: action}`` or the
     name of a built-in policy; ``out`` a path (written gzip-compressed when
-    it ends in ``.gz``, zstd when ``.zst``, see ``compression.open_output``)
-    or a binary file.  Returns the final state.
+    it ends in ``.gz``, zstd when ``.zst``: ``output.open_record_output``)
+    or a binary file.
     """
-    sim = Simulator(scenario, seed)
-    if isinstance(policy, str):
-        policy = make_policy(policy, sim.scenario, seed)
-    if isinstance(out, (str, os.PathLike)):
-        with open_output(out) as stream:
-            return _run(sim, policy, RecordWriter(stream))
-    return _run(sim, policy, RecordWriter(out))
-
-
-def _run(sim, policy, writer):
-    writer.start(sim.header, sim.initial_state)
-    while not sim.terminated:
-        step = sim.step(policy(sim.observe()))
-        writer.step(step, sim.final_state)
-    return sim.final_state
+    # A built-in policy only reads its observations and the writer only encodes: lists may be shared.
+    simulator = Simulator(scenario, seed, shared_lists=is_builtin(policy))
+    policy = resolve_policy(policy, simulator)  # an unknown name opens no file
+    with writing_record(out) as writer:
+        return run_policy(simulator, policy, (writer,))

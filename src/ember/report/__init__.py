@@ -3,15 +3,21 @@
 The page is built from the same two files as ``ranking.json`` (campaign.md
 §4) and holds everything it shows: CSS, a small script (sortable tables)
 and the plots as inline SVG.  Nothing is fetched when it is opened.
-Needs the ``report`` extra (matplotlib).
+Needs the ``report`` extra (matplotlib, and the stats extra for the statistics).
 """
 
-from ..ranking import Campaign, compute_ranking, counting_rows
+from ..errors import MissingExtraError
+from ..ranking import ranking_of
+from ..results import StatisticsRules, read_results, results_of_bytes, verifiable_note
+from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED, check_replicates, check_seed, statistics_of
+from ..stats import require as require_statistics
 from . import plots
 from .data import collect
 from .page import render_page
 
 # The page's figures: (anchor, title, plot function, caption).
+REPORT_EXTRA_HINT = "pip install 'ember-eval[report]'"
+
 _FIGURES = (
     (
         "evacuation",
@@ -44,22 +50,49 @@ _FIGURES = (
 )
 
 
-def build_report(campaign, episodes):
+def build_report(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):
     """The report page (str) and the warnings, from parsed ``campaign.json`` and ``episodes.jsonl`` bytes.
 
-    Raises ``RankingInputError`` for input that cannot be ranked and
-    ``MissingExtraError`` without matplotlib.
+    The page shows the ranking and its statistics (statistics.md, ``replicates``
+    resamples from stream seed ``seed``), so the rows are read with
+    statistics.md §1's rules too.  Raises ``ResultsError`` (alias
+    ``RankingInputError``) for input either refuses, ``StatisticsParameterError``
+    for B or the seed, and ``MissingExtraError`` without matplotlib, numpy or scipy.
     """
-    plots.require()  # fail on a missing extra before any work
-    ranking, warnings = compute_ranking(campaign, episodes)
-    resolved = Campaign(campaign)
+    _require(replicates, seed)
+    results = results_of_bytes(campaign, episodes, keep_rows=True, rules=StatisticsRules())
+    return report_of(results, replicates, seed), results.warnings
+
+
+def _require(replicates, seed):
+    """B, the seed and the extras, checked before any reading."""
+    check_replicates(replicates)
+    check_seed(seed)
+    plots.require()
+    try:
+        require_statistics()
+    except MissingExtraError:
+        raise MissingExtraError(
+            f"the report's statistics need numpy, scipy and threadpoolctl: {REPORT_EXTRA_HINT}"
+        ) from None
+
+
+def report_of(results, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):
+    """The report page (str) of checked ``Results`` read with ``keep_rows=True``."""
+    _require(replicates, seed)
+    ranking = ranking_of(results)
+    statistics = statistics_of(results, replicates, seed, ranking=ranking)
     policies = [entry["policy"] for entry in ranking["ranked"]]
     figures = []
+    views = {}
     if policies:
-        counting, _ = counting_rows(resolved, episodes, keep_metrics=True)
-        views = collect(resolved, counting, policies)
-        del counting
+        views = collect(results.campaign, results.counting, policies)
         figures = [(name, title, plot(views, policies), caption) for name, title, plot, caption in _FIGURES]
-    else:
-        views = {}
-    return render_page(campaign, ranking, views, figures), warnings
+    return render_page(results.campaign.value, ranking, views, figures, verifiable_note(results), statistics)
+
+
+def report_of_directory(directory, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):
+    """(The report page, its ``Results``) of a results directory; bad input is a ``ResultsError``."""
+    _require(replicates, seed)  # fail on a missing extra before any reading
+    results = read_results(directory, keep_rows=True, rules=StatisticsRules())
+    return report_of(results, replicates, seed), results

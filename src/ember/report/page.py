@@ -50,6 +50,17 @@ nav { font-size:13px; margin:14px 0 0; }
 nav a { color:#fff; margin-right:14px; text-decoration:none; border-bottom:1px solid rgba(255,255,255,.5); }
 footer { color:var(--muted); font-size:12.5px; text-align:center; padding:0 40px 30px; }
 .empty { color:var(--muted); font-style:italic; }
+.ci { color:var(--muted); font-size:12px; }
+.ci-bar { display:block; position:relative; height:6px; margin:4px 0 1px auto; width:110px; background:var(--line);
+          border-radius:3px; }
+.ci-range { position:absolute; top:0; height:100%; min-width:3px; background:#f59e0b; border-radius:3px; }
+.ci-point { position:absolute; top:-2px; width:2px; height:10px; margin-left:-1px; background:var(--ink); }
+.group { display:inline-block; min-width:1.6em; padding:0 6px; border-radius:9px; background:#fef3c7; color:#92400e;
+         font-weight:600; text-align:center; }
+.warning { border-left:4px solid #d97706; background:#fffbeb; padding:8px 12px; border-radius:4px; margin:4px 0 14px;
+           font-size:14px; }
+.warning.single { border-left-color:var(--accent); background:#fef2f2; }
+ul.sentences { margin:8px 0 4px 18px; padding:0; } ul.sentences li { margin:4px 0; }
 """
 
 # Sortable tables: click a header to sort by it (numbers by data-sort), again to reverse.
@@ -120,7 +131,34 @@ def _policy_cell(name, colour):
     return _cell(f"{swatch}{_e(name)}", sort=name, cls="text")
 
 
-def _leaderboard(ranking, colour):
+def _interval_bar(interval, point, scale):
+    """A bar of a 95% interval on a common 0..``scale`` axis, with a tick at the campaign's own value."""
+    low, high = interval
+    scale = max(scale, 1)
+    left, width, tick = (100 * low / scale, 100 * (high - low) / scale, 100 * point / scale)
+    return (
+        f'<span class="ci-bar" title="95% interval {low:,} to {high:,}">'
+        # A point interval is drawn 3 px wide; at the right end it must not stick out of the track.
+        f'<span class="ci-range" style="left:min({left:.2f}%, calc(100% - 3px));width:{width:.2f}%"></span>'
+        f'<span class="ci-point" style="left:{tick:.2f}%"></span></span>'
+    )
+
+
+def _total_cell(part, scale):
+    """A total with its 95% interval and interval bar (statistics.md §5)."""
+    low, high = part["interval"]
+    text = f'{part["total"]} <span class="ci">[{low}, {high}]</span>'
+    return _cell(text + _interval_bar(part["interval"], part["total"], scale), sort=part["total"])
+
+
+def _rank_interval_text(interval):
+    low, high = interval
+    return str(low) if low == high else f"{low}–{high}"
+
+
+def _leaderboard(ranking, colour, statistics):
+    if statistics is not None and ranking["ranked"]:
+        return _leaderboard_with_intervals(ranking, colour, statistics)
     headers = (
         "rank",
         "policy",
@@ -160,6 +198,177 @@ def _leaderboard(ranking, colour):
     if not rows:
         return '<p class="empty">No policy has an ok row for every episode of the campaign: nothing is ranked.</p>'
     return _table(headers, rows, sortable=True, text_columns=(1, 2))
+
+
+_INTERVAL_TOTALS = (
+    ("casualties", "casualties"),
+    ("stranded", "stranded"),
+    ("evacuated", "evacuated"),
+    ("person-time to safety", "person_time_to_safety_total"),
+)
+
+
+def _leaderboard_with_intervals(ranking, colour, statistics):
+    """The leaderboard with each rank's interval and group beside it and interval bars on the totals."""
+    headers = (
+        "rank",
+        "rank 95%",
+        "group",
+        "policy",
+        "kind",
+        *(title for title, _ in _INTERVAL_TOTALS),
+        "mean time to safety",
+        "exposure",
+        "casualty rate",
+        "failed before ok",
+    )
+    by_name = {entry["policy"]: entry for entry in statistics["policies"]}
+    scales = {
+        field: max(max(e[field]["interval"][1], e[field]["total"]) for e in statistics["policies"])
+        for _, field in _INTERVAL_TOTALS
+    }
+    rows = []
+    for entry in ranking["ranked"]:
+        stats = by_name[entry["policy"]]
+        share = stats["rank_share"]
+        rank_title = f"rank {entry['rank']} in {share:.1%} of the resamples"
+        rate = stats["casualty_rate"]
+        rows.append(
+            (
+                ' class="first"' if entry["rank"] == 1 else "",
+                [
+                    _cell(entry["rank"], cls="rank"),
+                    _cell(
+                        f'<span title="{_e(rank_title)}">{_rank_interval_text(stats["rank_interval"])}</span>',
+                        sort=stats["rank_interval"][0],
+                    ),
+                    _cell(f'<span class="group">{stats["group"]}</span>', sort=stats["group"]),
+                    _policy_cell(entry["policy"], colour.get(entry["policy"])),
+                    _cell(f'<span class="kind">{_e(entry["kind"])}</span>', sort=entry["kind"], cls="text"),
+                    *(_total_cell(stats[field], scales[field]) for _, field in _INTERVAL_TOTALS),
+                    _cell(f"{entry['mean_person_time_to_safety']:.2f}", sort=repr(entry["mean_person_time_to_safety"])),
+                    _cell(f"{entry['exposure']:.4f}", sort=repr(entry["exposure"])),
+                    _cell(
+                        f'{_percent(rate["value"])} <span class="ci">[{_percent(rate["interval"][0])}, '
+                        f"{_percent(rate['interval'][1])}]</span>",
+                        sort=repr(entry["casualty_rate"]),
+                    ),
+                    _cell(entry["failed_before_ok"]),
+                ],
+            )
+        )
+    return _table(headers, rows, sortable=True, text_columns=(3, 4))
+
+
+def _few_seed_warnings(statistics):
+    """The few-seed warnings of statistics.md §7, visible above the leaderboard; a single seed the plainest."""
+    from ..stats.text import few_seed_warnings
+
+    if statistics is None:
+        return ""
+    parts = []
+    for line in few_seed_warnings(statistics):
+        single = "single seed" in line
+        label = "One seed only" if single else "Few seeds"
+        parts.append(
+            f'<p class="warning{" single" if single else ""}" role="note"><strong>{label}:</strong> {_e(line)}</p>'
+        )
+    return "\n".join(parts)
+
+
+_STATISTICS_NOTE = (
+    '<p class="note">Resampling the campaign: each resample draws, within every scenario, as many episodes as it '
+    "has seeds (with repetition), the same ones for every policy, and ranks the policies again. Brackets are 95% "
+    "intervals over the resamples; a group holds the policies that are not separable at 95% from the one listed "
+    "directly above (a statement about neighbours, not about every two policies of a group).</p>"
+)
+_EPISODES_NOTE = (
+    '<p class="note">The share of episodes with a casualty (or with a loss: a casualty or a stranded person), with its '
+    "exact Clopper–Pearson 95% interval. It is the figure that speaks when nothing went wrong: no casualty in 5 "
+    "episodes still allows a true share of up to 52.2%.</p>"
+)
+
+
+def _order_bar(order):
+    return (
+        f'<div class="bar" title="above {order["above"]:.2%} / equal {order["equal"]:.2%} / '
+        f'below {order["below"]:.2%}">'
+        f'<span class="above" style="width:{100 * order["above"]:.2f}%"></span>'
+        f'<span class="equal" style="width:{100 * order["equal"]:.2f}%"></span>'
+        f'<span class="below" style="width:{100 * order["below"]:.2f}%"></span></div>'
+    )
+
+
+def _difference_cell(part):
+    low, high = part["interval"]
+    return _cell(f'{part["value"]:+} <span class="ci">[{low:+}, {high:+}]</span>', sort=part["value"])
+
+
+def _statistics(statistics):
+    """How sure the order is (statistics.md): the pairs, one sentence each, and the episodes with casualties."""
+    from ..stats.text import p_value_text, pair_sentence, percent, share_of_episodes_text
+
+    if statistics is None:
+        return '<p class="empty">Statistics are not computed.</p>'
+    head = (
+        f'<p class="note">Statistics {_e(statistics["statistics_version"])}: {_e(statistics["method"])}; '
+        f"{statistics['replicates']:,} resamples, seed {statistics['seed']} "
+        f"(<code>ember stats</code> recomputes <code>statistics.json</code>).</p>"
+    )
+    if not statistics["policies"]:
+        return head + '<p class="empty">Nothing is ranked, so there is nothing to resample.</p>'
+    parts = [head, _STATISTICS_NOTE]
+    if statistics["pairs"]:
+        rows = []
+        for pair in statistics["pairs"]:
+            order = pair["order"]
+            test = pair["sign_test"]
+            shares = " / ".join(percent(order[k]) for k in ("above", "equal", "below"))
+            rows.append(
+                (
+                    "",
+                    [
+                        _cell(_e(pair["above"]), cls="text"),
+                        _cell(_e(pair["below"]), cls="text"),
+                        _cell(f'{_order_bar(order)}<span class="ci">{shares}</span>', cls="text"),
+                        _cell("yes" if pair["separated"] else "no"),
+                        _difference_cell(pair["casualties_difference"]),
+                        _difference_cell(pair["stranded_difference"]),
+                        _difference_cell(pair["person_time_difference"]),
+                        _cell(f"{test['above_better']}:{test['below_better']}"),
+                        _cell(p_value_text(test["p_value"]), sort=repr(test["p_value"])),
+                    ],
+                )
+            )
+        headers = (
+            "above",
+            "below",
+            "order in the resamples (above / equal / below)",
+            "separated",
+            "Δ casualties",
+            "Δ stranded",
+            "Δ person-time",
+            "episodes better (above:below)",
+            "sign test p",
+        )
+        parts.append('<h3>Adjacent pairs</h3><p class="note">Differences are the lower policy minus the upper one.</p>')
+        parts.append(_table(headers, rows, text_columns=(0, 1, 2)))
+        sentences = "".join(f"<li>{_e(pair_sentence(p, statistics['replicates']))}</li>" for p in statistics["pairs"])
+        parts.append(f'<ul class="sentences">{sentences}</ul>')
+    rows = [
+        (
+            "",
+            [
+                _cell(_e(entry["policy"]), cls="text"),
+                _cell(_e(share_of_episodes_text(entry["episodes_with_casualties"]))),
+                _cell(_e(share_of_episodes_text(entry["episodes_with_loss"]))),
+            ],
+        )
+        for entry in statistics["policies"]
+    ]
+    parts.append("<h3>Episodes with casualties</h3>" + _EPISODES_NOTE)
+    parts.append(_table(("policy", "with casualties [95%]", "with a loss [95%]"), rows, text_columns=(0,)))
+    return "\n".join(parts)
 
 
 _UNRANKED_NOTE = (
@@ -217,7 +426,7 @@ def _spread(values):
     return f"{ordered[0]:g} / {median:g} / {ordered[-1]:g}"
 
 
-def _scenarios(campaign, ranking, views, colour):
+def _scenarios(campaign, ranking, views, colour, statistics=None):
     if not ranking["ranked"]:
         return '<p class="empty">Nothing is ranked, so there is nothing to compare per scenario.</p>'
     sources = {s.get("scenario_id"): s.get("source") for s in campaign["scenarios"] if isinstance(s, dict)}
@@ -234,6 +443,9 @@ def _scenarios(campaign, ranking, views, colour):
         "casualties per seed (min / median / max)",
         "evacuated per seed (min / median / max)",
     )
+    if statistics is not None:
+        headers += ("casualties 95%",)
+        by_name = {entry["policy"]: entry for entry in statistics["policies"]}
     for scenario_id, by_policy in views.items():
         rows = []
         for entry in ranking["ranked"]:
@@ -260,6 +472,9 @@ def _scenarios(campaign, ranking, views, colour):
                     ],
                 )
             )
+            if statistics is not None:
+                low, high = by_name[name]["by_scenario"][scenario_id]["casualties"]["interval"]
+                rows[-1][1].append(_cell(f"[{low}, {high}]", sort=low))
         source = sources.get(scenario_id)
         seeds = len(next(iter(by_policy.values())))
         caption = f"{seeds} seed{'s' if seeds != 1 else ''}" + (f", source <code>{_e(source)}</code>" if source else "")
@@ -270,8 +485,12 @@ def _scenarios(campaign, ranking, views, colour):
     return "\n".join(parts)
 
 
-def render_page(campaign, ranking, views, figures):
-    """The whole page as text. ``figures``: (anchor, title, svg text, caption) tuples."""
+def render_page(campaign, ranking, views, figures, verifiable, statistics=None):
+    """The whole page as text. ``figures``: (anchor, title, svg text, caption) tuples.
+
+    ``verifiable``: the line saying how many rows ``ember verify`` can check; ``statistics``: statistics.json's
+    dict (or None).
+    """
     from .plots import colours
 
     colour = colours([entry["policy"] for entry in ranking["ranked"]])
@@ -306,7 +525,8 @@ def render_page(campaign, ranking, views, figures):
 <p class="meta">{meta}</p>
 <p class="meta">computed from <code>{_e(source["file"])}</code> sha256 <code>{_e(source["sha256"])}</code>
 and <code>campaign.json</code>; <code>ember rank</code> recomputes <code>ranking.json</code> from them.</p>
-<nav><a href="#leaderboard">Leaderboard</a><a href="#pairs">Pairwise evidence</a>
+<p class="meta" id="verifiable">{_e(verifiable)}.</p>
+<nav><a href="#leaderboard">Leaderboard</a><a href="#statistics">How sure</a><a href="#pairs">Pairwise evidence</a>
 <a href="#scenarios">Per scenario</a><a href="#plots">Plots</a></nav>
 </header>
 <main>
@@ -314,11 +534,16 @@ and <code>campaign.json</code>; <code>ember rank</code> recomputes <code>ranking
 <h2>Leaderboard</h2>
 <div class="formula"><strong>Ranking {_e(ranking["ranking_version"])}:</strong> {_e(ranking["formula"])}.
 Safety first: fewer casualties always rank above more, whatever the times.</div>
-{_leaderboard(ranking, colour)}
+{_few_seed_warnings(statistics)}
+{_leaderboard(ranking, colour, statistics)}
 <p class="note">Exposure is Σ count / d over each episode's fire-distance histogram (a proximity proxy, not a
 physical dose). Click a column header to sort; the rank column restores the official order.</p>
 <h3>Unranked</h3>
 {_unranked(ranking)}
+</section>
+<section id="statistics">
+<h2>How sure is the order</h2>
+{_statistics(statistics)}
 </section>
 <section id="pairs">
 <h2>Pairwise evidence</h2>
@@ -326,7 +551,7 @@ physical dose). Click a column header to sort; the rank column restores the offi
 </section>
 <section id="scenarios">
 <h2>Per scenario</h2>
-{_scenarios(campaign, ranking, views, colour)}
+{_scenarios(campaign, ranking, views, colour, statistics)}
 </section>
 <section id="plots">
 <h2>Plots</h2>

@@ -1,0 +1,227 @@
+"""Statistics cost: 'ember stats' (B = 10,000) against 'ember rank' on the same results directory.
+
+A synthetic but valid results directory (campaign.md §4) is written once
+and cached: 10,000 episodes (100 scenarios x 100 seeds by default) x 4
+policies = 40,000 ok rows, each the real metrics of a built-in policy on
+builtin:office with its safety counts, time to safety and fire histogram
+varied per episode (about 430 MB).  Then, each in a fresh process, one after
+the other (side by side in the same run, on the same files):
+
+  rank       ember rank DIR -o FILE
+  stats B    ember stats DIR -o FILE --replicates B   (for each B given)
+
+and a table of seconds, ratio to rank and peak RSS is printed.  Targets
+(issue 20): stats at B = 10,000 within 2x rank, and peak RSS that does not
+grow with B beyond the B · |P| · (H + 5) replicate values statistics.md §8
+keeps (8 bytes each).  Usage::
+
+    python benchmarks/bench_stats.py                          # B = 1,000 and 10,000, 2 rounds
+    python benchmarks/bench_stats.py --replicates 10000 100000 --rounds 3
+    python benchmarks/bench_stats.py --scenarios 1000 --seeds 10   # more strata
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+POLICIES = ("greedy", "planner", "random", "stay")
+TEMPLATE_SCENARIO = "builtin:office"
+
+
+def templates():
+    """The real metrics of each policy on the template scenario (seed 0), as dicts."""
+    import io
+
+    from ember import episode_metrics, load_scenario, run_episode
+    from ember.scenario import compile_scenario
+    from ember.sim.policies import make_policy
+
+    scenario = compile_scenario(TEMPLATE_SCENARIO)
+    found = {}
+    for name in POLICIES:
+        out = io.BytesIO()
+        run_episode(scenario, make_policy(name, scenario, 0), 0, out)
+        found[name] = episode_metrics(load_scenario(TEMPLATE_SCENARIO), out.getvalue()).to_dict()
+    return found
+
+
+def varied(template, policy_index, scenario_id, scenario_hash, seed, rng):
+    """A copy of ``template`` for another episode: new key, safety counts, time and histogram counts."""
+    metrics = json.loads(json.dumps(template))
+    metrics["scenario_id"], metrics["scenario_hash"], metrics["seed"] = scenario_id, scenario_hash, seed
+    safety = metrics["safety"]
+    population = safety["population"]
+    casualties = min(population, rng.randrange(0, 3 + 2 * policy_index))
+    stranded = min(population - casualties, rng.randrange(0, 2 + policy_index))
+    safety.update(casualties=casualties, stranded=stranded, evacuated=population - casualties - stranded)
+    time_ = metrics["time"]
+    time_["person_time_to_safety_total"] = max(0, time_["person_time_to_safety_total"] + rng.randrange(-300, 300))
+    histogram = metrics["fire_exposure"]["distance_histogram"]
+    for distance in histogram:
+        histogram[distance] = max(0, histogram[distance] + rng.randrange(-3, 4))
+    return metrics
+
+
+def ensure_results(folder, scenarios, seeds):
+    """The results directory for ``scenarios`` x ``seeds``, written once (campaign.json last: it marks it done)."""
+    from ember.canonical import canonical_json
+    from ember.versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION
+
+    path = folder / f"results-{scenarios}x{seeds}"
+    if (path / "campaign.json").exists():
+        return path
+    path.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(20)
+    base = templates()
+    ids = [f"scenario-{h:04d}" for h in range(scenarios)]
+    hashes = [f"sha256:{h:064x}" for h in range(scenarios)]
+    print(f"writing {scenarios * seeds * len(POLICIES):,} rows to {path} ...", file=sys.stderr, flush=True)
+    with open(path / "episodes.jsonl", "wb") as out:
+        for h in range(scenarios):
+            for seed in range(seeds):
+                for i, policy in enumerate(POLICIES):
+                    metrics = varied(base[policy], i, ids[h], hashes[h], seed, rng)
+                    row = {
+                        "scenario_id": ids[h],
+                        "scenario_hash": hashes[h],
+                        "seed": seed,
+                        "policy": policy,
+                        "status": "ok",
+                        "error": None,
+                        "metrics": metrics,
+                        "steps": metrics["time"]["episode_steps"],
+                        "record": None,
+                        "record_sha256": None,
+                        "elapsed_s": 0.25,
+                    }
+                    out.write(canonical_json(row) + b"\n")
+    campaign = {
+        "campaign": "bench-stats",
+        "versions": {
+            "simulator": SIMULATOR_VERSION,
+            "observation": OBSERVATION_VERSION,
+            "metrics": METRICS_VERSION,
+            "ranking": RANKING_VERSION,
+            "package": "1.0.0",
+        },
+        "scenarios": [
+            {"scenario_id": ids[h], "scenario_hash": hashes[h], "source": f"{ids[h]}.json", "seeds": list(range(seeds))}
+            for h in range(scenarios)
+        ],
+        "policies": [{"name": name, "builtin": name} for name in POLICIES],
+    }
+    (path / "campaign.json").write_bytes(canonical_json(campaign) + b"\n")
+    return path
+
+
+def ember_command():
+    """How to run ``ember`` from this checkout: its sources first on the path."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return [sys.executable, "-c", "import sys; from ember.cli import main; sys.exit(main())"], env
+
+
+def has_stats_command():
+    command, env = ember_command()
+    done = subprocess.run(command + ["stats", "--help"], env=env, capture_output=True)
+    return done.returncode == 0
+
+
+#: Until the command line has 'ember stats': the same reading and writing as 'ember rank', in a library call.
+LIBRARY_STATS = """
+import sys
+from ember.ranking import read_campaign
+from ember.stats import compute_statistics, statistics_bytes
+directory, output, replicates = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(directory + "/campaign.json", "rb") as handle:
+    campaign = read_campaign(handle.read())
+with open(directory + "/episodes.jsonl", "rb") as handle:
+    episodes = handle.read()
+statistics, _ = compute_statistics(campaign, episodes, replicates)
+with open(output, "wb") as handle:
+    handle.write(statistics_bytes(statistics))
+"""
+
+
+def run(arguments, library=False):
+    """Seconds (wall) and peak RSS (MB) of one ``ember`` process."""
+    command, env = ember_command()
+    if library:
+        command = [sys.executable, "-c", LIBRARY_STATS]
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as errors:  # the commands' notes (ember verify) would clutter the table
+        child = subprocess.Popen(command + arguments, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - started
+        if status != 0:
+            errors.seek(0)
+            raise SystemExit(f"{' '.join(arguments)} failed with status {status}: {errors.read().decode()}")
+    return seconds, usage.ru_maxrss / 1024  # ru_maxrss is in KiB on Linux
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenarios", type=int, default=100, help="scenarios (strata), default 100")
+    parser.add_argument("--seeds", type=int, default=100, help="seeds per scenario, default 100")
+    parser.add_argument(
+        "--replicates", type=int, nargs="+", default=[1_000, 10_000], help="values of B (default 1000 10000)"
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of every measurement (default 2)")
+    parser.add_argument(
+        "--data-dir", type=Path, default=ROOT / "bench-data", help="where the results directory is cached"
+    )
+    args = parser.parse_args()
+    results = ensure_results(args.data_dir, args.scenarios, args.seeds)
+    size = (results / "episodes.jsonl").stat().st_size / 1e6
+    episodes = args.scenarios * args.seeds
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; {results.name}: {episodes:,} episodes x "
+        f"{len(POLICIES)} policies, episodes.jsonl {size:,.0f} MB"
+    )
+    cli = has_stats_command()
+    if not cli:
+        print("(no 'ember stats' command in this checkout: stats runs as the same library call in its own process)")
+    kinds = [("rank", None)] + [(f"stats B={b:,}", b) for b in args.replicates]
+    measured = {kind: [] for kind, _ in kinds}
+    with tempfile.TemporaryDirectory() as scratch:
+        for round_ in range(args.rounds):
+            for kind, replicates in kinds:  # interleaved: each round measures every kind once
+                output = os.path.join(scratch, f"out-{round_}.json")
+                if replicates is None:
+                    measured[kind].append(run(["rank", str(results), "-o", output]))
+                elif cli:
+                    measured[kind].append(run(["stats", str(results), "-o", output, "--replicates", str(replicates)]))
+                else:
+                    measured[kind].append(run([str(results), output, str(replicates)], library=True))
+    header = f"{'command':<16} {'seconds (median)':>17} {'min-max':>15} {'x rank':>7} {'peak RSS MB':>12}"
+    print(header)
+    print("-" * len(header))
+    rank_median = statistics.median(seconds for seconds, _ in measured["rank"])
+    for kind, _ in kinds:
+        times = [seconds for seconds, _ in measured[kind]]
+        rss = max(peak for _, peak in measured[kind])
+        median = statistics.median(times)
+        print(
+            f"{kind:<16} {median:17.2f} {min(times):7.2f}-{max(times):<7.2f} {median / rank_median:7.2f} {rss:12.1f}",
+            flush=True,
+        )
+    low, high = min(args.replicates), max(args.replicates)
+    if low != high:
+        grown = (high - low) * len(POLICIES) * (args.scenarios + 5)
+        peaks = {b: max(peak for _, peak in measured[f"stats B={b:,}"]) for b in (low, high)}
+        print(
+            f"B {low:,} -> {high:,}: peak RSS {peaks[high] - peaks[low]:+.1f} MB; "
+            f"the replicate values statistics.md §8 keeps grow by {grown:,} values "
+            f"({grown * 4 / 1e6:.1f} MB as int32, {grown * 8 / 1e6:.1f} MB as int64)"
+        )
+
+
+if __name__ == "__main__":
+    main()

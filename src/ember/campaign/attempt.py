@@ -1,0 +1,63 @@
+"""``run_task(task) -> row``: one attempt at one (policy, episode), the function every worker runs.
+
+It never raises for a failing source: that is a ``failed`` row with a
+one-line reason (campaign.md §3).  Built-in and submitted episodes run
+right here (EMBER's own code); agent and python episodes run in an episode
+process watched from here (``watch.py``).  A ``ResultsIOError`` (the
+results directory cannot be written) is raised, not made a row: it is
+EMBER's failure, and the run stops.
+"""
+
+import time
+
+from ..errors import EmberError, ResultsIOError
+from ..scenario import compile_scenario
+from .episode import EpisodeFailure, KeptRecord, measure_submitted, one_line, run_builtin
+from .watch import watch_episode
+
+
+def _attempt(task, host):
+    entry = task["policy"]
+    if "records" in entry:
+        scenario = compile_scenario(task["scenario"])
+        return measure_submitted(entry, scenario, task["seed"], task["folder"])
+    if "builtin" in entry:
+        scenario = compile_scenario(task["scenario"])
+        kept = None
+        if task["keep_records"]:
+            kept = KeptRecord(task["results"], entry["name"], scenario.scenario_id, task["seed"])
+        metrics, sha = run_builtin(entry, scenario, task["seed"], kept)
+        return metrics, (kept.relative if kept is not None else None), sha
+    return watch_episode(task, host)
+
+
+def run_task(task, host=None):
+    """One attempt at one episode -> its row (campaign.md §4).
+
+    ``host``: what the calling worker offers the episode watcher (``watch.Host``).
+    """
+    started = time.perf_counter()
+    row = {
+        "scenario_id": task["scenario_id"],
+        "scenario_hash": task["scenario_hash"],
+        "seed": task["seed"],
+        "policy": task["policy"]["name"],
+        "status": "ok",
+        "error": None,
+        "metrics": None,
+        "steps": None,
+        "record": None,
+        "record_sha256": None,
+    }
+    try:
+        metrics, record, sha = _attempt(task, host)
+    except EpisodeFailure as exc:
+        row.update(status="failed", error=one_line(exc))
+    except ResultsIOError:
+        raise
+    except EmberError as exc:  # the simulator or engine refused what EMBER itself produced: still one row
+        row.update(status="failed", error=one_line(f"{type(exc).__name__}: {exc}"))
+    else:
+        row.update(metrics=metrics, steps=metrics["time"]["episode_steps"], record=record, record_sha256=sha)
+    row["elapsed_s"] = round(time.perf_counter() - started, 3)
+    return row

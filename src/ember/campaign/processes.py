@@ -1,0 +1,198 @@
+"""Process control for campaigns: who dies with whom, and ending every process an episode started.
+
+Foreign code (an agent, a python policy) runs in an *episode process*: the
+leader of its own session, so its process group and session id are its
+pid.  Ending an episode ends that whole session, also the processes that
+left its group, and, in a local worker (a child subreaper), every orphan
+that was reparented to the worker.  The kernel's parent-death signal
+(``PR_SET_PDEATHSIG``) makes each process die, or clean up and exit, when
+the process that started it dies, however it dies (SIGKILL included).
+
+Linux gives all of this (``prctl`` through ctypes, ``/proc``).  Elsewhere
+the parent-death signal and the subreaper are unavailable (callers fall
+back on polling their parent) and a session is ended through its process
+group alone.
+"""
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import select
+import signal
+import time
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+#: How long ending a session may keep trying (a process forking as fast as it is killed).
+END_SESSION_S = 5.0
+_ROUND_PAUSE_S = 0.01
+
+_prctl = None
+
+
+def _libc_prctl():
+    global _prctl
+    if _prctl is None:
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+            _prctl = libc.prctl
+        except (OSError, AttributeError):
+            _prctl = False
+    return _prctl
+
+
+def set_parent_death_signal(signum):
+    """Ask the kernel to send ``signum`` to this process when its parent (thread) dies; False if unsupported."""
+    prctl = _libc_prctl()
+    return bool(prctl) and prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
+
+
+def become_subreaper():
+    """Make this process adopt its orphaned descendants (Linux); False if unsupported."""
+    prctl = _libc_prctl()
+    return bool(prctl) and prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+class ProcessInfo:
+    """One line of the process table: pid, parent, process group, session and state letter."""
+
+    __slots__ = ("pid", "ppid", "pgrp", "session", "state")
+
+    def __init__(self, pid, ppid, pgrp, session, state):
+        self.pid, self.ppid, self.pgrp, self.session, self.state = pid, ppid, pgrp, session, state
+
+
+def read_process(pid):
+    """The ``ProcessInfo`` of ``pid`` from /proc, or None when it is gone (or /proc is missing)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    # The command name is in parentheses and may hold anything: the fields follow the last ')'.
+    fields = data[data.rfind(b")") + 2 :].split()
+    try:
+        return ProcessInfo(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode())
+    except (IndexError, ValueError):
+        return None
+
+
+def process_table():
+    """Every process visible in /proc (empty where there is no /proc)."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    table = []
+    for name in names:
+        if name.isdigit():
+            info = read_process(int(name))
+            if info is not None:
+                table.append(info)
+    return table
+
+
+def has_proc():
+    return os.path.isdir("/proc/self")
+
+
+def ended(pid):
+    """True once ``pid`` has exited: gone, or a zombie its parent has not reaped yet."""
+    if has_proc():
+        info = read_process(pid)
+        return info is None or info.state in ("Z", "X")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def child_alive(pid):
+    """True while ``pid`` runs as a child of this process (a reused pid, someone else's, is not ours)."""
+    info = read_process(pid)
+    if info is None:
+        return has_proc() is False and not ended(pid)
+    return info.ppid == os.getpid() and info.state not in ("Z", "X")
+
+
+def _kill(pid, signum=signal.SIGKILL):
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signum)
+
+
+def kill_group(pgid, signum=signal.SIGKILL):
+    """Signal a whole process group; a group that is already gone is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+def _reap(pid):
+    """Collect ``pid`` if it is an exited child of ours; never waits."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _await_exit(pid, timeout):
+    """Wait (at most ``timeout``) until ``pid`` has exited, without reaping it."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return
+    try:
+        select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+
+
+def end_session(leader, adopted=False, deadline_s=END_SESSION_S):
+    """SIGKILL every process of the session (and group) that ``leader`` leads, and every descendant of it.
+
+    Descendants are found through the parent links of the whole process
+    table, so a process that left the session (``setsid``) is found too
+    while its parent lives.  With ``adopted`` (this process is a child
+    subreaper) every descendant of this process is ended as well: orphans
+    of the episode were reparented here, whatever session they chose; the
+    exited ones are reaped, except ``leader`` itself, which its starter
+    collects.  Repeats until a round finds nothing alive, for at most
+    ``deadline_s``; every round kills what it found, the last one included.
+    """
+    me = os.getpid()
+    stop = time.monotonic() + deadline_s
+    kill_group(leader)
+    _kill(leader)
+    _await_exit(leader, deadline_s)  # a round while it is still dying would only have to wait
+    roots = (leader, me) if adopted else (leader,)
+    while True:
+        table = process_table()
+        children = {}
+        for info in table:
+            children.setdefault(info.ppid, []).append(info.pid)
+        descendants, stack = set(), list(roots)
+        while stack:
+            for pid in children.get(stack.pop(), ()):
+                if pid not in descendants:
+                    descendants.add(pid)
+                    stack.append(pid)
+        alive = []
+        for info in table:
+            if info.pid in (me, 1):
+                continue
+            if info.state in ("Z", "X"):
+                if adopted and info.ppid == me and info.pid != leader:
+                    _reap(info.pid)
+                continue
+            if info.pid == leader or info.pid in descendants or leader in (info.session, info.pgrp):
+                alive.append(info.pid)
+        if not alive:
+            return
+        # Kill what this round found before looking at the clock: a leader slow to die (a loaded
+        # machine) may have used the whole deadline, and its descendants must not outlive it.
+        for pid in alive:
+            _kill(pid)
+        if time.monotonic() > stop:
+            return
+        time.sleep(_ROUND_PAUSE_S)

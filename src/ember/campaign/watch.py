@@ -1,0 +1,508 @@
+"""The episode process: an agent or python policy episode runs there, watched from outside.
+
+Foreign code never runs in a process EMBER needs.  Each attempt of an
+``agent`` or ``python`` entry runs in a fresh *episode process*, started
+by the worker (``watch_episode``), which stays EMBER's own and watches it:
+
+- the episode process leads its own session, and dies with the worker
+  (``PR_SET_PDEATHSIG``); an agent it starts is in that session;
+- it announces each answer on a control pipe (``begin``/``end`` with the
+  step number) and sends its result there; the watcher gives each answer
+  ``step_timeout`` seconds (the agent's own timer answers first: it has a
+  second more), and everything else the episode process does (making the
+  python policy, the simulator's steps, the metrics) ``WORK_TIMEOUT_S``,
+  or ``step_timeout`` if that is larger.  Past a deadline, or when the
+  result is in, the whole session is killed (``processes.end_session``):
+  no signal mask, handler, thread or child of the policy can outlast it;
+- its standard output and error (and the agent's stderr) go through
+  pipes to capped logs (``logs.py``), never to the terminal;
+- its result is JSON, never a pickle: the watcher trusts nothing it sends.
+
+The episode process is forked from the worker when the worker has one
+thread (a local worker: cheap, EMBER already imported), else started
+afresh with ``sys.executable`` (a Dask worker, whose threads make fork
+unsafe).
+"""
+
+import contextlib
+import json
+import os
+import select
+import selectors
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+from ..errors import EmberError, ResultsIOError
+from ..scenario import compile_scenario
+from . import processes
+from .episode import EpisodeFailure, KeptRecord, make_python_policy, run_agent, run_python
+from .logs import CappedLog
+from .spec import work_timeout
+
+#: The watcher's deadline on an agent's answer is this much later than the agent's own timer.
+AGENT_MARGIN_S = 1.0
+#: After the session is ended, how long its standard streams may take to reach their end.
+DRAIN_S = 1.0
+#: The largest result an episode process may send (a huge scenario's metrics stay far below).
+MAX_RESULT_BYTES = 1 << 30
+#: How often the watcher looks at the episode process when the kernel cannot tell it (no pidfd).
+_POLL_S = 0.05
+
+_FRAME = struct.Struct("<cQ")
+_KINDS = {"begin": b"B", "end": b"E", "result": b"R"}
+_BOOT = (
+    "import json, sys\n"
+    "spec = json.loads(sys.stdin.buffer.read())\n"
+    "sys.path[:] = spec['sys_path']\n"
+    "from ember.campaign.watch import episode_process_main\n"
+    "episode_process_main(spec, spec['control'], 1, 2)\n"
+)
+
+
+class Host:
+    """What the process running the watcher offers it.
+
+    ``adopted``: the process is a child subreaper (a local worker), so
+    orphans of an episode come back to it and are ended with the episode.
+    ``announce(leader, live)`` is told when an episode session starts and
+    when it has been ended (a local worker tells the command, which ends
+    the sessions of a worker that was killed).  ``leader`` is the session
+    running now, for a worker's own SIGTERM handler.
+    """
+
+    def __init__(self, adopted=False, announce=None):
+        self.adopted = adopted
+        self.announce = announce
+        self.leader = None
+
+    def started(self, leader):
+        self.leader = leader
+        if self.announce is not None:
+            self.announce(leader, True)
+
+    def ended(self, leader):
+        self.leader = None
+        if self.announce is not None:
+            self.announce(leader, False)
+
+
+# -- the watcher -------------------------------------------------------------------
+
+
+def watch_episode(task, host=None):
+    """Run an agent or python episode in an episode process: (metrics, kept record or None, SHA-256 or None).
+
+    Raises ``EpisodeFailure`` for the policy's failures (timeouts
+    included), ``ResultsIOError`` for the results directory's.  ``host``:
+    see ``Host`` (a Dask worker gets the default: no subreaper, nobody told).
+    """
+    host = host or Host()
+    entry = task["policy"]
+    kind = "python" if "python" in entry else "agent"
+    base = os.path.join(task["results"], "logs", entry["name"], task["scenario_id"], str(task["seed"]))
+    logs = {"stderr": CappedLog(base + ".stderr")}
+    if kind == "python":
+        logs["stdout"] = CappedLog(base + ".stdout")
+    kept = None
+    if task["keep_records"]:
+        kept = KeptRecord(task["results"], entry["name"], task["scenario_id"], task["seed"])
+    try:
+        outcome = _Watch(task, kind, logs, kept, host).run()
+        for log in logs.values():
+            log.commit()  # kept whatever the outcome: a failed policy's output is what its author needs
+        if "ok" not in outcome:
+            raise _raised(outcome)
+        metrics, sha = outcome["ok"]
+        if kept is not None:
+            kept.commit()
+        return metrics, (kept.relative if kept is not None else None), sha
+    finally:
+        for log in logs.values():
+            log.discard()
+        if kept is not None:
+            kept.discard()
+
+
+def _raised(outcome):
+    if "io" in outcome:
+        errno, strerror, path = outcome["io"]
+        return ResultsIOError(errno, strerror, path)
+    return EpisodeFailure(outcome["failed"])
+
+
+def _can_fork():
+    # One thread: nothing can hold a lock the child would inherit (a Dask worker has several).
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+class _Watch:
+    """One episode process, from its start to the end of its session."""
+
+    def __init__(self, task, kind, logs, kept, host):
+        self.task = task
+        self.kind = kind
+        self.logs = logs
+        self.kept = kept
+        self.host = host
+        self.step_timeout = task["policy"]["step_timeout"]
+        self.work_timeout = work_timeout(self.step_timeout)
+        self.where = task.get("where", "policies[?]")
+        self.phase = "setup"
+        self.step = 0
+        self.control = bytearray()
+        self.result = None
+        self.popen = None
+        self.status = None
+        self.gone = False
+
+    # -- starting ---------------------------------------------------------------------
+
+    def _spec(self, control_fd):
+        return {
+            "task": self.task,
+            "kind": self.kind,
+            "parent": os.getpid(),
+            "record_tmp": self.kept.tmp if self.kept is not None else None,
+            "control": control_fd,
+            "sys_path": list(sys.path),
+        }
+
+    def _start(self):
+        control_r, control_w = os.pipe()
+        err_r, err_w = os.pipe()
+        out_r, out_w = os.pipe() if self.kind == "python" else (None, os.open(os.devnull, os.O_WRONLY))
+        streams = {err_r: self.logs["stderr"]}
+        if out_r is not None:
+            streams[out_r] = self.logs["stdout"]
+        spec = self._spec(control_w)  # here: in the child, os.getpid() is its own
+        try:
+            if _can_fork():
+                for stream in (sys.stdout, sys.stderr):
+                    with contextlib.suppress(Exception):
+                        stream.flush()  # nothing of ours is written twice by the child
+                pid = os.fork()
+                if pid == 0:  # pragma: no cover - the child; covered through its results
+                    episode_process_main(spec, control_w, out_w, err_w)
+                self.pid = pid
+            else:
+                self.popen = subprocess.Popen(  # noqa: S603 (our own interpreter and code)
+                    [sys.executable, "-c", _BOOT],
+                    stdin=subprocess.PIPE,
+                    stdout=out_w,
+                    stderr=err_w,
+                    pass_fds=(control_w,),
+                    start_new_session=True,
+                    close_fds=True,
+                )
+                self.pid = self.popen.pid
+            self.host.started(self.pid)
+        finally:
+            for fd in (control_w, out_w, err_w):
+                os.close(fd)
+        if self.popen is not None:
+            # The task goes on stdin; the new process reads it whole before anything else.
+            with contextlib.suppress(BrokenPipeError, OSError):
+                self.popen.stdin.write(json.dumps(spec).encode())
+            with contextlib.suppress(OSError):
+                self.popen.stdin.close()
+        return control_r, streams
+
+    # -- watching ---------------------------------------------------------------------
+
+    def run(self):
+        control_r, streams = self._start()
+        selector = selectors.DefaultSelector()
+        exit_fd = None
+        try:
+            selector.register(control_r, selectors.EVENT_READ, "control")
+            for fd in streams:
+                selector.register(fd, selectors.EVENT_READ, "log")
+            with contextlib.suppress(AttributeError, OSError):  # Linux 5.3+: the kernel says when it exits
+                exit_fd = os.pidfd_open(self.pid)
+                selector.register(exit_fd, selectors.EVENT_READ, "exit")
+            outcome = self._watch(selector, control_r, streams, exit_fd is not None)
+            if outcome is None:  # before we end it: did it end by itself (it may take a moment to)?
+                self.gone = self._ends_within(exit_fd, DRAIN_S)
+        finally:
+            processes.end_session(self.pid, adopted=self.host.adopted)
+            self.status = self._reap()
+            self.host.ended(self.pid)
+            self._drain(selector, streams)
+            selector.close()
+            for fd in (control_r, exit_fd, *streams):
+                if fd is not None:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+        if outcome is None:
+            outcome = {"failed": self._died()}
+        return outcome
+
+    def _deadline(self):
+        if self.phase == "answer":
+            margin = AGENT_MARGIN_S if self.kind == "agent" else 0.0
+            return self.since + self.step_timeout + margin
+        return self.since + self.work_timeout
+
+    def _watch(self, selector, control_r, streams, has_exit_fd):
+        self.since = time.monotonic()
+        exited_at = None
+        control_open = True
+        while True:
+            now = time.monotonic()
+            if exited_at is not None and (not control_open or now > exited_at + DRAIN_S):
+                return self.result
+            remaining = self._deadline() - now
+            if remaining <= 0 and exited_at is None:
+                return {"failed": self._too_slow()}
+            wait = remaining if has_exit_fd else min(remaining, _POLL_S)
+            if exited_at is not None:
+                wait = min(wait, exited_at + DRAIN_S - now)
+            for key, _ in selector.select(max(wait, 0)):
+                if key.data == "exit":
+                    selector.unregister(key.fd)
+                    exited_at = time.monotonic()
+                    continue
+                data = _read(key.fd)
+                if key.data == "log":
+                    if data:
+                        streams[key.fd].write(data)
+                    else:
+                        selector.unregister(key.fd)
+                    continue
+                if not data:
+                    selector.unregister(key.fd)
+                    control_open = False
+                    if exited_at is None:
+                        exited_at = time.monotonic()  # the process closed our pipe: it is gone, or as good as
+                    continue
+                if self._control(data):
+                    return self.result
+            if not has_exit_fd and exited_at is None and self._exited():
+                exited_at = time.monotonic()
+
+    def _control(self, data):
+        """Take control bytes; True once the result is complete."""
+        self.control += data
+        while len(self.control) >= _FRAME.size:
+            kind, number = _FRAME.unpack_from(self.control)
+            if kind == b"R":
+                if number > MAX_RESULT_BYTES:
+                    self.result = {"failed": "the episode's process sent a malformed result."}
+                    return True
+                if len(self.control) < _FRAME.size + number:
+                    return False
+                payload = bytes(self.control[_FRAME.size : _FRAME.size + number])
+                self.result = _result(payload)
+                return True
+            del self.control[: _FRAME.size]
+            if kind == b"B":
+                self.phase, self.step = "answer", number
+            elif kind == b"E":
+                self.phase = "work"
+            else:
+                self.result = {"failed": "the episode's process sent a malformed message."}
+                return True
+            self.since = time.monotonic()
+        return False
+
+    def _ends_within(self, exit_fd, seconds):
+        deadline = time.monotonic() + seconds
+        while not self._exited():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if exit_fd is not None:
+                select.select([exit_fd], [], [], remaining)
+            else:
+                time.sleep(min(remaining, _POLL_S))
+        return True
+
+    def _exited(self):
+        if self.popen is not None:
+            return self.popen.poll() is not None
+        return processes.ended(self.pid)
+
+    # -- ending -----------------------------------------------------------------------
+
+    def _reap(self):
+        if self.popen is not None:
+            try:
+                return self.popen.wait(processes.END_SESSION_S)
+            except subprocess.TimeoutExpired:
+                return None
+        with contextlib.suppress(ChildProcessError):
+            _, status = os.waitpid(self.pid, 0)
+            return os.waitstatus_to_exitcode(status)
+        return None
+
+    def _drain(self, selector, streams):
+        """What the ended session wrote last, until its pipes end (bounded: a stray holder may keep one open)."""
+        deadline = time.monotonic() + DRAIN_S
+        while any(key.data == "log" for key in selector.get_map().values()):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            for key, _ in selector.select(remaining):
+                if key.data != "log":
+                    selector.unregister(key.fd)
+                    continue
+                data = _read(key.fd)
+                if data:
+                    streams[key.fd].write(data)
+                else:
+                    selector.unregister(key.fd)
+
+    def _too_slow(self):
+        if self.phase == "answer":
+            who = "python policy" if self.kind == "python" else "agent"
+            return (
+                f"step {self.step}: the {who} did not answer within {self.step_timeout:g} s "
+                f"({self.where}.step_timeout)."
+            )
+        if self.phase == "setup" and self.kind == "python":
+            return (
+                f"the python policy {self.task['policy']['python']} was not made within {self.work_timeout:g} s "
+                "(importing its module and calling it)."
+            )
+        at = f"step {self.step}: " if self.step else ""
+        return f"{at}the episode's process made no progress for {self.work_timeout:g} s outside the policy's answers."
+
+    def _died(self):
+        who = "the python policy's process" if self.kind == "python" else "the episode's process (driving the agent)"
+        status = self.status
+        if not self.gone or status is None:
+            how = "closed its pipe to EMBER"
+        elif status < 0:
+            try:
+                how = f"was killed by {signal.Signals(-status).name}"
+            except ValueError:
+                how = f"was killed by signal {-status}"
+        else:
+            how = f"exited with status {status}"
+        at = f"step {self.step}: " if self.step else "while making the policy: " if self.kind == "python" else ""
+        return f"{at}{who} {how} before the episode ended."
+
+
+def _read(fd):
+    try:
+        return os.read(fd, 1 << 16)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
+
+
+def _result(payload):
+    """The episode process's result, checked for shape: {"ok": [metrics, sha]}, {"failed": reason} or {"io": [...]}."""
+    try:
+        value = json.loads(payload.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        value = None
+    if isinstance(value, dict) and len(value) == 1:
+        if isinstance(value.get("ok"), list) and len(value["ok"]) == 2 and isinstance(value["ok"][0], dict):
+            sha = value["ok"][1]
+            if sha is None or isinstance(sha, str):
+                return value
+        if isinstance(value.get("failed"), str):
+            return value
+        io = value.get("io")
+        if isinstance(io, list) and len(io) == 3 and all(isinstance(x, (int, str)) or x is None for x in io):
+            return value
+    return {"failed": "the episode's process sent a malformed result."}
+
+
+# -- the episode process ---------------------------------------------------------------
+
+
+def episode_process_main(spec, control, out_fd, err_fd):  # pragma: no cover - runs in the episode process
+    """The episode process's whole life: set itself apart, run the episode, send the result, exit."""
+    outcome = {"failed": "the episode's process failed before it started."}
+    try:
+        _set_apart(spec, control, out_fd, err_fd)
+        outcome = _episode(spec, control)
+    except EpisodeFailure as exc:
+        outcome = {"failed": str(exc)}
+    except ResultsIOError as exc:
+        outcome = {"io": [exc.errno, exc.strerror, exc.filename]}
+    except EmberError as exc:  # the simulator or engine refused what EMBER itself produced: still one row
+        outcome = {"failed": f"{type(exc).__name__}: {exc}"}
+    except BaseException as exc:  # noqa: BLE001 (foreign code may have broken anything; say what)
+        outcome = {"failed": f"the episode's process failed: {type(exc).__name__}: {exc}"}
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(BaseException):
+                stream.flush()
+        with contextlib.suppress(BaseException):
+            payload = json.dumps(outcome).encode()
+            _write_all(control, _FRAME.pack(b"R", len(payload)) + payload)
+        os._exit(0)  # never the interpreter's exit: it would wait for the policy's threads
+
+
+def _set_apart(spec, control, out_fd, err_fd):
+    if os.getsid(0) != os.getpid():
+        os.setsid()
+    processes.set_parent_death_signal(signal.SIGKILL)
+    if os.getppid() != spec["parent"]:
+        os._exit(1)  # the worker died before we could ask to die with it
+    # The worker's handlers are not ours: a signal now does what it does to any program.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    if out_fd != 1:
+        os.dup2(out_fd, 1)
+    if err_fd != 2:
+        os.dup2(err_fd, 2)
+    # The policy's print() and sys.stdout go to these descriptors, whatever the worker's
+    # sys.stdout was (a worker of a test run may have a capturing object there).
+    sys.stdin = sys.__stdin__ = open(0, closefd=False)  # noqa: SIM115
+    sys.stdout = sys.__stdout__ = open(1, "w", errors="backslashreplace", closefd=False)  # noqa: SIM115
+    sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, errors="backslashreplace", closefd=False)  # noqa: SIM115
+    # Whatever else the worker had open is replaced by /dev/null, keeping the numbers: a pipe
+    # end held here would keep the worker's death from being seen, and a stale object's close
+    # must not hit a file of ours.
+    for fd in _open_fds():
+        if fd > 2 and fd not in (control, null):
+            with contextlib.suppress(OSError):
+                os.dup2(null, fd)
+    os.set_inheritable(control, False)
+
+
+def _open_fds():
+    try:
+        return [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return []
+
+
+def _episode(spec, control):
+    task = spec["task"]
+
+    def beat(kind, step):
+        _write_all(control, _FRAME.pack(_KINDS[kind], step))
+
+    entry = task["policy"]
+    scenario = compile_scenario(task["scenario"])
+    kept = None
+    if spec["record_tmp"] is not None:
+        kept = KeptRecord(task["results"], entry["name"], task["scenario_id"], task["seed"], tmp=spec["record_tmp"])
+    with contextlib.ExitStack() as stack:
+        keep = stack.enter_context(kept.writing()) if kept is not None else None
+        if spec["kind"] == "python":
+            policy = make_python_policy(entry, scenario, task["folder"])
+            beat("end", 0)  # made: from here on the simulator works until the first answer
+            metrics, sha, _ = run_python(policy, scenario, task["seed"], keep, beat)
+        else:
+            timeout_name = f"{task.get('where', 'policies[?]')}.step_timeout"
+            metrics, sha, _ = run_agent(entry, scenario, task["seed"], task["folder"], keep, beat, timeout_name)
+    return {"ok": [metrics, sha]}
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

@@ -1,0 +1,51 @@
+"""The argument parser, built from the command table; its help and errors go through the console."""
+
+import argparse
+import sys
+
+from .. import __doc__ as PACKAGE_DOC
+from ..versions import METRICS_VERSION, SIMULATOR_VERSION
+from .console import CONSOLE, one_line
+from .exits import EXIT_BAD_INPUT
+from .table import COMMANDS
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors follow the error contract too (one line on stderr, exit status 2); help is console output."""
+
+    def error(self, message):
+        self.exit(EXIT_BAD_INPUT, f"ember: {one_line(message)} (see '{self.prog} --help').\n")
+
+    def print_help(self, file=None):
+        if file is None:
+            CONSOLE.write(self.format_help())
+        else:
+            super().print_help(file)
+
+    def print_usage(self, file=None):
+        if file is None:
+            CONSOLE.write(self.format_usage())
+        else:
+            super().print_usage(file)
+
+    def exit(self, status=0, message=None):
+        if message:
+            CONSOLE.write_error(message)
+        CONSOLE.flush()  # a --help that cannot be written is an error like any other
+        sys.exit(status)
+
+
+def build_parser(commands=COMMANDS):
+    """The ``ember`` parser: one subcommand per row of ``commands``; ``args.command_row`` is the row."""
+    parser = Parser(
+        prog="ember",
+        description=f"{PACKAGE_DOC.strip()} Simulator {SIMULATOR_VERSION}, metrics {METRICS_VERSION}.",
+        epilog="SCENARIO is a path to a scenario JSON file or builtin:NAME (see 'ember scenarios').",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for row in commands:
+        epilog = row.epilog() if callable(row.epilog) else row.epilog
+        command = sub.add_parser(row.name, help=row.help, description=row.description, epilog=epilog)
+        row.arguments(command)
+        command.set_defaults(command_row=row)
+    return parser

@@ -1,0 +1,264 @@
+"""The commands of one episode: run, metrics, replay, demo, render, scenarios."""
+
+import contextlib
+import json
+import os
+import shlex
+
+from ..errors import ActionError
+from . import arguments
+from .outputs import record_source, write_result
+
+# -- run ------------------------------------------------------------------------------------
+
+RUN_EPILOG = (
+    "An agent is a program that speaks JSON lines on its standard input and output "
+    "(docs/agent-protocol.md); "
+    "its standard error passes through. With -o: a new file is written in place as the run goes "
+    "(followable with tail -f); if the run fails, the record written so far stays, unterminated. "
+    "An existing record is kept until the run succeeds: "
+    "the run is written to RECORD.partial (followable), which replaces it at the end or is removed on failure. "
+    "A record another 'ember run' is writing is refused. "
+    "A symlink is followed; a FIFO or device is written through."
+)
+
+
+def run_arguments(run):
+    from ..agent import DEFAULT_STEP_TIMEOUT
+    from ..sim.policies import POLICY_NAMES
+
+    run.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
+    chooser = run.add_mutually_exclusive_group()
+    chooser.add_argument("--policy", choices=POLICY_NAMES, default="greedy", help="built-in policy (default: greedy)")
+    chooser.add_argument(
+        "--agent",
+        metavar="COMMAND",
+        help='run this agent program instead of a built-in policy, e.g. "python3 examples/greedy_agent.py" '
+        "(split like a shell command line, not run by a shell)",
+    )
+    timeout_help = (
+        f"with --agent: seconds the agent may take to answer one observation (default: {DEFAULT_STEP_TIMEOUT:g})"
+    )
+    run.add_argument("--step-timeout", type=arguments.step_timeout, metavar="SECONDS", help=timeout_help)
+    arguments.add_seed(run, "fire RNG seed, 0 <= N < 2^64 (default: 0); never shown to the policy or agent", default=0)
+    compressed = "; a name ending .gz or .zst is written compressed (gzip, zstd), flushed step by step"
+    arguments.add_output(run, "write the record here instead of standard output" + compressed, "RECORD")
+
+
+def cmd_run(args, console):
+    from ..agent import DEFAULT_STEP_TIMEOUT, AgentPolicy
+    from ..progress import step_counter
+    from ..record.writer import run_episode
+    from ..scenario import compile_scenario
+    from ..sim.policies import make_policy
+
+    if args.step_timeout is not None and args.agent is None:
+        return console.fail("--step-timeout applies only with --agent.")
+    scenario = compile_scenario(args.scenario)
+    to_file = args.output not in (None, "-")
+    with contextlib.ExitStack() as stack:
+        agent = None
+        if args.agent is None:
+            policy = make_policy(args.policy, scenario, args.seed)
+        else:
+            timeout = args.step_timeout or DEFAULT_STEP_TIMEOUT
+            agent = policy = stack.enter_context(AgentPolicy(args.agent, scenario.data, timeout))
+        if to_file:
+            # Count steps on a terminal only when the record itself is not going there.
+            policy = stack.enter_context(step_counter(policy, scenario.max_steps, console.progress_stream))
+        try:
+            final_state = run_episode(scenario, policy, args.seed, args.output if to_file else console.binary())
+        except ActionError as exc:
+            if agent is None:
+                raise
+            raise agent.refused(exc) from exc
+        if agent is not None:
+            agent.finish(final_state)
+    return 0
+
+
+# -- metrics, replay ------------------------------------------------------------------------
+
+
+def warn_if_slow_reader(console):
+    from ..record.reader import BACKEND_NAME
+
+    if BACKEND_NAME != "yajl2_c":
+        # Still correct, but operators should know why a run takes 20x longer.
+        console.say(
+            f"ember: warning: ijson's C backend yajl2_c is unavailable; reading with {BACKEND_NAME!r} "
+            "is about 20x slower."
+        )
+
+
+def metrics_arguments(metrics):
+    arguments.add_scenario_and_record(metrics, "record file, or - for standard input (e.g. a pipe from 'ember run')")
+    arguments.add_output(metrics, "write the metrics to OUT instead of standard output", "OUT")
+    table_help = "table (plain-text tables, one per metric family, people last)"
+    arguments.add_format(metrics, ("json", "table"), "json (default, the official output) or " + table_help)
+    metrics.add_argument(
+        "--compact", action="store_true", help="with --format json: compact JSON on one line instead of indented"
+    )
+
+
+def cmd_metrics(args, console):
+    from ..engine import episode_metrics
+    from ..progress import reading_progress
+    from ..summary import format_metrics_tables
+
+    if args.compact and args.format != "json":
+        return console.fail("--compact applies only to --format json.")
+    if args.format == "table":
+        from ..summary import tables_available
+
+        tables_available()  # before reading: no extra, nothing read, a one-line error
+    warn_if_slow_reader(console)
+    with reading_progress(record_source(args.record), stream=console.progress_stream) as record:
+        result = episode_metrics(args.scenario, record).to_dict()
+    if args.format == "table":
+        text = format_metrics_tables(result)
+    elif args.compact:
+        text = json.dumps(result, sort_keys=False, separators=(",", ":")) + "\n"
+    else:
+        text = json.dumps(result, indent=2) + "\n"
+    # Written only once complete: a reader of the file never sees a partial result.
+    write_result(console, args.output, text.encode("utf-8"))
+    return 0
+
+
+def replay_arguments(replay):
+    arguments.add_scenario_and_record(replay)
+
+
+def cmd_replay(args, console):
+    from ..engine import verify_replay
+    from ..progress import reading_progress
+
+    warn_if_slow_reader(console)
+    with reading_progress(record_source(args.record), stream=console.progress_stream) as record:
+        verify_replay(args.scenario, record)
+    console.say("ember: the record replays byte-identically.")
+    return 0
+
+
+# -- demo -----------------------------------------------------------------------------------
+
+DEMO_RECORD = "ember-demo.record"
+
+
+def demo_arguments(demo):
+    scenario_help = "scenario file or builtin:NAME (default: builtin:office)"
+    demo.add_argument("--scenario", metavar="SCENARIO", default="builtin:office", help=scenario_help)
+    arguments.add_seed(demo, "fire RNG seed, 0 <= N < 2^64 (default: 0)", default=0)
+    arguments.add_output(demo, f"where to write the record (default: {DEMO_RECORD} in the current directory)", "RECORD")
+
+
+def cmd_demo(args, console):
+    from ..engine import episode_metrics
+    from ..progress import reading_progress, step_counter
+    from ..record.writer import run_episode
+    from ..scenario import compile_scenario
+    from ..sim.policies import make_policy
+    from ..summary import format_summary
+
+    if args.output == "-":
+        return console.fail("ember demo writes its record to a file; give -o a file name.")
+    path = args.output or DEMO_RECORD
+    if os.path.exists(path) and not os.path.isfile(path):
+        return console.fail(f"{path}: ember demo reads its record back, so -o must name a regular file.")
+    scenario = compile_scenario(args.scenario)
+    policy = make_policy("greedy", scenario, args.seed)
+    with step_counter(policy, scenario.max_steps, console.progress_stream) as policy:
+        run_episode(scenario, policy, args.seed, path)
+    with reading_progress(path, stream=console.progress_stream) as record:
+        metrics = episode_metrics(scenario, record).to_dict()
+    quoted = shlex.quote(args.scenario)
+    console.line(f"Ran the greedy policy on {args.scenario} (seed {args.seed}).")
+    console.line(f"Record: {os.path.abspath(path)} ({os.path.getsize(path):,} bytes)")
+    console.line()
+    console.line(format_summary(metrics))
+    console.line()
+    console.line("Next:")
+    console.line(f"  ember metrics {quoted} {shlex.quote(path)} --format table")
+    console.line(f"  ember render {quoted} {shlex.quote(path)} -o ember-demo.gif")
+    return 0
+
+
+# -- render ---------------------------------------------------------------------------------
+
+
+def render_epilog():
+    from ..render import ASCII, MAX_GIF_FRAMES, PALETTE
+
+    colours = ", ".join(f"{name} #{r:02x}{g:02x}{b:02x}" for name, (r, g, b) in PALETTE.items())
+    chars = ", ".join(f"{char!r} {name}" for name, char in ASCII.items())
+    return (
+        "The record is validated as 'ember metrics' does (structure and replay) while it streams; "
+        "nothing is drawn from a record that fails. "
+        f"Colours: {colours}; 'trapped' is an active person with no path to a usable exit. "
+        "People are squares inset in their cell, so the exit or fire under them stays visible. "
+        f"ASCII: {chars}; a person hides the ground under it. "
+        f"A GIF has at most {MAX_GIF_FRAMES} frames (fewer for very large images): "
+        "longer episodes are sampled evenly (every 2^k-th step), "
+        "and the last step is always shown; identical consecutive frames are merged."
+    )
+
+
+def render_arguments(render):
+    arguments.add_scenario_and_record(render)
+    target = render.add_mutually_exclusive_group(required=True)
+    arguments.add_output(target, "the image to write: FILE.gif (animation) or FILE.png (still)")
+    target.add_argument(
+        "--ascii", action="store_true", help="print one step as text on standard output instead of writing an image"
+    )
+    step_help = "the step to draw for a PNG or --ascii, 0 being the initial state (default: the last)"
+    render.add_argument("--step", type=arguments.step, metavar="N", help=step_help)
+    size_help = "pixels per grid cell (default: 12, less for grids over 80 cells wide or high)"
+    render.add_argument("--cell-size", type=arguments.cell_size, metavar="PX", help=size_help)
+
+
+def renders_ascii(args):
+    return args.ascii
+
+
+def cmd_render(args, console):
+    from ..progress import reading_progress
+    from ..render import render_ascii, render_image
+    from ..scenario import load_scenario
+
+    if args.ascii and args.cell_size is not None:
+        return console.fail("--cell-size applies only to images, not to --ascii.")
+    scenario = load_scenario(args.scenario)
+    with reading_progress(record_source(args.record), stream=console.progress_stream) as record:
+        if args.ascii:
+            text = render_ascii(scenario, record, args.step)
+        else:
+            frames = render_image(scenario, record, args.output, args.step, args.cell_size)
+    if args.ascii:
+        console.write(text + "\n")
+    else:
+        what = "1 frame" if frames == 1 else f"{frames} frames"
+        console.say(f"ember: wrote {args.output} ({what}).")
+    return 0
+
+
+# -- scenarios ------------------------------------------------------------------------------
+
+
+def scenarios_arguments(scenarios):
+    pass  # no arguments
+
+
+def cmd_scenarios(args, console):
+    from ..scenario import builtin_names, load_scenario
+
+    width = max(len(name) for name in builtin_names())
+    for name in builtin_names():
+        sc = load_scenario(f"builtin:{name}")
+        grid = sc["grid"]
+        console.line(
+            f"builtin:{name:<{width}} {grid['rows']}x{grid['cols']} grid, {len(sc['people'])} people, "
+            f"{len(sc['exits'])} exits, fire p={sc['fire']['spread_probability']} ({sc['fire']['enter_fire']}), "
+            f"max_steps {sc['termination']['max_steps']:,}"
+        )
+    return 0

@@ -1,0 +1,254 @@
+"""The commands of a results directory: evaluate, rank, report, export, verify.
+
+Each reads the directory through ``ember.results`` (one schema, one strict
+reader): its ``ResultsError`` names the file and line in the directory and
+reaches ``main`` as any ``EmberError`` (one line, exit 2).
+"""
+
+import os
+
+from . import arguments
+from .exits import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_TERMINATED
+from .outputs import write_result
+
+
+def print_warnings(console, directory, warnings):
+    """The warnings of a results directory's files on stderr, each with the directory in its file name."""
+    for warning in warnings:
+        console.warn(os.path.join(directory, warning))
+
+
+# -- rank -----------------------------------------------------------------------------------
+
+
+def rank_arguments(rank):
+    arguments.add_results(rank)
+    arguments.add_output(rank, "write here instead of standard output")
+    rank_formats = "json (default: ranking.json's canonical bytes), table (plain text) or markdown"
+    arguments.add_format(rank, ("json", "table", "markdown"), rank_formats)
+
+
+def cmd_rank(args, console):
+    from ..ranking import format_leaderboard, ranking_bytes, ranking_of
+    from ..results import read_results
+
+    results = read_results(args.results)
+    ranking = ranking_of(results)
+    if args.format == "json":
+        data = ranking_bytes(ranking)
+    else:
+        data = (format_leaderboard(ranking, args.format) + "\n").encode("utf-8")
+    write_board(console, args, results, data)
+    return 0
+
+
+def write_board(console, args, results, data):
+    """Write ``data``, computed from ``results`` (rank, stats), with what a reader should hear about the rows.
+
+    The directory's warnings first; rows ``ember verify`` cannot check are a
+    warning said with them; a board it can check whole is said once the
+    result is written.
+    """
+    from ..results import verifiable_is_complete, verifiable_note
+
+    print_warnings(console, args.results, results.warnings)
+    complete = verifiable_is_complete(results)
+    if not complete:
+        console.warn(verifiable_note(results))
+    write_result(console, args.output, data)
+    if complete:
+        console.say(f"ember: {verifiable_note(results)}")
+
+
+# -- stats ----------------------------------------------------------------------------------
+
+STATS_EPILOG = (
+    "--format json is statistics.json (statistics 1.0, docs/statistics.md): the same bytes on every machine for the "
+    "same files, B and seed. Needs the stats extra (numpy, scipy, threadpoolctl): pip install 'ember-eval[stats]'; "
+    "table and markdown also need tabulate ('ember-eval[cli]'). A progress bar counts the resamples on a terminal."
+)
+
+
+def stats_arguments(stats):
+    arguments.add_results(stats)
+    arguments.add_output(stats, "write here instead of standard output")
+    stats_formats = "json (default: statistics.json's canonical bytes), table (plain text) or markdown"
+    arguments.add_format(stats, ("json", "table", "markdown"), stats_formats)
+    add_resampling(stats)
+
+
+def add_resampling(command):
+    """--replicates and --seed of the bootstrap (statistics.md §3): ``ember stats`` and ``ember report``."""
+    from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED
+
+    replicates_help = f"bootstrap resamples B, 1000 <= B <= 1000000 (default: {DEFAULT_REPLICATES})"
+    command.add_argument(
+        "--replicates", type=arguments.replicates, default=DEFAULT_REPLICATES, metavar="B", help=replicates_help
+    )
+    seed_help = f"seed of the resampling stream, 0 <= seed < 2^64 (default: {DEFAULT_SEED})"
+    command.add_argument("--seed", type=arguments.resampling_seed, default=DEFAULT_SEED, metavar="S", help=seed_help)
+
+
+def cmd_stats(args, console):
+    from ..progress import items_progress
+    from ..ranking import require_tabulate
+    from ..stats import require, statistics_bytes, statistics_of_directory
+    from ..stats.text import format_statistics
+
+    require()  # a missing extra fails before the files are read
+    if args.format != "json":
+        require_tabulate()
+    with items_progress("resampling", "resamples", console.progress_stream) as on_item:
+        statistics, results = statistics_of_directory(
+            args.results, args.replicates, args.seed, lambda done: on_item(done, args.replicates)
+        )
+    if args.format == "json":
+        data = statistics_bytes(statistics)
+    else:
+        data = (format_statistics(statistics, args.format) + "\n").encode("utf-8")
+    write_board(console, args, results, data)
+    return 0
+
+
+# -- report ---------------------------------------------------------------------------------
+
+REPORT_FILE = "report.html"
+
+
+def report_arguments(report):
+    arguments.add_results(report)
+    page_help = f"where to write the page (default: {REPORT_FILE} in the current directory; - for standard output)"
+    arguments.add_output(report, page_help, "FILE.html", default=REPORT_FILE)
+    add_resampling(report)
+
+
+def cmd_report(args, console):
+    from ..report import report_of_directory
+
+    page, results = report_of_directory(args.results, args.replicates, args.seed)
+    print_warnings(console, args.results, results.warnings)
+    write_result(console, args.output, page.encode("utf-8"))
+    if args.output != "-":
+        console.say(f"ember: wrote {args.output}.")
+    return 0
+
+
+# -- evaluate -------------------------------------------------------------------------------
+
+EVALUATE_EPILOG = (
+    "Exit status: 0 when every episode has a row, 2 for bad input (nothing run, nothing written), "
+    "130 after Ctrl-C, 143 after SIGTERM. A progress bar shows on a terminal (needs the 'cli' extra)."
+)
+
+
+def evaluate_arguments(evaluate):
+    evaluate.add_argument("campaign", metavar="CAMPAIGN", help="the campaign file (TOML)")
+    directory_help = "the results directory (created if missing; an existing one is resumed)"
+    arguments.add_output(evaluate, directory_help, "RESULTS_DIR", required=True)
+    workers_help = "local worker processes (default: the number of CPUs)"
+    evaluate.add_argument("--workers", type=arguments.count(1), metavar="N", help=workers_help)
+    scheduler_help = (
+        "run the episodes on this Dask distributed scheduler instead (e.g. tcp://host:8786; needs the 'dask' extra)"
+    )
+    evaluate.add_argument("--scheduler", metavar="ADDRESS", help=scheduler_help)
+    retries_help = "times an episode whose worker was lost is tried again (default: 2)"
+    evaluate.add_argument("--retries", type=arguments.count(0), default=2, metavar="N", help=retries_help)
+    evaluate.add_argument("--retry-failed", action="store_true", help="run again the episodes whose last row is failed")
+    keep_help = "store each run episode's record as RESULTS_DIR/records/POLICY/SCENARIO/SEED.record.gz"
+    evaluate.add_argument("--keep-records", action="store_true", help=keep_help)
+
+
+def rank_results(console, results_dir):
+    """ranking.json (ranking.md) of a finished results directory, written atomically; the leaderboard text."""
+    from ..errors import MissingExtraError
+    from ..ranking import format_leaderboard, ranking_bytes, ranking_of
+    from ..results import read_results
+
+    results = read_results(results_dir)
+    ranking = ranking_of(results)
+    print_warnings(console, results_dir, results.warnings)
+    write_result(console, os.path.join(results_dir, "ranking.json"), ranking_bytes(ranking))
+    try:
+        return format_leaderboard(ranking, "table")
+    except MissingExtraError:
+        return None
+
+
+def cmd_evaluate(args, console):
+    from ..campaign import Terminated, evaluate
+
+    try:
+        summary = evaluate(
+            args.campaign,
+            args.output,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            retries=args.retries,
+            retry_failed=args.retry_failed,
+            keep_records=args.keep_records,
+            stream=console.progress_stream,
+            warn=console.warn,
+        )
+    except Terminated:
+        console.say("ember: terminated; every finished episode is in episodes.jsonl, run again to resume.")
+        return EXIT_TERMINATED
+    except KeyboardInterrupt:
+        console.say("ember: interrupted; every finished episode is in episodes.jsonl, run again to resume.")
+        return EXIT_INTERRUPTED
+    leaderboard = rank_results(console, args.output)
+    console.say(f"ember: {summary.line()}")
+    if leaderboard is None:
+        console.say(
+            "ember: ranking.json is written; the leaderboard table needs tabulate: pip install 'ember-eval[cli]'."
+        )
+    else:
+        console.write(leaderboard.rstrip("\n") + "\n")
+    return 0 if summary.missing == 0 else EXIT_INCOMPLETE
+
+
+# -- export ---------------------------------------------------------------------------------
+
+
+def export_arguments(export):
+    arguments.add_results(export, "a results directory of 'ember evaluate'")
+    arguments.add_output(export, "write the CSV here instead of standard output")
+
+
+def cmd_export(args, console):
+    from ..campaign import export_csv
+
+    text = export_csv(args.results, warn=console.warn)
+    write_result(console, args.output, text.encode("utf-8"))
+    return 0
+
+
+# -- verify ---------------------------------------------------------------------------------
+
+VERIFY_EPILOG = (
+    "Exit status: 0 when nothing mismatches (with --require-all: and nothing is unverifiable), 1 otherwise, "
+    "2 for bad input. The scenario comes from RESULTS_DIR/scenarios/ID.json, else a builtin: source, else the "
+    "source path relative to the --campaign file's folder. A progress bar shows on a terminal (the 'cli' extra)."
+)
+
+
+def verify_arguments(verify):
+    arguments.add_results(verify)
+    campaign_help = (
+        "the campaign file RESULTS_DIR was run from: submitted records and scenario files are found relative to "
+        "its folder"
+    )
+    verify.add_argument("--campaign", metavar="FILE", help=campaign_help)
+    require_help = "also fail (exit 1) when a row cannot be checked (no record, no scenario, no --campaign)"
+    verify.add_argument("--require-all", action="store_true", help=require_help)
+
+
+def cmd_verify(args, console):
+    from ..progress import items_progress
+    from ..results.verify import report_lines, verify_results
+
+    with items_progress("verifying rows", "rows", stream=console.progress_stream) as on_row:
+        report = verify_results(args.results, args.campaign, on_row=on_row)
+    print_warnings(console, args.results, report.warnings)
+    for line in report_lines(args.results, report):
+        console.line(line)
+    return 0 if report.passed(args.require_all) else EXIT_MISMATCH

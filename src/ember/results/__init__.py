@@ -1,0 +1,78 @@
+"""The results directory (campaign.md §4): its one schema, strict reader and validator, and ``verify``.
+
+Every reader of a results directory (``evaluate``'s resume, ``export``,
+``rank``, ``stats``, ``report``, ``verify``) reads it here, so every
+command accepts and refuses exactly the same files; ``ResultsError``
+(also named ``RankingInputError``) names the file and line.  This part
+sits at the base of the benchmark layer: it imports the engine and the
+base modules, never a campaign, a ranking or the command line.
+"""
+
+from ..errors import RankingInputError, ResultsError
+from .reader import (
+    Results,
+    check_campaign,
+    file_kind,
+    open_regular,
+    parse_campaign,
+    read_campaign_value,
+    read_results,
+    results_of_bytes,
+    verifiable_is_complete,
+    verifiable_note,
+)
+from .schema import (
+    CAMPAIGN_FILE,
+    EPISODES_FILE,
+    MAX_CAMPAIGN_BYTES,
+    MAX_LINE_BYTES,
+    POLICY_KINDS,
+    RANKING_FILE,
+    RECORDS_DIR,
+    ROW_KEYS,
+    SCENARIOS_DIR,
+    STATISTICS_FILE,
+    TORN_FILE,
+    Campaign,
+    CountingRows,
+    Episode,
+    Row,
+    RowRules,
+    StatisticsRules,
+    exposure_of,
+    strict_json,
+)
+
+__all__ = [
+    "CAMPAIGN_FILE",
+    "EPISODES_FILE",
+    "MAX_CAMPAIGN_BYTES",
+    "MAX_LINE_BYTES",
+    "POLICY_KINDS",
+    "RANKING_FILE",
+    "RECORDS_DIR",
+    "ROW_KEYS",
+    "SCENARIOS_DIR",
+    "STATISTICS_FILE",
+    "TORN_FILE",
+    "Campaign",
+    "CountingRows",
+    "Episode",
+    "RankingInputError",
+    "Results",
+    "ResultsError",
+    "Row",
+    "RowRules",
+    "StatisticsRules",
+    "check_campaign",
+    "exposure_of",
+    "file_kind",
+    "open_regular",
+    "parse_campaign",
+    "read_campaign_value",
+    "read_results",
+    "results_of_bytes",
+    "strict_json",
+    "verifiable_is_complete",
+    "verifiable_note",
+]

@@ -1,0 +1,335 @@
+"""The strict reader of a results directory: its files, read in bounded memory.
+
+``read_results(directory)`` checks ``campaign.json`` and every line of
+``episodes.jsonl`` (``schema``) and returns a ``Results``.  Every file is
+looked at before it is opened: a FIFO, a device, a socket or a directory
+where a file belongs is refused at once, saying what it is (a FIFO would
+block ``open``, ``/dev/zero`` would never end); "missing" means missing.
+``campaign.json`` is read whole up to ``MAX_CAMPAIGN_BYTES``;
+``episodes.jsonl`` is streamed line by line, each line at most
+``MAX_LINE_BYTES``, so memory holds one line and the counting rows' values,
+never the file.
+"""
+
+import hashlib
+import os
+import stat
+
+from ..errors import ResultsError
+from .schema import (
+    CAMPAIGN_FILE,
+    EPISODES_FILE,
+    MAX_CAMPAIGN_BYTES,
+    MAX_LINE_BYTES,
+    Campaign,
+    CountingRows,
+    Invalid,
+    strict_json,
+)
+
+NOT_RESULTS = "missing: not a results directory ('ember evaluate -o' writes it)"
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISREG, "a regular file"),
+)
+
+
+def file_kind(mode):
+    """What a file of this ``st_mode`` is, in words ("a FIFO", "a directory", ...)."""
+    return next((words for test, words in _KINDS if test(mode)), "not a regular file")
+
+
+def _reason(exc):
+    return (exc.strerror or str(exc)).rstrip(".")
+
+
+def open_regular(path, file, directory=None, missing=NOT_RESULTS):
+    """``path`` opened for reading in binary if it is a regular file (symlinks followed).
+
+    Anything else is a ``ResultsError`` naming ``file`` (in ``directory``):
+    ``missing`` when nothing is there, what it is otherwise (``is a FIFO,
+    expected a regular file``), or why it cannot be read.  It is looked at
+    before it is opened and opened without blocking, so a FIFO never blocks
+    and a device is never read.
+    """
+
+    def fail(reason):
+        return ResultsError(file, None, reason, directory)
+
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise fail(missing) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL character in the path
+        raise fail(f"cannot read: {_reason(exc) if isinstance(exc, OSError) else exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise fail(f"is {file_kind(info.st_mode)}, expected a regular file")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:  # removed in between
+        raise fail(missing) from None
+    except OSError as exc:
+        raise fail(f"cannot read: {_reason(exc)}") from None
+    try:
+        info = os.fstat(fd)  # what was opened, which may have been swapped in after the stat
+        if not stat.S_ISREG(info.st_mode):
+            raise fail(f"is {file_kind(info.st_mode)}, expected a regular file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def check_directory(directory):
+    """Refuse a ``directory`` that is not one, naming what it is."""
+    try:
+        info = os.stat(directory)
+    except FileNotFoundError:
+        raise ResultsError(
+            ".", None, "no such directory, expected a results directory ('ember evaluate -o')", directory
+        ) from None
+    except (OSError, ValueError) as exc:
+        reason = _reason(exc) if isinstance(exc, OSError) else exc
+        raise ResultsError(".", None, f"cannot read: {reason}", directory) from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise ResultsError(
+            ".", None, f"is {file_kind(info.st_mode)}, expected a results directory ('ember evaluate -o')", directory
+        )
+
+
+def _read_failed(file, line, exc, directory):
+    return ResultsError(file, line, f"cannot read: {_reason(exc)}", directory)
+
+
+def read_campaign_value(directory, handle=None):
+    """The parsed (not yet checked) ``campaign.json`` of ``directory``; raises ``ResultsError``.
+
+    ``handle``: the file already opened with ``open_regular`` (it is closed).
+    """
+    if handle is None:
+        handle = open_regular(os.path.join(directory, CAMPAIGN_FILE), CAMPAIGN_FILE, directory)
+    with handle:
+        try:
+            data = handle.read(MAX_CAMPAIGN_BYTES + 1)
+        except OSError as exc:
+            raise _read_failed(CAMPAIGN_FILE, None, exc, directory) from None
+    if len(data) > MAX_CAMPAIGN_BYTES:
+        raise ResultsError(
+            CAMPAIGN_FILE, None, f"longer than {MAX_CAMPAIGN_BYTES:,} bytes (the limit, docs/campaigns.md)", directory
+        )
+    return parse_campaign(data, directory)
+
+
+def parse_campaign(data, directory=None):
+    """Parse the bytes of ``campaign.json`` strictly; raises ``ResultsError``."""
+    try:
+        return strict_json(data)
+    except ValueError as exc:
+        raise ResultsError(CAMPAIGN_FILE, None, f"not a JSON text: {exc}", directory) from None
+
+
+def check_campaign(value, directory=None, rules=None):
+    """A ``Campaign`` of a parsed ``campaign.json``; raises ``ResultsError``."""
+    try:
+        campaign = Campaign(value)
+        reason = rules.check_campaign(campaign) if rules is not None else None
+        if reason is not None:
+            raise Invalid(reason)
+    except Invalid as exc:
+        raise ResultsError(CAMPAIGN_FILE, None, str(exc), directory) from None
+    return campaign
+
+
+class Results:
+    """A results directory's checked content: the campaign, the counting rows, what was left aside.
+
+    ``campaign`` is the ``Campaign`` (``campaign.value`` the parsed file);
+    ``counting`` maps (policy, (scenario_hash, seed)) to its counting
+    ``Row``; ``lines`` is the number of complete lines, ``episodes_sha256``
+    the hex SHA-256 of ``episodes.jsonl`` up to its last newline, ``torn``
+    the bytes after it and ``warnings`` what a reader should say about them
+    (file names relative to ``directory``, None for bytes given directly).
+    """
+
+    def __init__(self, directory, campaign, counting, lines, episodes_sha256, torn, statuses=None):
+        self.directory = directory
+        self.campaign = campaign
+        self.counting = counting
+        self.statuses = statuses  # a StatusTable, read with statuses_only (then counting is None)
+        self.lines = lines
+        self.episodes_sha256 = episodes_sha256
+        self.torn = torn
+        self.warnings = []
+        if torn:
+            self.warnings.append(
+                f"{EPISODES_FILE}:{lines + 1}: ignored {len(torn)} bytes after the last newline (a torn line)"
+            )
+
+    def ok_rows(self):
+        """The counting rows that are ok, in file order."""
+        return sorted((row for row in self.counting.values() if row.ok), key=lambda row: row.line)
+
+    def records_named(self):
+        """(counting ok rows naming a record, counting ok rows): what ``ember verify`` can try to check."""
+        ok = [row for row in self.counting.values() if row.ok]
+        return sum(row.record is not None for row in ok), len(ok)
+
+
+def verifiable_note(results):
+    """One line for ``rank``, ``stats`` and ``report``: how many rows of the board ``ember verify`` can check.
+
+    The command line says it as a warning when some counting ok row names no
+    record (``verifiable_is_complete`` is False).
+    """
+    named, ok = results.records_named()
+    if named == 0 and ok:
+        return (
+            f"0 of {ok} counting ok rows name a record: nothing here can be re-verified "
+            "(run 'ember evaluate --keep-records')"
+        )
+    note = f"{named} of {ok} counting ok rows name a record (ember verify checks them)"
+    if named < ok:
+        note += f"; {ok - named} cannot be re-verified (run 'ember evaluate --keep-records')"
+    return note
+
+
+def verifiable_is_complete(results):
+    """Whether every counting ok row names a record (so ``ember verify`` can check the whole board)."""
+    named, ok = results.records_named()
+    return named == ok
+
+
+def _lines_of_bytes(data, max_line_bytes):
+    """(number, offset, line without its newline) of ``data``'s complete lines; then the torn bytes (returned)."""
+    start = number = 0
+    while True:
+        stop = data.find(b"\n", start, start + max_line_bytes)
+        if stop < 0:
+            rest = len(data) - start
+            if rest >= max_line_bytes:
+                yield number + 1, start, None  # too long
+            return data[start:]
+        number += 1
+        yield number, start, data[start:stop]
+        start = stop + 1
+
+
+def _lines_of_file(handle, max_line_bytes, directory):
+    """As ``_lines_of_bytes``, read from an open file one line at a time."""
+    offset = number = 0
+    while True:
+        try:
+            data = handle.readline(max_line_bytes)
+        except OSError as exc:
+            raise _read_failed(EPISODES_FILE, number + 1, exc, directory) from None
+        if not data.endswith(b"\n"):
+            if len(data) >= max_line_bytes:
+                yield number + 1, offset, None
+            return data
+        number += 1
+        yield number, offset, data[:-1]
+        offset += len(data)
+
+
+def _count(campaign, lines, directory, keep_rows, rules, max_line_bytes, statuses_only=False):
+    rows = CountingRows(campaign, keep_rows, rules, statuses_only)
+    sha = hashlib.sha256()
+    number = 0
+    while True:
+        try:
+            number, offset, data = next(lines)
+        except StopIteration as end:
+            torn = end.value or b""
+            break
+        if data is None:
+            raise ResultsError(
+                EPISODES_FILE,
+                number,
+                f"the line is longer than {max_line_bytes:,} bytes (the limit of one row, docs/campaigns.md)",
+                directory,
+            )
+        sha.update(data)
+        sha.update(b"\n")
+        try:
+            rows.add(number, data, offset)
+        except Invalid as exc:
+            raise ResultsError(EPISODES_FILE, number, str(exc), directory) from None
+    return Results(directory, campaign, rows.counting, number, sha.hexdigest(), torn, rows.statuses)
+
+
+def read_results(directory, *, keep_rows=False, rules=None, max_line_bytes=MAX_LINE_BYTES, statuses_only=False):
+    """Check a results directory's ``campaign.json`` and ``episodes.jsonl``; returns ``Results``.
+
+    Raises ``ResultsError`` naming the file (in ``directory``, as given) and
+    for ``episodes.jsonl`` the 1-based line.  ``keep_rows`` keeps each
+    counting row's parsed line (``Row.value``, ``Row.metrics``); ``rules`` (a ``RowRules``) adds
+    input rules.  ``max_line_bytes`` counts a line's newline.  With
+    ``statuses_only`` (a resume) no row is kept: ``Results.statuses``
+    holds each counting row's status in a byte (``StatusTable``).
+    """
+    check_directory(directory)
+    # Both files are looked at before either is read: a missing or a strange one is named first.
+    campaign_file = open_regular(os.path.join(directory, CAMPAIGN_FILE), CAMPAIGN_FILE, directory)
+    try:
+        episodes_file = open_regular(os.path.join(directory, EPISODES_FILE), EPISODES_FILE, directory)
+    except BaseException:
+        campaign_file.close()
+        raise
+    with episodes_file:
+        campaign = check_campaign(read_campaign_value(directory, campaign_file), directory, rules)
+        lines = _lines_of_file(episodes_file, max_line_bytes, directory)
+        return _count(campaign, lines, directory, keep_rows, rules, max_line_bytes, statuses_only)
+
+
+def results_of_bytes(
+    campaign, episodes, *, keep_rows=False, rules=None, max_line_bytes=MAX_LINE_BYTES, statuses_only=False
+):
+    """``read_results`` of a parsed ``campaign.json`` and the bytes of ``episodes.jsonl`` (no files)."""
+    checked = check_campaign(campaign, None, rules)
+    lines = _lines_of_bytes(bytes(episodes), max_line_bytes)
+    return _count(checked, lines, None, keep_rows, rules, max_line_bytes, statuses_only)
+
+
+def read_row_again(directory, row):
+    """The parsed line of a counting ``row`` of ``directory``'s episodes.jsonl, read again at its offset.
+
+    A line that is no longer what was checked (the file changed) is a ``ResultsError``.
+    """
+    path = os.path.join(directory, EPISODES_FILE)
+    with open_regular(path, EPISODES_FILE, directory) as handle:
+        try:
+            handle.seek(row.offset)
+            data = handle.read(row.length + 1)
+        except OSError as exc:
+            raise _read_failed(EPISODES_FILE, row.line, exc, directory) from None
+    try:
+        if len(data) != row.length + 1 or not data.endswith(b"\n"):
+            raise ValueError("the line moved")
+        return strict_json(data[:-1])
+    except ValueError:
+        raise ResultsError(
+            EPISODES_FILE,
+            row.line,
+            "the line changed while it was read (is an 'ember evaluate' rewriting it?)",
+            directory,
+        ) from None
+
+
+__all__ = [
+    "Results",
+    "check_campaign",
+    "check_directory",
+    "file_kind",
+    "open_regular",
+    "parse_campaign",
+    "read_campaign_value",
+    "read_results",
+    "read_row_again",
+    "results_of_bytes",
+    "verifiable_is_complete",
+    "verifiable_note",
+]

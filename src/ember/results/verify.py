@@ -1,0 +1,257 @@
+"""``ember verify`` (campaign.md §6): re-authenticate the rows of a results directory from their records.
+
+Every counting ok row that names a record is checked from scratch: the
+record's (decompressed) SHA-256 must be the row's ``record_sha256``; the
+full engine (stages 1-3, ``ember.engine``) must accept it for the row's
+scenario and seed; the metrics it gives must be the row's ``metrics``,
+compared as canonical JSON bytes (so ``1``, ``1.0`` and ``true`` differ),
+and its ``episode_steps`` the row's ``steps``.  A row that cannot be
+checked is *unverifiable*, with its reason; the directory itself must be
+one the results layer reads (else ``ResultsError``: bad input).
+
+Where things come from (docs/campaigns.md):
+- the scenario: ``scenarios/<scenario_id>.json`` in the directory, else
+  a ``builtin:`` source, else the source path relative to the
+  ``--campaign`` file's folder; it must hash to the row's
+  ``scenario_hash``.  A ``scenarios/`` file that does not is a mismatch
+  (the directory was changed); a built-in or campaign file that does not
+  makes the row unverifiable (the scenario is not available here).
+- the record: relative to the results directory for a kept record,
+  relative to the ``--campaign`` file's folder for a ``records`` entry.
+"""
+
+import os
+
+from ..canonical import canonical_json_reference
+from ..engine import authenticate_record
+from ..errors import MetricsInputError, ResultsError, ScenarioError
+from ..scenario import BUILTIN_PREFIX, MAX_SCENARIO_BYTES, compile_scenario
+from .reader import open_regular, read_results, read_row_again
+from .schema import EPISODES_FILE, MAX_CAMPAIGN_BYTES, SCENARIOS_DIR, shown
+
+KEEP_RECORDS = "run 'ember evaluate --keep-records' to keep records"
+
+
+class VerifyReport:
+    """What ``verify_results`` found, row by row (line numbers of ``episodes.jsonl``, 1-based).
+
+    ``verified``: lines; ``mismatched`` and ``unverifiable``: (line, reason)
+    pairs, in file order.  ``rows`` is the number of counting ok rows;
+    ``warnings`` the reader's (a torn last line), file names relative to
+    the directory.
+    """
+
+    def __init__(self, rows, warnings=()):
+        self.rows = rows
+        self.warnings = list(warnings)
+        self.verified = []
+        self.mismatched = []
+        self.unverifiable = []
+
+    def passed(self, require_all=False):
+        """Nothing mismatched (and, with ``require_all``, nothing unverifiable)."""
+        return not self.mismatched and not (require_all and self.unverifiable)
+
+    def summary(self):
+        """The one summary line (without the ``ember:`` prefix)."""
+        mismatched = f"{len(self.mismatched)} mismatched"
+        if self.mismatched:
+            lines = ", ".join(str(line) for line, _ in self.mismatched)
+            mismatched += f" (line{'s' if len(self.mismatched) > 1 else ''} {lines})"
+        return (
+            f"{len(self.verified)} verified, {mismatched}, {len(self.unverifiable)} unverifiable "
+            f"of {self.rows} counting ok rows."
+        )
+
+
+class _Unverifiable(Exception):  # noqa: N818 (a signal inside this module, never raised out of it)
+    """The row cannot be checked: the reason."""
+
+
+class _Mismatch(Exception):  # noqa: N818 (a signal inside this module, never raised out of it)
+    """The row is not what its record gives: the reason."""
+
+
+def _campaign_folder(campaign_file, campaign):
+    """The folder of the ``--campaign`` file, after checking it is a campaign file of this campaign."""
+    with open_regular(campaign_file, os.fspath(campaign_file), missing="missing (--campaign)") as handle:
+        data = handle.read(MAX_CAMPAIGN_BYTES + 1)
+    if len(data) > MAX_CAMPAIGN_BYTES:
+        raise ResultsError(os.fspath(campaign_file), None, f"longer than {MAX_CAMPAIGN_BYTES:,} bytes (--campaign)")
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: the tomli backport, a dependency there
+        import tomli as tomllib
+    try:
+        value = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ResultsError(os.fspath(campaign_file), None, f"not a campaign file (TOML): {exc}") from None
+    if value.get("campaign") != campaign.name:
+        raise ResultsError(
+            os.fspath(campaign_file),
+            None,
+            f"names campaign {shown(value.get('campaign'))}, the results directory holds {shown(campaign.name)}",
+        )
+    return os.path.dirname(os.path.abspath(campaign_file))
+
+
+class _Scenarios:
+    """Each scenario hash's compiled scenario, found once; a failure is kept and raised for each of its rows."""
+
+    def __init__(self, directory, campaign, folder):
+        self.directory = directory
+        self.campaign = campaign
+        self.folder = folder
+        self.found = {}
+
+    def get(self, scenario_hash):
+        if scenario_hash not in self.found:
+            try:
+                self.found[scenario_hash] = self._find(scenario_hash)
+            except (_Unverifiable, _Mismatch) as exc:
+                self.found[scenario_hash] = exc
+        found = self.found[scenario_hash]
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    def _find(self, scenario_hash):
+        scenario_id = self.campaign.scenarios[scenario_hash][0]
+        source = self.campaign.sources[scenario_hash]
+        kept = os.path.join(SCENARIOS_DIR, f"{scenario_id}.json")
+        data = _read_if_there(os.path.join(self.directory, kept), kept, self.directory)
+        if data is not None:
+            return _compiled(data, kept, scenario_hash, _Mismatch)
+        if source.startswith(BUILTIN_PREFIX):
+            return _compiled(source, source, scenario_hash, _Unverifiable)
+        if self.folder is None:
+            raise _Unverifiable(
+                f"no scenario: {kept} is missing and the source {shown(source)} is a path (give --campaign FILE)"
+            )
+        data = _read_if_there(os.path.join(self.folder, source), source, None)
+        if data is None:
+            raise _Unverifiable(f"no scenario: {kept} is missing, and so is {source} next to the campaign file")
+        return _compiled(data, source, scenario_hash, _Unverifiable)
+
+
+def _read_if_there(path, shown_path, directory):
+    """The bytes of a scenario file, None when nothing is there; anything but a regular file is bad input."""
+    if not os.path.lexists(path):
+        return None
+    with open_regular(path, shown_path, directory, missing="missing (a symbolic link to nothing)") as handle:
+        return handle.read(MAX_SCENARIO_BYTES + 1)
+
+
+def _compiled(source, where, scenario_hash, failure):
+    try:
+        scenario = compile_scenario(source)
+    except ScenarioError as exc:
+        raise failure(f"{where} is not a valid scenario: {exc}") from None
+    if scenario.hash != scenario_hash:
+        raise failure(f"{where} hashes to {scenario.hash}, the campaign's scenario_hash is {scenario_hash}")
+    return scenario
+
+
+def _first_difference(row, record, path="$"):
+    """The JSON path of the first difference of two JSON values, types included, and the two values there."""
+    if type(row) is not type(record):
+        return path, row, record
+    if isinstance(row, dict):
+        for key in sorted(set(row) | set(record)):
+            if key not in row or key not in record:
+                return f"{path}.{key}", row.get(key, "(absent)"), record.get(key, "(absent)")
+            found = _first_difference(row[key], record[key], f"{path}.{key}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(row, list):
+        for i, (mine, theirs) in enumerate(zip(row, record)):
+            found = _first_difference(mine, theirs, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return (path, f"{len(row)} items", f"{len(record)} items") if len(row) != len(record) else None
+    return None if canonical_json_reference(row) == canonical_json_reference(record) else (path, row, record)
+
+
+def _record_file(directory, folder, row, kind):
+    """The path of the row's record: in the results directory if kept, next to the campaign file if submitted."""
+    if kind != "records":
+        return os.path.join(directory, row.record)
+    if folder is None:
+        raise _Unverifiable(
+            f"a submitted record ({row.record}): give --campaign FILE, whose folder its path is relative to"
+        )
+    return os.path.join(folder, row.record)
+
+
+def _check_row(directory, row, kind, scenarios, folder):
+    """Raise ``_Unverifiable`` or ``_Mismatch`` with the reason, or return: the row is verified."""
+    if row.record is None:
+        raise _Unverifiable(f"names no record ({KEEP_RECORDS})")
+    path = _record_file(directory, folder, row, kind)
+    scenario = scenarios.get(row.key[0])
+    try:
+        handle = open_regular(path, row.record, missing="the record is missing")
+    except ResultsError as exc:  # missing, a FIFO, a directory, unreadable: nothing to check
+        raise _Unverifiable(str(exc)) from None
+    with handle:
+        try:
+            metrics, sha = authenticate_record(scenario, handle)
+        except MetricsInputError as exc:
+            raise _Mismatch(f"{row.record}: the engine refuses the record: {exc}") from None
+        except OSError as exc:
+            raise _Unverifiable(f"{row.record}: cannot read: {exc.strerror or exc}") from None
+    if sha != row.record_sha256:
+        raise _Mismatch(f"$.record_sha256: the row has {row.record_sha256}, {row.record}'s SHA-256 is {sha}")
+    value = read_row_again(directory, row)
+    measured = metrics.to_dict()
+    if canonical_json_reference(value["metrics"]) != canonical_json_reference(measured):
+        where, mine, theirs = _first_difference(value["metrics"], measured, "$.metrics")
+        raise _Mismatch(f"{where}: the row has {shown(mine)}, {row.record} gives {shown(theirs)}")
+    steps = measured["time"]["episode_steps"]
+    if canonical_json_reference(value["steps"]) != canonical_json_reference(steps):
+        raise _Mismatch(f"$.steps: the row has {shown(value['steps'])}, {row.record} gives {shown(steps)}")
+
+
+def verify_results(directory, campaign_file=None, on_row=None):
+    """Re-authenticate the counting ok rows of the results ``directory`` that name a record.
+
+    ``campaign_file``: the campaign file (TOML) the directory was run from,
+    needed for submitted records (``records`` entries) and for scenarios
+    that are neither in ``scenarios/`` nor built in.  ``on_row(done,
+    total)`` is called after each row (progress).  Returns a
+    ``VerifyReport``; raises ``ResultsError`` for bad input (a directory
+    the results layer refuses, a bad ``--campaign`` file, a scenario file
+    that is not a regular file).
+    """
+    results = read_results(directory)
+    folder = None if campaign_file is None else _campaign_folder(campaign_file, results.campaign)
+    scenarios = _Scenarios(directory, results.campaign, folder)
+    rows = results.ok_rows()
+    report = VerifyReport(len(rows), results.warnings)
+    for done, row in enumerate(rows, 1):
+        kind = results.campaign.policies[row.policy]
+        episode = f"{row.policy} on {row.scenario_id} seed {row.key[1]}"
+        try:
+            _check_row(directory, row, kind, scenarios, folder)
+        except _Unverifiable as exc:
+            report.unverifiable.append((row.line, f"{episode}: {exc}"))
+        except _Mismatch as exc:
+            report.mismatched.append((row.line, f"{episode}: {exc}"))
+        else:
+            report.verified.append(row.line)
+        if on_row is not None:
+            on_row(done, len(rows))
+    return report
+
+
+def report_lines(directory, results_report):
+    """The lines ``ember verify`` prints: one per mismatched and unverifiable row, in file order, then the summary."""
+    where = os.path.normpath(os.path.join(directory, EPISODES_FILE))
+    found = [(line, "mismatched", reason) for line, reason in results_report.mismatched]
+    found += [(line, "unverifiable", reason) for line, reason in results_report.unverifiable]
+    lines = [f"{where}:{line}: {what}: {reason}" for line, what, reason in sorted(found)]
+    return [*lines, f"ember verify: {results_report.summary()}"]
+
+
+__all__ = ["VerifyReport", "report_lines", "verify_results"]

@@ -1,0 +1,185 @@
+"""Statistics in words and text tables: ``ember stats --format table|markdown`` and the report's sentences.
+
+Everything here reads a ``statistics.json`` dict and nothing else; the
+official numbers are the JSON ones.  Shares are written so that they never
+round to 100% or 0% unless they are exactly that.
+"""
+
+from .compute import FEW_SEEDS
+
+STATISTICS_FORMATS = ("table", "markdown")
+_TABLE_STYLES = {"table": "simple", "markdown": "pipe"}
+POLICY_COLUMNS = (
+    "rank", "rank 95%", "rank share", "group", "policy", "casualties", "stranded", "evacuated",
+    "time to safety", "episodes with casualties",
+)  # fmt: skip
+PAIR_COLUMNS = (
+    "above", "below", "above / equal / below", "separated", "Δ casualties", "Δ stranded", "Δ time to safety",
+    "sign test",
+)  # fmt: skip
+
+
+def percent(share):
+    """A share in [0, 1] as a percentage: at most one decimal, never rounded to 0% or 100% unless exact."""
+    if share == 1:
+        return "100%"
+    if share == 0:
+        return "0%"
+    text = f"{100 * share:.1f}".rstrip("0").rstrip(".")
+    if text == "100":
+        return ">99.9%"
+    if text == "0":
+        return "<0.1%"
+    return f"{text}%"
+
+
+def interval_text(interval):
+    low, high = interval
+    return f"[{low:,}, {high:,}]" if isinstance(low, int) else f"[{low:g}, {high:g}]"
+
+
+def total_text(entry):
+    """``12 [8, 17]``: a total and its 95% interval."""
+    return f"{entry['total']:,} {interval_text(entry['interval'])}"
+
+
+def difference_text(entry):
+    return f"{entry['value']:+,} {interval_text(entry['interval'])}"
+
+
+def rank_interval_text(interval):
+    low, high = interval
+    return str(low) if low == high else f"{low}–{high}"
+
+
+def share_of_episodes_text(entry):
+    """``2 of 72 [0.003374, 0.096761]``: episodes with casualties and the Clopper–Pearson interval of their share."""
+    return f"{entry['count']} of {entry['of']} {interval_text(entry['interval'])}"
+
+
+def p_value_text(p):
+    return "1" if p == 1 else f"{p:.3g}"
+
+
+def pair_sentence(pair, replicates):
+    """Sentences a reader can act on: "planner is above greedy in 100% of 10,000 resamples; separated at 95% ..."."""
+    above, below = pair["above"], pair["below"]
+    order = pair["order"]
+    head = f"{above} is above {below} in {percent(order['above'])} of {replicates:,} resamples"
+    if order["equal"]:
+        head += f" (level in {percent(order['equal'])})"
+    if pair["separated"]:
+        verdict = "separated at 95%, so a new group starts below it"
+    else:
+        verdict = "not separable at 95%, so they share a group"
+    test = pair["sign_test"]
+    evidence = (
+        f"Episode by episode, {above} is better in {test['above_better']} and {below} in {test['below_better']} "
+        f"(sign test p = {p_value_text(test['p_value'])})."
+    )
+    return f"{head}; {verdict}. {evidence}"
+
+
+def few_seed_warnings(statistics):
+    """Warning sentences for few-seed scenarios (statistics.md §7), the single-seed ones first and plainest."""
+    single = [s["scenario_id"] for s in statistics["few_seed_scenarios"] if s["seeds"] == 1]
+    few = [s for s in statistics["few_seed_scenarios"] if s["seeds"] > 1]
+    lines = []
+    if single:
+        lines.append(
+            f"{_count(len(single), 'scenario')} {'has' if len(single) == 1 else 'have'} a single seed "
+            f"({', '.join(single)}): every resample draws that one episode, so the intervals leave out how much "
+            "these scenarios vary from seed to seed. They are narrower than the truth; run more seeds to measure it."
+        )
+    if few:
+        listed = ", ".join(f"{s['scenario_id']} ({s['seeds']})" for s in few)
+        lines.append(
+            f"{_count(len(few), 'scenario')} {'has' if len(few) == 1 else 'have'} fewer than {FEW_SEEDS} seeds "
+            f"({listed}): the bootstrap understates their seed-to-seed variation (by about (n − 1)/n in variance)."
+        )
+    return lines
+
+
+def _count(n, noun):
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def policy_rows(statistics):
+    return [
+        [
+            entry["rank"],
+            rank_interval_text(entry["rank_interval"]),
+            percent(entry["rank_share"]),
+            entry["group"],
+            entry["policy"],
+            total_text(entry["casualties"]),
+            total_text(entry["stranded"]),
+            total_text(entry["evacuated"]),
+            total_text(entry["person_time_to_safety_total"]),
+            share_of_episodes_text(entry["episodes_with_casualties"]),
+        ]
+        for entry in statistics["policies"]
+    ]
+
+
+def pair_rows(statistics):
+    rows = []
+    for pair in statistics["pairs"]:
+        order = pair["order"]
+        test = pair["sign_test"]
+        rows.append(
+            [
+                pair["above"],
+                pair["below"],
+                " / ".join(percent(order[side]) for side in ("above", "equal", "below")),
+                "yes" if pair["separated"] else "no",
+                difference_text(pair["casualties_difference"]),
+                difference_text(pair["stranded_difference"]),
+                difference_text(pair["person_time_difference"]),
+                f"{test['above_better']}:{test['below_better']}, p = {p_value_text(test['p_value'])}",
+            ]
+        )
+    return rows
+
+
+def format_statistics(statistics, fmt):
+    """A ``statistics.json`` dict as plain text (``"table"``) or Markdown (``"markdown"``).
+
+    Needs the ``cli`` extra (tabulate); without it a ``MissingExtraError`` says so.
+    """
+    from ..ranking import require_tabulate
+
+    if fmt not in _TABLE_STYLES:
+        raise ValueError(f"format must be one of {', '.join(STATISTICS_FORMATS)}, got {fmt!r}")
+    tabulate = require_tabulate()
+    style = _TABLE_STYLES[fmt]
+    markdown = fmt == "markdown"
+
+    def heading(text):
+        return f"**{text}**" if markdown else text
+
+    title = (
+        f"Campaign {statistics['campaign']}: statistics {statistics['statistics_version']} over "
+        f"{statistics['episodes']} episodes, {statistics['replicates']:,} resamples, seed {statistics['seed']} "
+        f"(ranking {statistics['ranking_version']})"
+    )
+    lines = [heading(title), "", f"Method: {statistics['method']}. Brackets: 95% intervals.", ""]
+    warnings = few_seed_warnings(statistics)
+    for warning in warnings:
+        lines += [f"Warning: {warning}", ""]
+    if statistics["policies"]:
+        lines += [
+            tabulate(policy_rows(statistics), headers=POLICY_COLUMNS, tablefmt=style, disable_numparse=True),
+            "",
+        ]
+    else:
+        lines += ["No policy has an ok row for every episode: nothing is ranked.", ""]
+    if statistics["pairs"]:
+        lines += [heading("Adjacent pairs (below minus above; order: shares of resamples)"), ""]
+        lines += [tabulate(pair_rows(statistics), headers=PAIR_COLUMNS, tablefmt=style, disable_numparse=True), ""]
+        for pair in statistics["pairs"]:
+            lines.append(("- " if markdown else "") + pair_sentence(pair, statistics["replicates"]))
+        lines.append("")
+    if statistics["unranked"]:
+        lines += [f"Unranked (not comparable on this campaign): {', '.join(statistics['unranked'])}.", ""]
+    return "\n".join(lines)

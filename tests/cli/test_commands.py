@@ -1,0 +1,241 @@
+"""Every command of the table, with broken standard streams and unwritable outputs (issue 18, item 3).
+
+Parametrised from ``ember.cli.COMMANDS``: a new row is covered by
+construction, once it has a sample invocation in ``SAMPLES`` (a test fails
+until it does).  Real processes; a closed stream is the descriptor itself
+closed (``sh -c '... >&-'``), ``/dev/full`` a real full device, a full disk
+a real file-size limit (``RLIMIT_FSIZE``, which makes every write past it
+fail with ``EFBIG`` as a full disk fails with ``ENOSPC``).
+"""
+
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import ember
+from ember.cli import COMMANDS, build_parser
+
+SCENARIO = "builtin:small-room"
+TIMEOUT = 120  # only stops a hang
+CLOSE = {"stdout": ">&-", "stderr": "2>&-"}
+CAMPAIGN = """
+campaign = "tiny"
+seeds = [0]
+scenarios = ["builtin:small-room"]
+
+[[policies]]
+name = "greedy"
+builtin = "greedy"
+"""
+TORN = b'{"torn'
+
+
+class Inputs:
+    """What the samples read: a record, a campaign file, its results directory (with a torn last line)."""
+
+    def __init__(self, base):
+        self.base = base
+        self.record = base / "greedy.record"
+        ember.run_episode(ember.load_scenario(SCENARIO), "greedy", 0, str(self.record))
+        self.campaign = base / "campaign.toml"
+        self.campaign.write_text(CAMPAIGN)
+        self.results = base / "results"
+        done = ember_process("evaluate", self.campaign, "-o", self.results, "--workers", "1")
+        assert done.returncode == 0, done.stderr
+        # A torn last line: rank, report, export and evaluate (resuming) warn about it on stderr.
+        with open(self.results / "episodes.jsonl", "ab") as handle:
+            handle.write(TORN)
+        self.copies = 0
+
+    def results_copy(self):
+        """A fresh copy of the results directory (evaluate resumes it: no episode runs, one warning)."""
+        self.copies += 1
+        copy = self.base / f"results-copy-{self.copies}"
+        shutil.copytree(self.results, copy)
+        return copy
+
+
+def _out(out):
+    return [] if out is None else ["-o", out]
+
+
+#: A minimal valid invocation of each command: ``SAMPLES[name](inputs, out)`` is its argv; ``out`` is the
+#: value of its output-path option, or None for the invocation without one (its result on stdout, when
+#: the command can write there).
+SAMPLES = {
+    "run": lambda i, out: ["run", SCENARIO, *_out(out)],
+    "metrics": lambda i, out: ["metrics", SCENARIO, i.record, *_out(out)],
+    "replay": lambda i, out: ["replay", SCENARIO, i.record],
+    "demo": lambda i, out: ["demo", "--scenario", SCENARIO, *_out(out)],
+    "render": lambda i, out: ["render", SCENARIO, i.record, *(["--ascii"] if out is None else ["-o", out])],
+    "trajectories": lambda i, out: ["trajectories", SCENARIO, i.record, *_out(out)],
+    "scenarios": lambda i, out: ["scenarios"],
+    "rank": lambda i, out: ["rank", i.results, *_out(out)],
+    "stats": lambda i, out: ["stats", i.results, "--replicates", "1000", *_out(out)],
+    "report": lambda i, out: ["report", i.results, *_out(out)],
+    "evaluate": lambda i, out: ["evaluate", i.campaign, "-o", i.results_copy() if out is None else out],
+    "export": lambda i, out: ["export", i.results, *_out(out)],
+    "verify": lambda i, out: ["verify", i.results, "--campaign", i.campaign],
+    "generate": lambda i, out: ["generate", "office", "--seed", "1", *_out(out)],
+    "suite": lambda i, out: ["suite", "ember-v1", *_out(out)],
+}
+
+#: The file name each command's output option expects (render decides the image format by it).
+OUTPUT_NAMES = {"render": "out.png", "report": "out.html", "evaluate": "results"}
+
+ROWS = {row.name: row for row in COMMANDS}
+WITH_OUTPUT = [row.name for row in COMMANDS if row.output is not None]
+
+
+def ember_process(*args, cwd=None, stdout=subprocess.PIPE, close=None, file_size=None):
+    """Run ``ember ARGS``: ``close`` names a standard stream to close; ``file_size`` limits file sizes."""
+    argv = [sys.executable, "-m", "ember.cli", *map(str, args)]
+    if close is not None:
+        argv = ["sh", "-c", f'exec "$@" {CLOSE[close]}', "sh", *argv]
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
+
+    return subprocess.run(
+        argv,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        timeout=TIMEOUT,
+        preexec_fn=None if file_size is None else limit,
+        env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"),
+    )
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    return Inputs(tmp_path_factory.mktemp("inputs"))
+
+
+def sample(name, inputs, out=None):
+    return [str(a) for a in SAMPLES[name](inputs, out)]
+
+
+def writes_stdout(name, argv):
+    """What the table says about this invocation."""
+    return ROWS[name].writes_stdout(build_parser().parse_args(argv))
+
+
+def one_error_line(done):
+    """The single error line on stderr of a failed run (after the input's warnings, if any); never a traceback."""
+    text = done.stderr.decode()
+    assert "Traceback" not in text, text
+    assert done.returncode != 0, text
+    lines = [line for line in text.splitlines() if not line.startswith("ember: warning: ")]
+    assert len(lines) == 1 and text.endswith("\n") and lines[0].startswith("ember: "), text
+    assert text.endswith(lines[0] + "\n"), text  # the error comes last
+    return lines[0]
+
+
+def test_every_command_has_a_sample():
+    assert set(SAMPLES) == set(ROWS), "add a sample invocation of each new command to SAMPLES"
+
+
+def test_the_samples_write_stdout_where_the_table_says():
+    # The matrix below tests both branches: commands whose sample writes stdout, and those whose does not.
+    class Paths:
+        record = campaign = results = "x"
+
+        def results_copy(self):
+            return "x"
+
+    silent = {name for name in ROWS if not writes_stdout(name, sample(name, Paths()))}
+    assert silent == {"replay", "report"}
+
+
+@pytest.mark.parametrize("name", list(ROWS))
+def test_closed_stdout(inputs, tmp_path, name):
+    argv = sample(name, inputs)
+    done = ember_process(*argv, cwd=tmp_path, close="stdout")
+    if writes_stdout(name, argv):
+        line = one_error_line(done)
+        assert done.returncode == 2
+        assert line == f"ember: standard output is closed: 'ember {name}' writes its result there; nothing done."
+        assert os.listdir(tmp_path) == []  # nothing done: no record, no page
+        if name == "evaluate":  # the results directory untouched: the torn line still there, no ranking redone
+            assert (inputs.base / f"results-copy-{inputs.copies}" / "episodes.jsonl").read_bytes().endswith(TORN)
+    else:
+        normal = ember_process(*argv, cwd=tmp_path)
+        assert normal.returncode == 0, normal.stderr
+        assert (done.returncode, done.stderr) == (0, normal.stderr)
+
+
+@pytest.mark.parametrize("name", list(ROWS))
+def test_closed_stderr_changes_nothing_on_stdout(inputs, tmp_path, name):
+    normal = ember_process(*sample(name, inputs), cwd=tmp_path)
+    assert normal.returncode == 0, normal.stderr
+    done = ember_process(*sample(name, inputs), cwd=tmp_path, close="stderr")
+    assert done.returncode == 0
+    assert done.stdout == normal.stdout  # no warning, no message, no progress: only the result
+
+
+def test_warnings_are_there_to_be_lost(inputs, tmp_path):
+    # The commands reading the torn results directory do warn, so the test above is not vacuous.
+    for name in ("rank", "report", "export", "evaluate", "verify"):
+        done = ember_process(*sample(name, inputs), cwd=tmp_path)
+        assert done.returncode == 0 and b"ember: warning: " in done.stderr and TORN not in done.stdout, name
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("name", WITH_OUTPUT)
+def test_output_on_dev_full_names_the_path(inputs, tmp_path, name):
+    done = ember_process(*sample(name, inputs, "/dev/full"), cwd=tmp_path)
+    line = one_error_line(done)
+    assert done.returncode == 2 and "/dev/full" in line
+    assert done.stdout == b""
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("name", list(ROWS))
+def test_stdout_on_dev_full_names_the_stream(inputs, tmp_path, name):
+    argv = sample(name, inputs)
+    with open("/dev/full", "wb") as full:
+        done = ember_process(*argv, cwd=tmp_path, stdout=full)
+    # What the command says on stderr anyway (evaluate: its summary, after the campaign ran), then the error.
+    normal = ember_process(*sample(name, inputs), cwd=tmp_path)
+    assert normal.returncode == 0, normal.stderr
+    if not writes_stdout(name, argv):
+        # A command that writes nothing there is not disturbed by it (test_the_samples_write_stdout_... pins which).
+        assert (done.returncode, same_copy(done.stderr.decode())) == (0, same_copy(normal.stderr.decode()))
+        return
+    assert done.returncode == 2
+    expected = normal.stderr.decode() + "ember: standard output: No space left on device\n"
+    assert same_copy(done.stderr.decode()) == same_copy(expected)
+
+
+def same_copy(text):
+    """``text`` with the name of each copy of the results directory made the same."""
+    return re.sub(r"results-copy-[0-9]+", "results-copy-N", text)
+
+
+@pytest.mark.parametrize("name", WITH_OUTPUT)
+def test_a_full_disk_names_the_path(inputs, tmp_path, name):
+    out = tmp_path / OUTPUT_NAMES.get(name, "out")
+    if name == "evaluate":
+        out = inputs.results_copy()
+    done = ember_process(*sample(name, inputs, out), cwd=tmp_path, file_size=0)
+    line = one_error_line(done)
+    assert done.returncode == 2 and str(out) in line and "File too large" in line, line
+    assert done.stdout == b""
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("name", ["", *ROWS])
+def test_help_on_a_closed_or_full_stdout(name):
+    argv = [name, "--help"] if name else ["--help"]
+    done = ember_process(*argv, close="stdout")
+    assert one_error_line(done) == "ember: standard output: Bad file descriptor"
+    with open("/dev/full", "wb") as full:
+        done = ember_process(*argv, stdout=full)
+    assert one_error_line(done) == "ember: standard output: No space left on device"
+    assert done.returncode == 2

@@ -1,0 +1,82 @@
+"""Campaigns run as real processes: every process a run started, wherever it moved.
+
+A run is tagged with an environment variable of its own (``EMBER_TEST_RUN``):
+every process the command starts inherits it (workers, episode processes,
+agents and their children), so ``tagged(tag)`` finds every process of a
+campaign, whichever session or process group it moved to.
+"""
+
+import contextlib
+import os
+import shutil
+import sys
+import uuid
+
+from helpers.campaigns import EXAMPLE_AGENT, wait_for
+
+TAG_VARIABLE = "EMBER_TEST_RUN"
+
+
+def new_tag():
+    return uuid.uuid4().hex
+
+
+def run_env(tag):
+    """This process's environment with the run's tag."""
+    return dict(os.environ, **{TAG_VARIABLE: tag})
+
+
+def ember_command(*args):
+    return [sys.executable, "-m", "ember.cli", *map(str, args)]
+
+
+def write_files(folder, files):
+    """Write ``{name: text}`` under ``folder`` (created); returns ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def copy_greedy_agent(folder):
+    shutil.copy(EXAMPLE_AGENT, folder / "greedy_agent.py")
+
+
+def _state(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    return data[data.rfind(b")") + 2 :].split()[0].decode()
+
+
+def tagged(tag):
+    """{pid: command line} of every live (not zombie) process whose environment carries ``tag``."""
+    marker = f"{TAG_VARIABLE}={tag}".encode()
+    found = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as handle:
+                environ = handle.read().split(b"\0")
+            with open(f"/proc/{name}/cmdline", "rb") as handle:
+                command = handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        if marker in environ and _state(name) not in (None, "Z", "X"):
+            found[int(name)] = command
+    return found
+
+
+def assert_none_left(tag, timeout=30):
+    """Every process of the tagged run ends (the command's own death signals take a moment)."""
+    try:
+        wait_for(lambda: not tagged(tag), timeout=timeout, what="every process of the campaign to end")
+    except AssertionError:
+        left = tagged(tag)
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+        raise AssertionError(f"processes of the campaign left alive: {left}") from None
