@@ -114,7 +114,7 @@ class EpisodeEngine:
         """Measure the next step from the simulator's own ``ReplayedStep`` (already byte-exact)."""
         step = replayed.step
         t = self.steps + 1
-        cur = State(step["snapshot"], replayed.status, replayed.position)
+        cur = State(step["snapshot"], replayed.status, replayed.position, replayed.active)
         ignited = [self.scenario.grid.index(row, col) for row, col in step["ignitions"]]
         self.update(Transition(t, f"$.steps[{t - 1}]", self.prev, step, cur, self.burning, ignited, replayed=True))
 

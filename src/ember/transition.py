@@ -8,7 +8,9 @@ class State:
 
     __slots__ = ("step", "status", "position", "burning", "trapped", "terminated", "reason", "active", "raw")
 
-    def __init__(self, raw, status, position):
+    def __init__(self, raw, status, position, active=None):
+        """``active``: the active people's indexes in order, when the caller knows them (the
+        simulator does); else they are read from ``status``."""
         self.raw = raw
         self.step = raw["step"]
         self.status = status
@@ -17,7 +19,7 @@ class State:
         self.trapped = raw["trapped"]
         self.terminated = raw["terminated"]
         self.reason = raw["termination_reason"]
-        self.active = [i for i, s in enumerate(status) if s == "active"]
+        self.active = [i for i, s in enumerate(status) if s == "active"] if active is None else active
 
 
 def decode_snapshot(raw, path, scenario):

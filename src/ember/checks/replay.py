@@ -71,12 +71,13 @@ class ReplayedStep:
     ``final_state`` is the episode's final state once this step has ended it, else None.
     """
 
-    __slots__ = ("step", "status", "position", "final_state")
+    __slots__ = ("step", "status", "position", "active", "final_state")
 
     def __init__(self, sim, step):
         self.step = step
         self.status = list(sim.status)
         self.position = list(sim.position)
+        self.active = sim.active  # the simulator replaces this list, never changes it
         self.final_state = sim.final_state
 
 

@@ -21,7 +21,6 @@ class ReplanningCounts(Accumulator):
         blocked_now = {}
         for i, move in zip(tr.movers, tr.step["movements"]):
             outcome = move["outcome"]
-            action = actions[move["person_id"]]
             if i in pending:
                 # This decision is the next decision of the block at t - 1.
                 self.with_next += 1
@@ -31,12 +30,12 @@ class ReplanningCounts(Accumulator):
                     self.stayed_after += 1
                 else:
                     self.blocked_after += 1
-                if action != pending[i]:
+                if actions[move["person_id"]] != pending[i]:
                     self.changed_after += 1
             if outcome == "moved" or outcome == "stayed":
-                run[i] = 0
+                run[i] = 0  # the action is looked up only where it is needed: most decisions are not blocked
             else:
-                blocked_now[i] = action
+                blocked_now[i] = actions[move["person_id"]]
                 run[i] += 1
                 if run[i] > longest[i]:
                     longest[i] = run[i]
