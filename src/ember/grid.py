@@ -587,18 +587,32 @@ class ExitDistances:
         self.grid = grid
         self.exit_cells = list(exit_cells)
         self.width = width = grid.cols + 1
-        passable = bytearray(grid.open)
-        for cell in burning_cells:
-            passable[cell] = 0
-        unpadded = grid.distances(self.exit_cells, passable)
-        # A list, not an array: reading an array entry above 256 makes a new int object.
-        self.dist = [UNREACHABLE] * ((grid.rows + 2) * width)
-        self.passable = bytearray(len(self.dist))
         cols = grid.cols
+        # A list, not an array: reading an array entry above 256 makes a new int object.
+        self.dist = dist = [UNREACHABLE] * ((grid.rows + 2) * width)
+        self.passable = passable = bytearray(len(dist))
         for row in range(grid.rows):
             start = (row + 1) * width
-            self.dist[start : start + cols] = unpadded[row * cols : (row + 1) * cols]
-            self.passable[start : start + cols] = passable[row * cols : (row + 1) * cols]
+            passable[start : start + cols] = grid.open[row * cols : (row + 1) * cols]
+        for cell in burning_cells:
+            passable[cell + cell // cols + width] = 0
+        # Breadth-first from the usable exits, on the padded grid: no bounds to check.
+        frontier = []
+        for cell in self.exit_cells:
+            x = cell + cell // cols + width
+            if passable[x] and dist[x]:
+                dist[x] = 0
+                frontier.append(x)
+        d = 0
+        while frontier:
+            d += 1
+            layer = []
+            for v in frontier:
+                for j in (v - width, v + width, v - 1, v + 1):
+                    if dist[j] == UNREACHABLE and passable[j]:
+                        dist[j] = d
+                        layer.append(j)
+            frontier = layer
 
     def padded(self, cell):
         """The index of ``cell`` (``row * cols + col``) in ``dist``."""
