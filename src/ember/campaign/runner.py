@@ -124,8 +124,8 @@ class DaskRunner:
     """Episodes on an existing Dask distributed cluster (``--scheduler ADDRESS``).
 
     ``submit`` only queues an episode; ``wait`` sends the queue as batches of
-    up to ``DASK_BATCH`` episodes, at least two batches a worker, so every
-    worker has its next batch while it runs one.  A batch whose worker is
+    ``DASK_BATCH`` episodes (the window is two batches a worker, so every
+    worker has its next batch while it runs one).  A batch whose worker is
     lost charges each of its episodes one attempt.
     """
 
@@ -137,12 +137,14 @@ class DaskRunner:
             self.workers = len(self.client.scheduler_info().get("workers", {})) or 1
             self.batch = batch
             self.window = max(2, 2 * self.workers) * batch
-            self._completed = as_completed(loop=self.client.loop)
+            # Results come with the futures, gathered in the background: no round trip per batch.
+            self._completed = as_completed(loop=self.client.loop, with_results=True, raise_errors=False)
         except BaseException:
             self.close()
             raise
         self._queued = []  # _Episode not yet sent
         self._members = {}  # batch future -> its _Episode list
+        self._results = {}  # batch future -> what as_completed gathered for it
 
     def submit(self, task, key, attempt):
         episode = _Episode(task, attempt)
@@ -153,10 +155,9 @@ class DaskRunner:
         queued, self._queued = self._queued, []
         if not queued:
             return
-        # Spread what is queued over at least two batches a worker (fewer episodes each at the tail).
-        size = max(1, min(self.batch, -(-len(queued) // (2 * self.workers))))
-        for start in range(0, len(queued), size):
-            members = queued[start : start + size]
+        # Full batches: what is queued is what finished batches freed (a smaller batch only at the tail).
+        for start in range(0, len(queued), self.batch):
+            members = queued[start : start + self.batch]
             # A deterministic key per (batch, attempts): the same batch submitted twice runs once;
             # a retry after a lost worker is a new attempt, so a new key.
             future = self.client.submit(
@@ -171,7 +172,9 @@ class DaskRunner:
         self._send()
         finished = [next(self._completed)]
         finished.extend(self._completed.next_batch(block=False))  # whatever else is done already
-        return [member for future in finished for member in self._members.get(future, ())]
+        for future, result in finished:
+            self._results[future] = result
+        return [member for future, _ in finished for member in self._members.get(future, ())]
 
     def outcomes(self, done):
         """(episode, kind, value) for each episode of the finished batches."""
@@ -183,8 +186,9 @@ class DaskRunner:
             batches.setdefault(episode.batch, []).append(episode)
         for future, members in batches.items():
             self._members.pop(future, None)
+            result = self._results.pop(future, None)
             if future.status == "finished":
-                outcomes = future.result()
+                outcomes = result
                 results.extend((m, *outcomes[m.index]) for m in members)
                 future.release()
                 continue
