@@ -18,8 +18,6 @@ foreign code may do anything, watched from outside.
 
 import contextlib
 import copy
-import gzip
-import hashlib
 import importlib
 import os
 import stat
@@ -27,7 +25,7 @@ import sys
 import uuid
 
 from ..agent import AgentError, AgentPolicy
-from ..engine import episode_metrics, measure_run
+from ..engine import authenticate_record, measure_run
 from ..errors import ActionError, EmberError, ResultsIOError
 from ..sim.policies import make_policy
 from .logs import TEMPORARY_MARK
@@ -61,52 +59,14 @@ def measure(scenario, policy, seed, keep=None):
     return measured.metrics.to_dict(), measured.record_sha256, measured.final_state
 
 
-def _hashed_chunks(path, sha):
-    with open(path, "rb") as handle:
-        while True:
-            chunk = handle.read(1 << 16)
-            if not chunk:
-                return
-            sha.update(chunk)
-            yield chunk
-
-
-def _decompressed_sha256(path, head):
-    """SHA-256 of what a (valid, already authenticated) compressed record decompresses to."""
-    sha = hashlib.sha256()
-    if head.startswith(b"\x1f\x8b"):
-        # Multi-member gzip is one stream, as the engine reads it.
-        stream = gzip.open(path, "rb")  # noqa: SIM115 (closed by the with below)
-    else:
-        try:
-            from compression import zstd  # Python 3.14+
-
-            stream = zstd.open(path, "rb")
-        except ImportError:
-            import zstandard  # the 'zstd' extra: the engine has just read this record with it
-
-            raw = open(path, "rb")  # noqa: SIM115 (closed with the reader: closefd)
-            stream = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=True)
-    with stream:
-        while True:
-            chunk = stream.read(1 << 16)
-            if not chunk:
-                return sha.hexdigest()
-            sha.update(chunk)
-
-
 def measure_file(scenario, path):
-    """Authenticate and measure a submitted record file (plain, gzip or zstd).
+    """Authenticate and measure a submitted record file (plain, gzip or zstd), in one read.
 
-    Returns (metrics dict, SHA-256 hex of its decompressed bytes).
+    Returns (metrics dict, SHA-256 hex of its decompressed bytes), both from
+    the engine's one entry point (``authenticate_record``).
     """
-    sha = hashlib.sha256()
-    metrics = episode_metrics(scenario, _hashed_chunks(path, sha)).to_dict()
-    with open(path, "rb") as handle:
-        head = handle.read(4)
-    if head.startswith((b"\x1f\x8b", b"\x28\xb5\x2f\xfd")):
-        return metrics, _decompressed_sha256(path, head)
-    return metrics, sha.hexdigest()
+    metrics, sha = authenticate_record(scenario, path)
+    return metrics.to_dict(), sha
 
 
 # -- policies (run inside an episode process, watch.py) ------------------------------

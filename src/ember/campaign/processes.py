@@ -158,7 +158,7 @@ def end_session(leader, adopted=False, deadline_s=END_SESSION_S):
     of the episode were reparented here, whatever session they chose; the
     exited ones are reaped, except ``leader`` itself, which its starter
     collects.  Repeats until a round finds nothing alive, for at most
-    ``deadline_s``.
+    ``deadline_s``; every round kills what it found, the last one included.
     """
     me = os.getpid()
     stop = time.monotonic() + deadline_s
@@ -187,8 +187,12 @@ def end_session(leader, adopted=False, deadline_s=END_SESSION_S):
                 continue
             if info.pid == leader or info.pid in descendants or leader in (info.session, info.pgrp):
                 alive.append(info.pid)
-        if not alive or time.monotonic() > stop:
+        if not alive:
             return
+        # Kill what this round found before looking at the clock: a leader slow to die (a loaded
+        # machine) may have used the whole deadline, and its descendants must not outlive it.
         for pid in alive:
             _kill(pid)
+        if time.monotonic() > stop:
+            return
         time.sleep(_ROUND_PAUSE_S)
