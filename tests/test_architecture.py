@@ -13,7 +13,7 @@ EXTRAS = (
     "dask",
     "scipy",
     "threadpoolctl",
-    "numpy",
+    "numpy",  # a core dependency (issue 21), imported only for the exposure field of grids of 4,096 cells or more
     "matplotlib",
     "gymnasium",
     "pettingzoo",

@@ -87,7 +87,7 @@ class World:
     def check(self):
         args = (self.rows, self.cols, self.walls, self.exits, self.burning)
         assert bytes(self.reach.reach) == ref_reach(*args)
-        assert list(self.field.dist) == ref_dist_array(*args)
+        assert self.field.distances() == ref_dist_array(*args)
 
 
 def scenario_for(rows, cols, walls, exits, people):
@@ -178,7 +178,7 @@ def test_greedy_actions_match_recomputation(world, data):
         actions = policy(observation(step, people, burning))
         dist = ref_distances(rows, cols, walls, exits, burning)
         assert actions == {f"p{i}": ref_action(rows, cols, dist, cell) for i, cell in people.items()}
-        assert list(policy._field.dist) == ref_dist_array(rows, cols, walls, exits, burning)
+        assert policy._field.distances() == ref_dist_array(rows, cols, walls, exits, burning)
 
 
 def test_greedy_rebuilds_when_burning_list_is_not_a_superset():
@@ -205,7 +205,7 @@ def test_corridor_cut_in_two_far_side_loses_reach():
     w.ignite([(0, 3)])
     w.check()
     assert row_of(w, 0) == [1, 1, 1, 0, 0, 0, 0]
-    assert list(w.field.dist) == [0, 1, 2, -1, -1, -1, -1]
+    assert w.field.distances() == [0, 1, 2, -1, -1, -1, -1]
 
 
 def test_pocket_sealed_off():
@@ -223,7 +223,7 @@ def test_pocket_sealed_off():
     w.check()
     assert not any(w.reach.reach[w.flat(c)] for c in pocket)
     assert w.reach.reach[w.flat((0, 5))] == 1
-    assert all(w.field.dist[w.flat(c)] == UNREACHABLE for c in pocket)
+    assert all(w.field.distances()[w.flat(c)] == UNREACHABLE for c in pocket)
 
 
 def test_exit_burning_clears_everything():
@@ -232,7 +232,7 @@ def test_exit_burning_clears_everything():
     w.ignite([(1, 1)])
     w.check()
     assert not any(w.reach.reach)
-    assert all(d == UNREACHABLE for d in w.field.dist)
+    assert all(d == UNREACHABLE for d in w.field.distances())
 
 
 def test_two_exits_one_side_keeps_its_exit():
@@ -240,7 +240,7 @@ def test_two_exits_one_side_keeps_its_exit():
     w.ignite([(0, 4)])
     w.check()
     assert row_of(w, 0) == [1, 1, 1, 1, 0, 1, 1, 1, 1]
-    assert list(w.field.dist) == [0, 1, 2, 3, -1, 3, 2, 1, 0]
+    assert w.field.distances() == [0, 1, 2, 3, -1, 3, 2, 1, 0]
     w.ignite([(0, 8)])  # the right piece loses its only exit; the left keeps its own
     w.check()
     assert row_of(w, 0) == [1, 1, 1, 1, 0, 0, 0, 0, 0]
@@ -261,7 +261,7 @@ def test_split_in_open_room_with_ring_of_fire():
     w.ignite([ring[-1]])
     w.check()
     assert w.reach.reach[w.flat((3, 3))] == 0
-    assert w.field.dist[w.flat((3, 3))] == UNREACHABLE
+    assert w.field.distances()[w.flat((3, 3))] == UNREACHABLE
 
 
 def test_several_ignitions_in_one_batch_and_outside_the_region():

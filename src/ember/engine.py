@@ -14,7 +14,9 @@ strict reader → sink.  ``measure_run`` is the way in for an episode run in
 EMBER's own simulator: its steps go to the same accumulators directly.
 """
 
+import contextlib
 import hashlib
+import os
 from typing import NamedTuple
 
 from .checks.replay import ReplayCheck, ReplayedStep, Replayer
@@ -33,7 +35,8 @@ from .record.pipeline import RecordInput, read_into
 from .record.writer import writing_record
 from .scenario import compile_scenario
 from .sim.loop import resolve_policy, run_policy
-from .sim.simulator import Simulator
+from .sim.policies import is_builtin
+from .sim.simulator import Simulator, collector_paused
 from .transition import State, Transition, decode_snapshot
 
 REPLAY_PREFIX = "record failed simulator replay verification: "
@@ -226,7 +229,12 @@ def engine_input(engine):
 def measure_record(compiled, record, on_state=None):
     """Validate, replay and measure ``record`` of the compiled scenario; the ``EpisodeMetrics``."""
     engine = EpisodeEngine(compiled, on_state=on_state)
-    read_record(record, engine, record_limits(compiled), engine.take_line)
+    # Reading a file or bytes builds trees of JSON values and the replay's steps, never a cycle:
+    # with the collector paused, the young-generation scans of each replayed step's burning list
+    # are not made.  Sources and callbacks that run the caller's code keep it running.
+    own_code_only = on_state is None and isinstance(record, (str, bytes, bytearray, os.PathLike))
+    with collector_paused() if own_code_only else contextlib.nullcontext():
+        read_record(record, engine, record_limits(compiled), engine.take_line)
     return engine.result
 
 
@@ -382,16 +390,21 @@ def measure_run(scenario, policy, seed, out=None, *, live=True):
     ``out`` was given (hashed as they are written), else None.
     """
     compiled = compile_scenario(scenario)
-    simulator = Simulator(compiled, seed)
+    # A built-in policy only reads its observations, and the steps go to the engine and the writer:
+    # the simulator may share its lists (docs/decisions.md, "Scale"), and as EMBER's own code makes no
+    # cycles, the collector is paused for the episode, as the simulator pauses it inside a step.
+    built_in = is_builtin(policy)
+    simulator = Simulator(compiled, seed, shared_lists=built_in)
     policy = resolve_policy(policy, simulator)
     engine = EpisodeEngine(compiled, replay=False, simulator_steps_only=True)
     measuring = MeasuringSink(engine, simulator)
-    if out is None:
-        final_state = run_policy(simulator, policy, (measuring,))
-        return MeasuredRun(engine.result, final_state, None)
-    digest = hashlib.sha256()
-    with writing_record(out, live=live, digest=digest) as writer:  # the -o rules of run_episode (docs/decisions.md)
-        final_state = run_policy(simulator, policy, (measuring, writer))
+    with collector_paused() if built_in else contextlib.nullcontext():
+        if out is None:
+            final_state = run_policy(simulator, policy, (measuring,))
+            return MeasuredRun(engine.result, final_state, None)
+        digest = hashlib.sha256()
+        with writing_record(out, live=live, digest=digest) as writer:  # the -o rules of run_episode (decisions.md)
+            final_state = run_policy(simulator, policy, (measuring, writer))
     return MeasuredRun(engine.result, final_state, digest.hexdigest())
 
 

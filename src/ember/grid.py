@@ -7,7 +7,6 @@ work list and bytearray lookups instead of tuple hashing.
 import functools
 from array import array
 from collections import deque
-from heapq import heappop, heappush
 
 DIRECTIONS = ("north", "south", "west", "east")
 DELTAS = {"north": (-1, 0), "south": (1, 0), "west": (0, -1), "east": (0, 1)}
@@ -26,30 +25,18 @@ def around(i, cols, size):
     )
 
 
-#: Grids up to this many cells get a neighbour table (about 100 bytes a cell);
-#: larger ones (up to 2^24 cells are valid) compute neighbours as they go.
-NEIGHBOUR_TABLE_MAX_CELLS = 1 << 18
-
-
-class _Around:
-    """``around`` behind a table's indexing, for grids too large for a table."""
-
-    def __init__(self, cols, size):
-        self.cols, self.size = cols, size
-
-    def __getitem__(self, i):
-        return [j for j in around(i, self.cols, self.size) if j >= 0]
+#: Grids up to this many cells get a neighbour table (about 100 bytes a cell), kept
+#: for repeated searches on small grids; larger ones write their neighbours out.
+NEIGHBOUR_TABLE_MAX_CELLS = 1 << 12
 
 
 @functools.lru_cache(maxsize=4)
 def neighbour_table(cols, size):
     """Every cell's in-grid 4-neighbours (a tuple per cell), built once per grid shape.
 
-    The distance updates run on every step: looking neighbours up costs far
-    less than a call to ``around`` for each cell they visit.
+    The distance updates of small grids run on every step: looking
+    neighbours up costs less than working them out for each cell visited.
     """
-    if size > NEIGHBOUR_TABLE_MAX_CELLS:
-        return _Around(cols, size)
     return tuple(tuple(j for j in around(i, cols, size) if j >= 0) for i in range(size))
 
 
@@ -68,23 +55,111 @@ def lower_distances(dist, sources, cols, size, passable=None):
     """
     if passable is None:
         passable = _everywhere(size)
-    neighbours = neighbour_table(cols, size)
     frontier = []
     for cell in sources:
         if dist[cell] and passable[cell]:
             dist[cell] = 0
             frontier.append(cell)
     d = 0
+    if size <= NEIGHBOUR_TABLE_MAX_CELLS:
+        neighbours = neighbour_table(cols, size)
+        while frontier:
+            d += 1
+            nxt = []
+            append = nxt.append
+            for i in frontier:
+                for j in neighbours[i]:
+                    if dist[j] > d and passable[j]:
+                        dist[j] = d
+                        append(j)
+            frontier = nxt
+        return
     while frontier:
         d += 1
         nxt = []
         append = nxt.append
         for i in frontier:
-            for j in neighbours[i]:
+            col = i % cols
+            if i >= cols:
+                j = i - cols
+                if dist[j] > d and passable[j]:
+                    dist[j] = d
+                    append(j)
+            j = i + cols
+            if j < size and dist[j] > d and passable[j]:
+                dist[j] = d
+                append(j)
+            if col:
+                j = i - 1
+                if dist[j] > d and passable[j]:
+                    dist[j] = d
+                    append(j)
+            if col + 1 < cols:
+                j = i + 1
                 if dist[j] > d and passable[j]:
                     dist[j] = d
                     append(j)
         frontier = nxt
+
+
+class ManhattanField:
+    """Each cell's Manhattan distance to the nearest burning cell, walls ignored (metrics.md §8), by numpy.
+
+    ``ignite(cells)`` adds burning cells; ``distances()`` is the field as a
+    flat integer array (cell index -> distance), valid once a cell burns.
+
+    The distance transform is separable: first along each row (the nearest
+    burning column to the left and to the right, by running maximum and
+    minimum), then along each column, min over r' of h[r'] + |r - r'|,
+    which is r + (running minimum of h - r) downwards and -r + (running
+    minimum of h + r) upwards.  The row pass is redone only for the rows
+    that have new burning cells; the column pass is six array operations
+    over the grid.  Integers only (int16 where the distances fit): exact,
+    whatever the platform.
+    """
+
+    def __init__(self, rows, cols):
+        import numpy as np  # a core dependency, imported only where it pays (large grids)
+
+        self.np = np
+        self.rows, self.cols = rows, cols
+        self.far = far = rows + cols  # beyond any distance on the grid
+        self.dtype = dtype = np.int16 if 4 * far < 2**15 else np.int32  # values stay below 3 * far + rows
+        self.mask = np.zeros((rows, cols), dtype=bool)
+        self.flat_mask = self.mask.reshape(-1)  # a view: cell index -> mask entry
+        self.col = np.arange(cols, dtype=dtype)
+        self.row = np.arange(rows, dtype=dtype)[:, None]
+        self.along_row = np.full((rows, cols), 3 * far, dtype=dtype)  # distance within the row; 3 far: no fire there
+        self.field = None  # the last distances(), until the next ignite
+
+    def ignite(self, cells):
+        np = self.np
+        cells = np.asarray(cells, dtype=np.intp)
+        self.flat_mask[cells] = True
+        rows = np.unique(cells // self.cols)
+        burning = self.mask[rows]
+        col, far = self.col, self.far
+        left = np.where(burning, col, -far).astype(self.dtype, copy=False)
+        np.maximum.accumulate(left, axis=1, out=left)  # the nearest burning column at or before each
+        right = np.where(burning, col, self.cols + far).astype(self.dtype, copy=False)[:, ::-1]
+        right = np.minimum.accumulate(right, axis=1)[:, ::-1]  # ... at or after each
+        np.subtract(col, left, out=left)
+        right -= col
+        np.minimum(left, right, out=left)
+        self.along_row[rows] = left
+        self.field = None
+
+    def distances(self):
+        if self.field is None:
+            np, along_row, row = self.np, self.along_row, self.row
+            down = along_row - row
+            np.minimum.accumulate(down, axis=0, out=down)
+            down += row
+            up = np.minimum.accumulate((along_row + row)[::-1], axis=0)[::-1]
+            up -= row
+            np.minimum(down, up, out=down)
+            self.field = down.reshape(-1)
+        return self.field
 
 
 class Grid:
@@ -268,27 +343,43 @@ class ExitReachability:
             parent[b] = a
 
     def _add_obstacle(self, x):
-        """Join obstacle ``x`` to its 8-neighbour obstacles (and the outside on the border)."""
-        passable = self.passable
+        """Join obstacle ``x`` (new: a tree of its own) to its 8-neighbour obstacles, and to the
+        outside on the border.  One call per ignition: the finds and links are written out."""
+        passable, parent = self.passable, self._parent
         cols, size = self.grid.cols, self.grid.size
         col = x % cols
-        border = False
-        for dr in (-cols, 0, cols):
-            row_start = x + dr
-            if row_start < 0 or row_start >= size:
-                border = True
+        if x >= cols and x + cols < size and col and col + 1 < cols:
+            up, down = x - cols, x + cols
+            neighbours = (up - 1, up, up + 1, x - 1, x + 1, down - 1, down, down + 1)
+            border = False
+        else:
+            neighbours = [
+                n + dc
+                for n in (x - cols, x, x + cols)
+                if 0 <= n < size
+                for dc in (-1, 0, 1)
+                if 0 <= col + dc < cols and n + dc != x
+            ]
+            border = True
+        root = x
+        for n in neighbours:
+            if passable[n]:
                 continue
-            for dc in (-1, 0, 1):
-                if dr == 0 and dc == 0:
-                    continue
-                if not 0 <= col + dc < cols:
-                    border = True
-                    continue
-                n = row_start + dc
-                if not passable[n]:
-                    self._union(x, n)
+            while parent[n] >= 0:  # find n's root, halving the path
+                up = parent[n]
+                top = parent[up]
+                if top < 0:
+                    n = up
+                    break
+                parent[n] = top
+                n = top
+            if n != root:
+                if parent[root] > parent[n]:  # n's tree is the larger: it takes root's
+                    root, n = n, root
+                parent[root] += parent[n]
+                parent[n] = root
         if border:
-            self._union(x, self._outside)
+            self._union(root, self._outside)
 
     def _flood(self, start, cid):
         """Give reach and label ``cid`` to the passable cells joined to ``start``; count exits."""
@@ -468,29 +559,26 @@ class ExitReachability:
         return runs[active[0]][0]
 
 
-def _enqueue(buckets, keys, distance, cell):
-    """Add ``cell`` to the bucket queue at ``distance`` (keys: a heap of bucket distances)."""
-    bucket = buckets.get(distance)
-    if bucket is None:
-        buckets[distance] = bucket = []
-        heappush(keys, distance)
-    bucket.append(cell)
-
-
 class ExitDistances:
     """The greedy policy's distance field (simulator.md §4), kept under deletions.
 
-    ``dist[cell]`` equals ``grid.distances(exit_cells, passable)`` after
-    every ``burn``: the 4-neighbour distance to the nearest usable exit
-    through passable cells, ``UNREACHABLE`` where there is none (and on
-    impassable cells).
+    The field is kept on a padded grid: a border of cells that are never
+    passable (a row above, a row below, and one column that ends each row
+    and starts the next), so that every cell's four neighbours are
+    ``p - width``, ``p + width``, ``p - 1`` and ``p + 1`` with no bounds to
+    check.  ``padded(cell)`` is a cell's index there (``padded_index``);
+    ``dist[padded(cell)]`` equals ``grid.distances(exit_cells,
+    passable)[cell]`` after every ``burn``: the 4-neighbour distance to the
+    nearest usable exit through passable cells, ``UNREACHABLE`` where there
+    is none, on impassable cells and on the border.  ``distances()`` is the
+    field in cell order.
 
     Cells only ever become impassable, so distances only grow.  ``burn``
     finds the cells whose distance grows (in order of old distance, a cell
     keeps its distance iff a neighbour keeps distance one less; exits that
-    still stand are sources), and recomputes only those with a bucket queue
-    seeded from their unchanged neighbours.  The cost is proportional to the
-    cells whose distance changes and their neighbours.
+    still stand are sources), and recomputes only those, nearest first,
+    from their unchanged neighbours.  The cost is proportional to the cells
+    whose distance changes and their neighbours.
     """
 
     INVALID = -2
@@ -498,20 +586,48 @@ class ExitDistances:
     def __init__(self, grid, exit_cells, burning_cells=()):
         self.grid = grid
         self.exit_cells = list(exit_cells)
-        self.passable = passable = bytearray(grid.open)
+        self.width = width = grid.cols + 1
+        passable = bytearray(grid.open)
         for cell in burning_cells:
             passable[cell] = 0
-        self.dist = grid.distances(self.exit_cells, passable)
+        unpadded = grid.distances(self.exit_cells, passable)
+        # A list, not an array: reading an array entry above 256 makes a new int object.
+        self.dist = [UNREACHABLE] * ((grid.rows + 2) * width)
+        self.passable = bytearray(len(self.dist))
+        cols = grid.cols
+        for row in range(grid.rows):
+            start = (row + 1) * width
+            self.dist[start : start + cols] = unpadded[row * cols : (row + 1) * cols]
+            self.passable[start : start + cols] = passable[row * cols : (row + 1) * cols]
+
+    def padded(self, cell):
+        """The index of ``cell`` (``row * cols + col``) in ``dist``."""
+        return cell + cell // self.grid.cols + self.width
+
+    def distances(self):
+        """The field in cell order (a list)."""
+        dist, width, cols = self.dist, self.width, self.grid.cols
+        field = []
+        for row in range(self.grid.rows):
+            start = (row + 1) * width
+            field += dist[start : start + cols]
+        return field
 
     def burn(self, cells):
-        """Make ``cells`` impassable (any order; cells already impassable are ignored)."""
-        passable, dist = self.passable, self.dist
-        cols, size = self.grid.cols, self.grid.size
+        """Make ``cells`` impassable (any order; cells already impassable are ignored).
+
+        Both phases go through distance layers in increasing order: ``seeds``
+        holds cells at distances not reached yet, ``layer`` the cells at the
+        current one; each cell only ever adds cells one layer up.
+        """
+        passable, dist, width = self.passable, self.dist, self.width
+        cols = self.grid.cols
         invalid_mark = self.INVALID
-        buckets, keys = {}, []
 
         # Children (old distance + 1) of the deleted cells may lose their distance.
+        seeds = {}
         for x in cells:
+            x += x // cols + width
             if not passable[x]:
                 continue
             passable[x] = 0
@@ -520,59 +636,89 @@ class ExitDistances:
             if d == UNREACHABLE:
                 continue
             d += 1
-            for j in around(x, cols, size):
-                if j >= 0 and dist[j] == d:
-                    _enqueue(buckets, keys, d, j)
-        if not keys:
+            for j in (x - width, x + width, x - 1, x + 1):
+                if dist[j] == d:
+                    seeds.setdefault(d, []).append(j)
+        if not seeds:
             return
 
         # 1. In order of old distance d: a candidate keeps d iff a neighbour
-        #    still holds d - 1 (invalid cells hold INVALID, impassable ones
-        #    UNREACHABLE, so neither matches); else its children are candidates.
+        #    still holds d - 1 (invalid cells hold INVALID, impassable ones and
+        #    the border UNREACHABLE, so none matches); else its children are candidates.
         invalid = []
-        while keys:
-            d = heappop(keys)
+        d = min(seeds)
+        layer = seeds.pop(d)
+        while True:
             below, above = d - 1, d + 1
-            for v in buckets.pop(d):
+            up = seeds.pop(above, [])
+            for v in layer:
                 if dist[v] != d:
                     continue  # seen already, or deleted in this batch
-                north, south, west, east = around(v, cols, size)
-                if (
-                    (north >= 0 and dist[north] == below)
-                    or (south >= 0 and dist[south] == below)
-                    or (west >= 0 and dist[west] == below)
-                    or (east >= 0 and dist[east] == below)
-                ):
+                north, south = v - width, v + width
+                if dist[north] == below or dist[south] == below or dist[v - 1] == below or dist[v + 1] == below:
                     continue
                 dist[v] = invalid_mark
                 invalid.append(v)
-                for j in (north, south, west, east):
-                    if j >= 0 and dist[j] == above:
-                        _enqueue(buckets, keys, above, j)
+                if dist[north] == above:
+                    up.append(north)
+                if dist[south] == above:
+                    up.append(south)
+                if dist[v - 1] == above:
+                    up.append(v - 1)
+                if dist[v + 1] == above:
+                    up.append(v + 1)
+            if up:
+                d, layer = above, up
+            elif seeds:
+                d = min(seeds)
+                layer = seeds.pop(d)
+            else:
+                break
         if not invalid:
             return
 
         # 2. Recompute the invalid cells from their valid neighbours, nearest first.
         for v in invalid:
-            best = -1
-            for j in around(v, cols, size):
-                if j >= 0:
-                    dj = dist[j]
-                    if dj >= 0 and (best < 0 or dj < best):
-                        best = dj
-            if best >= 0:
-                best += 1
-                _enqueue(buckets, keys, best, v)
-        while keys:
-            d = heappop(keys)
-            above = d + 1
-            for v in buckets.pop(d):
-                if dist[v] != invalid_mark:
-                    continue
-                dist[v] = d
-                for j in around(v, cols, size):
-                    if j >= 0 and dist[j] == invalid_mark:
-                        _enqueue(buckets, keys, above, j)
+            # The nearest valid neighbour (invalid and unreachable cells hold negative marks).
+            best = FAR
+            dj = dist[v - width]
+            if dj >= 0:
+                best = dj
+            dj = dist[v + width]
+            if 0 <= dj < best:
+                best = dj
+            dj = dist[v - 1]
+            if 0 <= dj < best:
+                best = dj
+            dj = dist[v + 1]
+            if 0 <= dj < best:
+                best = dj
+            if best != FAR:
+                seeds.setdefault(best + 1, []).append(v)
+        if seeds:
+            d = min(seeds)
+            layer = seeds.pop(d)
+            while True:
+                up = seeds.pop(d + 1, [])
+                for v in layer:
+                    if dist[v] != invalid_mark:
+                        continue
+                    dist[v] = d
+                    if dist[v - width] == invalid_mark:
+                        up.append(v - width)
+                    if dist[v + width] == invalid_mark:
+                        up.append(v + width)
+                    if dist[v - 1] == invalid_mark:
+                        up.append(v - 1)
+                    if dist[v + 1] == invalid_mark:
+                        up.append(v + 1)
+                if up:
+                    d, layer = d + 1, up
+                elif seeds:
+                    d = min(seeds)
+                    layer = seeds.pop(d)
+                else:
+                    break
         for v in invalid:
             if dist[v] == invalid_mark:
                 dist[v] = UNREACHABLE

@@ -251,7 +251,7 @@ def test_cli_writes_the_library_bytes_to_stdout_and_to_a_file(tmp_path):
         (("generate", "hall", "--seed", "1", "--room", "3"), "unknown parameter --room"),
         (
             ("generate", "office", "--seed", "1", "--rows", "5"),
-            "office --rows: expected an integer from 12 to 200, got 5",
+            "office --rows: expected an integer from 12 to 1000, got 5",
         ),
         (("generate", "hall", "--seed", "1", "--spread", "3/2"), "hall --spread"),
         (("generate", "hall", "--seed", "1", "--enter-fire", "burn"), "hall --enter-fire"),

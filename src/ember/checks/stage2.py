@@ -310,13 +310,20 @@ class StatusEvents(Accumulator):
 
 
 class TrappedSet(Accumulator):
-    """The trapped set equals a recomputation (rule 6), with reachability kept incrementally."""
+    """The trapped set equals a recomputation (rule 6), with reachability kept incrementally.
+
+    A replayed step is checked by nothing, so its ignitions are only kept
+    (``pending``) and given to the reachability when a strict step comes:
+    a record replayed to its end (the usual case) never pays for this
+    check's second copy of the simulator's own reachability upkeep.
+    """
 
     def __init__(self, scenario, initial):
         self.scenario = scenario
         cols = scenario.grid.cols
         burning = [r * cols + c for r, c in initial.burning]
         self.reachability = ExitReachability(scenario.grid, scenario.exit_cells, burning)
+        self.pending = []  # ignitions of replayed steps, not yet given to the reachability
         self._check(initial, "$.initial_state", "")
 
     def _check(self, state, path, part):
@@ -328,10 +335,15 @@ class TrappedSet(Accumulator):
             )
 
     def update(self, tr):
+        if tr.replayed:
+            self.pending += tr.ignited  # for the strict steps that may follow
+            return
+        if self.pending:
+            self.reachability.ignite(self.pending)  # ignite takes cells in any order
+            self.pending = []
         if tr.ignited:
-            self.reachability.ignite(tr.ignited)  # kept in step for the strict steps that may follow
-        if not tr.replayed:
-            self._check(tr.cur, tr.path, ".snapshot")
+            self.reachability.ignite(tr.ignited)
+        self._check(tr.cur, tr.path, ".snapshot")
 
 
 class Termination(Accumulator):

@@ -60,9 +60,9 @@ class Parameter:
 
 def _common(rows, cols, people, spread, max_steps=0):
     return (
-        Parameter("rows", rows, "grid rows", 12, 200),
-        Parameter("cols", cols, "grid columns", 12, 200),
-        Parameter("people", people, "number of people", 1, 1000),
+        Parameter("rows", rows, "grid rows", 12, 1000),
+        Parameter("cols", cols, "grid columns", 12, 1000),
+        Parameter("people", people, "number of people", 1, 50_000),
         Parameter("ignitions", 1, "number of initial ignitions", 1, 8),
         Parameter("spread", spread, 'fire spread probability "N/D"', kind=str),
         Parameter("enter_fire", "casualty", "what moving into fire does: casualty or block", kind=str),
@@ -74,19 +74,19 @@ def _common(rows, cols, people, spread, max_steps=0):
 _SPECIFIC = (
     ("office", "room", 5, "room depth (and typical width)", 2, 20),
     ("office", "corridor", 2, "corridor width", 1, 5),
-    ("office", "exits", 2, "number of exits at corridor ends", 1, 16),
-    ("hall", "exits", 4, "number of doors", 1, 16),
+    ("office", "exits", 2, "number of exits at corridor ends", 1, 64),
+    ("hall", "exits", 4, "number of doors", 1, 64),
     ("hall", "door", 1, "exit cells per door", 1, 5),
-    ("hall", "pillars", 20, "number of pillars", 0, 2000),
+    ("hall", "pillars", 20, "number of pillars", 0, 50_000),
     ("hall", "pillar_size", 2, "pillar side in cells", 1, 6),
     ("bottleneck", "width", 1, "corridor width", 1, 8),
-    ("bottleneck", "length", 6, "corridor length", 1, 150),
+    ("bottleneck", "length", 6, "corridor length", 1, 990),
     ("bottleneck", "exits", 1, "exit cells at the corridor's end", 1, 8),
-    ("bottleneck", "tables", 6, "short wall segments in the room", 0, 500),
-    ("multi-exit", "exits", 4, "number of exits", 2, 16),
+    ("bottleneck", "tables", 6, "short wall segments in the room", 0, 25_000),
+    ("multi-exit", "exits", 4, "number of exits", 2, 64),
     ("multi-exit", "near_exits", 1, "exits with an ignition close by", 1, 8),
     ("multi-exit", "near", 3, "how close (steps) those ignitions are to their exit", 2, 10),
-    ("multi-exit", "partitions", 4, "interior wall segments, each with a gap", 0, 100),
+    ("multi-exit", "partitions", 4, "interior wall segments, each with a gap", 0, 2_500),
 )
 
 

@@ -7,6 +7,7 @@ that breaks one cannot be measured.
 
 import copy
 from fractions import Fraction
+from math import lcm
 
 from ..errors import MetricsInputError
 from ..versions import METRICS_VERSION
@@ -199,14 +200,33 @@ def path_efficiency_family(outcome, movement, lower):
         "total_cells_moved": total_moved,
         "total_static_lower_bound": total_lower,
         "aggregate_path_efficiency": _float(ratio(total_lower, total_moved)),
-        "mean_path_efficiency": _float(None if e == 0 else sum(efficiency[i] for i in evacuees) / e),
-        "mean_detour_ratio": _float(None if e == 0 else sum(detour[i] for i in evacuees) / e),
+        "mean_path_efficiency": _float(None if e == 0 else _fraction_sum(efficiency[i] for i in evacuees) / e),
+        "mean_detour_ratio": _float(None if e == 0 else _fraction_sum(detour[i] for i in evacuees) / e),
     }
+
+
+def exact_sum(terms):
+    """The exact ``Fraction`` sum of ``numerator / denominator`` over ``terms`` (positive denominators).
+
+    Over one common denominator (their least common multiple) the sum is
+    one integer sum and one reduction, where adding Fractions one by one
+    reduces after every term: the same value, a fraction of the time when
+    there are thousands of terms (a large floor's per-person exposures).
+    """
+    terms = list(terms)
+    if not terms:
+        return Fraction(0)
+    common = lcm(*(denominator for _, denominator in terms))
+    return Fraction(sum(numerator * (common // denominator) for numerator, denominator in terms), common)
+
+
+def _fraction_sum(fractions):
+    return exact_sum((f.numerator, f.denominator) for f in fractions)
 
 
 def _exposure_sum(histogram):
     """The exact sum of 1/d over a histogram {distance d: count}."""
-    return sum((Fraction(count, d) for d, count in histogram.items()), Fraction(0))
+    return exact_sum((count, d) for d, count in histogram.items())
 
 
 def fire_exposure_family(exposure):

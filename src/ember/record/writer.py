@@ -22,6 +22,7 @@ from ..canonical import (
     canonical_json,
 )
 from ..sim.loop import resolve_policy, run_policy
+from ..sim.policies import is_builtin
 from ..sim.simulator import Simulator
 from .output import open_record_output
 
@@ -74,7 +75,8 @@ def run_episode(scenario, policy, seed, out):
     it ends in ``.gz``, zstd when ``.zst``: ``output.open_record_output``)
     or a binary file.
     """
-    simulator = Simulator(scenario, seed)
+    # A built-in policy only reads its observations and the writer only encodes: lists may be shared.
+    simulator = Simulator(scenario, seed, shared_lists=is_builtin(policy))
     policy = resolve_policy(policy, simulator)  # an unknown name opens no file
     with writing_record(out) as writer:
         return run_policy(simulator, policy, (writer,))

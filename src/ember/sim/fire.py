@@ -12,7 +12,15 @@ def fire_draw(seed, step, row, col, direction):
 
 
 class FireSpread:
-    """Decides which frontier cells ignite at a step, given p = N/D."""
+    """Decides which frontier cells ignite at a step, given p = N/D.
+
+    The frontier (open cells not burning, next to a burning cell) is kept
+    with each cell's draw texts: one per burning neighbour, the part of
+    ``ember/fire/1.0|{seed}|{step}|{row}|{col}|{d}`` after the step, which
+    does not change from step to step.  ``burn(cells)`` adds the texts a
+    new burning cell gives its neighbours, so ``ignitions`` draws exactly
+    the draws of rule 4, with nothing to look up.
+    """
 
     def __init__(self, grid, seed, numerator, denominator):
         self.grid, self.seed = grid, seed
@@ -24,34 +32,44 @@ class FireSpread:
         limit = -(-self.threshold // denominator)
         self._certain = limit >= TWO_64  # every u < 2^64 succeeds (N = D, or D beyond 2^64)
         self._limit = None if self._certain else limit.to_bytes(8, "big")
-        self._neighbours = {}  # cell -> grid.neighbours(cell), for the cells asked about
+        self.frontier = {}  # frontier cell -> its draw texts after the step, one per burning neighbour
 
-    def neighbours(self, cell):
-        """``grid.neighbours(cell)`` as (direction, neighbour, draw text after the step), computed once per cell.
+    def burn(self, cells, burning):
+        """``cells`` now burn (``burning``, a mask, already says so): the frontier changes round them."""
+        frontier, grid = self.frontier, self.grid
+        cols, size, open_ = grid.cols, grid.size, grid.open
+        for x in cells:
+            frontier.pop(x, None)
+            row, col = divmod(x, cols)
+            # Each open, unburnt neighbour n draws toward x: the direction from n to x.
+            if row:
+                n = x - cols
+                if open_[n] and not burning[n]:
+                    frontier.setdefault(n, []).append(f"{row - 1}|{col}|south".encode())
+            n = x + cols
+            if n < size and open_[n] and not burning[n]:
+                frontier.setdefault(n, []).append(f"{row + 1}|{col}|north".encode())
+            if col:
+                n = x - 1
+                if open_[n] and not burning[n]:
+                    frontier.setdefault(n, []).append(f"{row}|{col - 1}|east".encode())
+            if col + 1 < cols:
+                n = x + 1
+                if open_[n] and not burning[n]:
+                    frontier.setdefault(n, []).append(f"{row}|{col + 1}|west".encode())
 
-        Frontier cells are asked every step; the draw text of cell [row, col]
-        toward a direction ends in ``row|col|direction`` whatever the step.
-        """
-        found = self._neighbours.get(cell)
-        if found is None:
-            row, col = divmod(cell, self.grid.cols)
-            found = self._neighbours[cell] = tuple(
-                (d, n, f"{row}|{col}|{d}".encode()) for d, n in self.grid.neighbours(cell)
-            )
-        return found
-
-    def ignitions(self, step, frontier, burning):
-        """Sorted cells of ``frontier`` (unburnt, non-wall, next to fire) that ignite."""
+    def ignitions(self, step):
+        """Sorted cells of the frontier that ignite at ``step`` (the caller then ``burn``s them)."""
         if self.numerator == 0:
             return []
         if self._certain:
-            return sorted(frontier)  # u < 2^64 <= limit makes every draw succeed
-        limit, neighbours = self._limit, self.neighbours
+            return sorted(self.frontier)  # u < 2^64 <= limit makes every draw succeed
+        limit = self._limit
         prefix = f"ember/fire/1.0|{self.seed}|{step}|".encode()
         ignited = []
-        for cell in frontier:
-            for _, neighbour, tail in neighbours(cell):
-                if burning[neighbour] and sha256(prefix + tail).digest()[:8] < limit:
+        for cell, tails in self.frontier.items():
+            for tail in tails:
+                if sha256(prefix + tail).digest()[:8] < limit:
                     ignited.append(cell)
                     break  # draws have no side effects: one success decides
         ignited.sort()

@@ -66,9 +66,10 @@ class Episode:
 
 
 def resolve_policy(policy, simulator):
-    """``policy`` as a callable: a built-in policy's name is made for ``simulator``'s scenario and seed."""
+    """``policy`` as a callable: a built-in policy's name is made for ``simulator``'s scenario and seed
+    (to read a shared-lists simulator's observations as such, ``make_policy``)."""
     if isinstance(policy, str):
-        return make_policy(policy, simulator.scenario, simulator.seed)
+        return make_policy(policy, simulator.scenario, simulator.seed, shared_observations=simulator.shared_lists)
     return policy
 
 

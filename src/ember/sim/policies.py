@@ -40,10 +40,11 @@ class GreedyPolicy:
     is rebuilt from scratch.
     """
 
-    def __init__(self, scenario):
+    def __init__(self, scenario, shared_observations=False):
         sc = compile_scenario(scenario)
         self.grid = sc.grid
         self.exit_cells = sc.exit_cells
+        self.shared_observations = shared_observations  # see _BurningTracker
         self._tracker = None  # the cells seen burning so far
         self._field = None
 
@@ -51,7 +52,7 @@ class GreedyPolicy:
         new = None if self._tracker is None else self._tracker.changed(burning)
         if new is None:
             # First observation, or cells left the burning list: start afresh.
-            self._tracker = _BurningTracker(self.grid)
+            self._tracker = _BurningTracker(self.grid, self.shared_observations)
             cells = self._tracker.changed(burning) or []
             self._field = ExitDistances(self.grid, self.exit_cells, cells)
         elif new:
@@ -59,24 +60,23 @@ class GreedyPolicy:
         return self._field.dist
 
     def __call__(self, observation):
-        dist = self._distances(observation["burning"])
-        cols, size = self.grid.cols, self.grid.size
+        dist = self._distances(observation["burning"])  # on the padded grid: no bounds to check
+        width = self._field.width
         actions = {}
         for person in observation["people"]:
             r, c = person["position"]
-            i = r * cols + c
+            i = (r + 1) * width + c  # ExitDistances.padded
             own = dist[i]
             action = "stay"
             if own != UNREACHABLE:
-                want = own - 1
-                col = i % cols
-                if i >= cols and dist[i - cols] == want:
+                want = own - 1  # >= 0, never UNREACHABLE, which the border holds
+                if dist[i - width] == want:
                     action = "north"
-                elif i + cols < size and dist[i + cols] == want:
+                elif dist[i + width] == want:
                     action = "south"
-                elif col and dist[i - 1] == want:
+                elif dist[i - 1] == want:
                     action = "west"
-                elif col + 1 < cols and dist[i + 1] == want:
+                elif dist[i + 1] == want:
                     action = "east"
             actions[person["person_id"]] = action
         return actions
@@ -85,20 +85,65 @@ class GreedyPolicy:
 class _BurningTracker:
     """The cells not seen burning before, from each observation's burning list.
 
-    Burning only grows, so the list's length says whether anything is new;
-    only then is it scanned.  ``changed`` returns the new cells, or None when
-    cells left the list (never under simulator.md, but then the caller
-    starts afresh).
+    ``changed`` returns the new cells, or None when cells left the list
+    (never under simulator.md, but then the caller starts afresh).  Burning
+    only grows, so the list's length says whether anything is new.  When it
+    is longer, the new list is usually the previous one with k cells
+    inserted (a step's ignitions): ``previous`` keeps the previous list (the
+    tracker's own copy), the insertions are found by galloping, comparing an
+    element of the new list with the previous list's element it would be if
+    nothing had been inserted before it, in O(k log n) comparisons; then
+    every stretch between insertions is compared with the previous list at
+    C speed.  Any difference (an unsorted or rewritten list) falls back to
+    the scan of every element, so the answer is always the scan's.
+
+    ``previous`` holds copies of the cell lists, so that a caller changing
+    an observation after the policy answered changes nothing here.  With
+    ``shared=True`` (observations of a ``Simulator(shared_lists=True)``,
+    whose lists are never modified and always grow by insertions) it is
+    the observation's list itself, nothing is checked, and comparing a cell
+    list with itself costs no look at its contents.
     """
 
-    def __init__(self, grid):
+    def __init__(self, grid, shared=False):
         self.grid = grid
+        self.shared = shared
         self.seen = bytearray(grid.size)
-        self.count = 0
+        self.previous = []  # [row, col] lists equal to the last list accepted
 
     def changed(self, burning):
-        if len(burning) == self.count:
+        previous = self.previous
+        if len(burning) == len(previous):
             return []
+        if len(burning) < len(previous):
+            return None  # some cell of the previous list must have left
+        inserted = _insertions(burning, previous, check=not self.shared)
+        if inserted is None:
+            return self._scan(burning)
+        cols, seen = self.grid.cols, self.seen
+        new = []
+        for k in inserted:
+            r, c = burning[k]
+            cell = r * cols + c
+            if seen[cell]:
+                return self._scan(burning)  # listed twice, or a cell left the list: the scan says None
+            seen[cell] = 1
+            new.append(cell)
+        if self.shared:
+            self.previous = burning  # the simulator's own list, never modified
+            return new
+        # The new previous list: the old stretches and copies of the inserted cells.
+        merged, at = [], 0
+        for shift, k in enumerate(inserted):
+            merged += previous[at : k - shift]
+            merged.append([burning[k][0], burning[k][1]])
+            at = k - shift
+        merged += previous[at:]
+        self.previous = merged
+        return new
+
+    def _scan(self, burning):
+        """Every element looked at: the new cells, or None if the list is not a superset of the seen cells."""
         cols, seen = self.grid.cols, self.seen
         new = []
         for r, c in burning:
@@ -106,10 +151,62 @@ class _BurningTracker:
             if not seen[cell]:
                 seen[cell] = 1
                 new.append(cell)
-        if self.count + len(new) != len(burning):
+        if len(self.previous) + len(new) != len(burning):
             return None
-        self.count = len(burning)
+        self.previous = list(burning) if self.shared else [[r, c] for r, c in burning]
         return new
+
+
+def _insertions(longer, shorter, check=True):
+    """Indexes in ``longer`` of its elements that are not in ``shorter``, if ``longer`` is ``shorter``
+    with elements inserted; None if it is not.
+
+    Assuming it is (both sorted, ``longer`` a superset), ``longer[i] ==
+    shorter[i - s]``, with s the insertions found before i, holds exactly
+    when no other insertion comes before i: so each insertion is found by
+    galloping and binary search.  With ``check``, the assumption is then
+    checked: every stretch between insertions must equal its stretch of
+    ``shorter`` (without, it must be known to hold: successive lists of a
+    ``Simulator(shared_lists=True)``).
+    """
+    n, m = len(longer), len(shorter)
+    inserted = []
+    i = 0  # the first index of ``longer`` not yet accounted for
+    while len(inserted) < n - m:
+        s = len(inserted)
+        end = m + s  # from here on, ``shorter`` is used up: every element is an insertion
+        if i >= end or longer[i] != shorter[i - s]:
+            inserted.append(i)
+            i += 1
+            continue
+        # longer[i] matches: gallop to a mismatch (or the end), then binary search.
+        low, step = i, 1  # low: an index known to match
+        high = low + step
+        while high < end and longer[high] == shorter[high - s]:
+            low = high
+            step *= 2
+            high = low + step
+        if high > end:
+            high = end
+        while high - low > 1:  # longer[low] matches; longer[high] does not (or high == end)
+            mid = (low + high) // 2
+            if longer[mid] == shorter[mid - s]:
+                low = mid
+            else:
+                high = mid
+        inserted.append(high)
+        i = high + 1
+    if not check:
+        return inserted
+    # The check: each stretch between insertions equals its stretch of ``shorter``.
+    at = 0
+    for shift, k in enumerate(inserted):
+        if longer[at + shift : k] != shorter[at : k - shift]:
+            return None
+        at = k - shift
+    if longer[at + len(inserted) :] != shorter[at:]:
+        return None
+    return inserted
 
 
 def _doors(grid, exit_cells):
@@ -166,47 +263,47 @@ class PlannerPolicy:
     STICKINESS = 1  # steps another door must gain before a person is re-sent
     REPLAN_EVERY = 3  # steps between full exit assignments (a closed door forces one at once)
 
-    def __init__(self, scenario):
+    def __init__(self, scenario, shared_observations=False):
         sc = compile_scenario(scenario)
         self.grid = sc.grid
+        self.shared_observations = shared_observations  # see _BurningTracker
         self.doors = _doors(sc.grid, sc.exit_cells)
         self.fields = None
         self.tracker = None
         self.hot = None  # 1 on burning cells and their neighbours
         self.assigned = {}  # person_id -> door index
         self._usable = None  # per door: reachable at the last assignment
-        # Per cell, its open in-bounds neighbours as (action, cell), in the order north, south, west, east.
+        # Cells are indexed on the fields' padded grid (ExitDistances.padded) throughout.
         grid, cols, size = self.grid, self.grid.cols, self.grid.size
+        self.width = width = cols + 1
+        self.padded_doors = [[cell + cell // cols + width for cell in door] for door in self.doors]
+        # Per padded cell, its open in-bounds neighbours as (action, padded cell), in the order north,
+        # south, west, east (empty for walls and the border).
         open_ = grid.open
-        self.moves = [
-            tuple((a, j) for a, j in zip(_DIRECTIONS, around(i, cols, size)) if j >= 0 and open_[j]) if open_[i] else ()
-            for i in range(size)
-        ]
+        self.moves = [()] * ((grid.rows + 2) * width)
+        for i in range(size):
+            if open_[i]:
+                neighbours = zip(_DIRECTIONS, around(i, cols, size))
+                self.moves[i + i // cols + width] = tuple(
+                    (a, j + j // cols + width) for a, j in neighbours if j >= 0 and open_[j]
+                )
 
     def _update(self, burning):
         new = None if self.tracker is None else self.tracker.changed(burning)
         grid = self.grid
         if new is None:
-            self.tracker = tracker = _BurningTracker(grid)
+            self.tracker = tracker = _BurningTracker(grid, self.shared_observations)
             cells = tracker.changed(burning) or []
             self.fields = [ExitDistances(grid, door, cells) for door in self.doors]
-            self.hot = bytearray(grid.size)
+            self.hot = bytearray(len(self.moves))
             new = cells
         elif new:
             for field in self.fields:
                 field.burn(new)
-        hot, cols, size = self.hot, grid.cols, grid.size
+        hot, cols, width = self.hot, grid.cols, self.width
         for cell in new:
-            hot[cell] = 1
-            col = cell % cols
-            if cell >= cols:
-                hot[cell - cols] = 1
-            if cell + cols < size:
-                hot[cell + cols] = 1
-            if col:
-                hot[cell - 1] = 1
-            if col + 1 < cols:
-                hot[cell + 1] = 1
+            x = cell + cell // cols + width
+            hot[x] = hot[x - width] = hot[x + width] = hot[x - 1] = hot[x + 1] = 1  # the border may be hot
 
     def _assign(self, people, step):
         """Person -> door index, by estimated time through each door (nearest people first).
@@ -216,7 +313,7 @@ class PlannerPolicy:
         unreachable is sent to its nearest reachable door.
         """
         dists = [field.dist for field in self.fields]
-        usable = tuple(any(d[c] == 0 for c in door) for d, door in zip(dists, self.doors))
+        usable = tuple(any(d[c] == 0 for c in door) for d, door in zip(dists, self.padded_doors))
         if step % self.REPLAN_EVERY != 1 and usable == self._usable and self.assigned:
             assigned = self.assigned
             for pid, cell in people:
@@ -270,8 +367,8 @@ class PlannerPolicy:
 
     def __call__(self, observation):
         self._update(observation["burning"])
-        cols = self.grid.cols
-        people = [(p["person_id"], p["position"][0] * cols + p["position"][1]) for p in observation["people"]]
+        width = self.width
+        people = [(p["person_id"], (p["position"][0] + 1) * width + p["position"][1]) for p in observation["people"]]
         assigned = self._assign(people, observation["step"])
         dists = [field.dist for field in self.fields]
         hot, moves = self.hot, self.moves
@@ -311,13 +408,30 @@ class PlannerPolicy:
         return actions
 
 
-def make_policy(name, scenario, seed):
+def is_builtin(policy):
+    """True for a built-in policy: its name, or an object ``make_policy`` made.
+
+    A built-in policy only reads its observations, so it may be given a
+    ``Simulator(shared_lists=True)``'s (``measure_run`` does).
+    """
+    built_in_types = (RandomPolicy, GreedyPolicy, PlannerPolicy)
+    return isinstance(policy, str) or policy is stay_policy or isinstance(policy, built_in_types)
+
+
+def make_policy(name, scenario, seed, shared_observations=False):
+    """The built-in policy ``name`` for one episode.
+
+    ``shared_observations=True`` when the observations come from a
+    ``Simulator(shared_lists=True)``: their cell lists are then the
+    simulator's own, never modified, and the greedy and planner policies
+    keep references to them instead of copies (see ``_BurningTracker``).
+    """
     if name == "stay":
         return stay_policy
     if name == "random":
         return RandomPolicy(seed)
     if name == "greedy":
-        return GreedyPolicy(scenario)
+        return GreedyPolicy(scenario, shared_observations)
     if name == "planner":
-        return PlannerPolicy(scenario)
+        return PlannerPolicy(scenario, shared_observations)
     raise ValueError(f"unknown policy {name!r}; expected one of {', '.join(POLICY_NAMES)}.")

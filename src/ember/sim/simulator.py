@@ -15,9 +15,9 @@ drops the previous record before the next collection, which then finds
 little to scan.
 """
 
+import contextlib
 import gc
-import marshal
-from bisect import bisect_left
+from bisect import bisect_left, insort
 
 from ..errors import ActionError, SeedError  # SeedError: raised here, declared with every error
 from ..grid import DELTAS, ExitReachability
@@ -29,6 +29,25 @@ ACTIONS = ("stay", "north", "south", "west", "east")
 ACTION_SET = frozenset(ACTIONS)
 ACTIVE, EVACUATED, CASUALTY = "active", "evacuated", "casualty"
 MAX_SEED = 2**64 - 1
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Pause the cyclic garbage collector for a block, restoring it as found.
+
+    For a loop of trusted code only (the simulator, built-in policies, the
+    metric accumulators), which makes no cycles: each step's new containers
+    would otherwise be scanned by young-generation collections again and
+    again (on a large floor, a new list of every burning cell each step).
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def check_seed(seed):
@@ -80,64 +99,116 @@ def resolve_moves(outcomes, targets, occupant):
 _ON_PATH = "on path"  # marks slots on the chain being followed
 
 
-def _marshal_cell(row, col):
-    """One [row, col] list in marshal format 2 (no back-references), so pieces concatenate."""
-    return marshal.dumps([row, col], 2)
-
-
-def _marshal_list_head(n):
-    return b"[" + n.to_bytes(4, "little")
-
-
-# marshal.loads makes thousands of fresh small lists about twice as fast as
-# list(map(list, ...)) does.  The framing used (a format-2 list header, then
-# its items) is checked once here; should it ever not hold, the plain copy is used.
-_MARSHAL_WORKS = marshal.loads(_marshal_list_head(2) + _marshal_cell(0, 1) + _marshal_cell(70000, 3)) == [
-    [0, 1],
-    [70000, 3],
-]
-
-
 class SortedCells:
-    """A sorted set of cells that hands out fresh ``[[row, col], ...]`` lists cheaply.
+    """The burning set in cell order, handing out ``[[row, col], ...]`` lists.
 
-    The snapshot and the observation each need a fresh copy of the burning
-    list every step (13,000 cells on a burnt-out hall): the cells are kept
-    as marshal pieces and the copy is one ``marshal.loads`` of their join.
+    ``items`` holds a ``[row, col]`` list for each cell, made once and never
+    changed.  A step's ignitions are merged in at once into a new list
+    (``items`` itself is never modified, so a list handed out by ``shared``
+    stays as it was): their places are found by binary search (lists
+    compare as their cells order) and the new list is built from slices of
+    the old, one copy where inserting the k cells one by one costs k
+    memmoves.
+
+    ``fresh()`` copies every cell's list, the cheapest way CPython has to
+    make many small lists (``list(map(list, ...))``): 37,000 of them for a
+    snapshot on a burnt-out large hall.  ``shared()`` is ``items`` itself,
+    for callers that never modify what they get.
+    """
+
+    def __init__(self, cells, cols, rows=0):
+        self.cols = cols
+        # One int object per row and column number: rows and columns above 256 (not cached by
+        # CPython) would otherwise cost two int objects per burning cell.
+        self.numbers = list(range(max(rows, cols)))
+        numbers = self.numbers
+        self.items = [[numbers[c // cols], numbers[c % cols]] for c in sorted(cells)]
+
+    def add(self, cells):
+        """Add new cells (sorted, not yet present)."""
+        old, cols, numbers = self.items, self.cols, self.numbers
+        merged = []
+        at = 0
+        for cell in cells:
+            item = [numbers[cell // cols], numbers[cell % cols]]
+            k = bisect_left(old, item, at)
+            merged += old[at:k]
+            merged.append(item)
+            at = k
+        merged += old[at:]
+        self.items = merged
+
+    def fresh(self):
+        """A fresh list of fresh ``[row, col]`` lists, in order."""
+        return [*map(list, self.items)]
+
+    def shared(self):
+        """The kept list of the kept ``[row, col]`` lists, in order: never to be modified."""
+        return self.items
+
+
+class BurningText:
+    """The canonical JSON bytes of the burning list (simulator.md §1), kept row by row.
+
+    For the replay check, which compares a record's line with the
+    simulator's step: the burning list is most of a step's bytes on a large
+    floor, and only the rows with new fire change.  Each row keeps its
+    burning columns in order and the text ``[r,c1],[r,c2],...`` of its
+    cells; a new cell's text goes in before that of the next column (found
+    by one ``bytes.find``: a text starts with ``[`` and ends with ``]``, so
+    it matches only itself), and the whole text is the join of the rows'
+    texts, made when asked for.
     """
 
     def __init__(self, cells, cols):
         self.cols = cols
-        self.cells = sorted(cells)
-        self.pairs = [divmod(c, cols) for c in self.cells]
-        self.pieces = [_marshal_cell(r, c) for r, c in self.pairs]
-        self._blob = None
+        self.rows = []  # rows with fire, in order
+        self.columns = {}  # row -> its burning columns, in order
+        self.row_text = {}  # row -> the text of its cells
+        self.text = None  # the whole list's text, until the next add
+        self.add(sorted(cells))
 
     def add(self, cells):
-        """Insert new cells (not yet present): a binary search and a memmove each."""
+        cols, columns, row_text = self.cols, self.columns, self.row_text
         for cell in cells:
-            k = bisect_left(self.cells, cell)
-            row, col = divmod(cell, self.cols)
-            self.cells.insert(k, cell)
-            self.pairs.insert(k, (row, col))
-            self.pieces.insert(k, _marshal_cell(row, col))
-        self._blob = None
+            row, col = divmod(cell, cols)
+            piece = b"[%d,%d]" % (row, col)
+            burning = columns.get(row)
+            if burning is None:
+                insort(self.rows, row)
+                columns[row] = [col]
+                row_text[row] = piece
+                continue
+            k = bisect_left(burning, col)
+            burning.insert(k, col)
+            text = row_text[row]
+            if k + 1 == len(burning):
+                row_text[row] = text + b"," + piece
+            else:
+                at = text.find(b"[%d,%d]" % (row, burning[k + 1]))
+                row_text[row] = text[:at] + piece + b"," + text[at:]
+        if cells:
+            self.text = None
 
-    def lists(self):
-        """A fresh list of fresh ``[row, col]`` lists, in order."""
-        if not _MARSHAL_WORKS:
-            return list(map(list, self.pairs))
-        if self._blob is None:
-            self._blob = _marshal_list_head(len(self.pieces)) + b"".join(self.pieces)
-        return marshal.loads(self._blob)
+    def json(self):
+        if self.text is None:
+            self.text = b"[" + b",".join(map(self.row_text.__getitem__, self.rows)) + b"]"
+        return self.text
 
 
 class Simulator:
     """One deterministic episode of a scenario under a seed."""
 
-    def __init__(self, scenario, seed):
+    def __init__(self, scenario, seed, shared_lists=False):
+        """``shared_lists=True`` is for callers that never modify a step, snapshot or observation
+        they are given (the replay check, ``measure_run`` with a built-in policy): the
+        ``[row, col]`` lists of the burning set and the entries of people who did not change are
+        then shared between steps instead of made afresh for each (tens of thousands of small
+        lists a step on a large floor).  The values, and so the records, are the same.
+        """
         self.scenario = compile_scenario(scenario)
         self.seed = check_seed(seed)
+        self.shared_lists = shared_lists
         sc = self.scenario
         self.grid = grid = sc.grid
         self.ids = sc.person_ids
@@ -147,17 +218,22 @@ class Simulator:
         self.burning = bytearray(grid.size)
         for cell in sc.ignitions:
             self.burning[cell] = 1
-        self.burning_cells = SortedCells(sc.ignitions, grid.cols)
+        self.burning_cells = SortedCells(sc.ignitions, grid.cols, grid.rows)
+        self.burning_text = None  # a BurningText once burning_json() is first asked for
         self.fire = FireSpread(grid, self.seed, sc.spread_numerator, sc.spread_denominator)
-        self.frontier = set()
-        for cell in sc.ignitions:
-            self._extend_frontier(cell)
+        self.fire.burn(sc.ignitions, self.burning)
         self.reachability = ExitReachability(grid, sc.exit_cells, sc.ignitions)
         self.active = list(range(len(self.ids)))
         self.active_ids = list(self.ids)  # the IDs of ``active``, in the same order
         self.t = 0
         self.termination_reason = None
         self.trapped = self._trapped()
+        if shared_lists:
+            # Per person, its entry of the snapshot's people list, replaced when it changes.
+            self.snapshot_entries = [
+                {"person_id": pid, "status": s, "position": list(rc)}
+                for pid, s, rc in zip(self.ids, self.status, self.position_rc)
+            ]
         self.header = {
             "schema_version": SCHEMA_VERSION,
             "simulator_version": SIMULATOR_VERSION,
@@ -174,6 +250,13 @@ class Simulator:
     @property
     def terminated(self):
         return self.termination_reason is not None
+
+    def burning_json(self):
+        """The canonical JSON bytes of the current snapshot's burning list, kept up to date from then on."""
+        if self.burning_text is None:
+            cols = self.grid.cols
+            self.burning_text = BurningText([r * cols + c for r, c in self.burning_cells.shared()], cols)
+        return self.burning_text.json()
 
     def observe(self):
         """The observation of the current state, for the step about to be taken."""
@@ -205,9 +288,9 @@ class Simulator:
             "observation_version": OBSERVATION_VERSION,
             "step": self.t + 1,
             "people": [
-                {"person_id": pid, "position": list(position_rc[i])} for pid, i in zip(self.active_ids, self.active)
+                {"person_id": pid, "position": [*position_rc[i]]} for pid, i in zip(self.active_ids, self.active)
             ],
-            "burning": self.burning_cells.lists(),
+            "burning": self.burning_cells.shared() if self.shared_lists else self.burning_cells.fresh(),
             "trapped": list(self.trapped),
         }
 
@@ -273,20 +356,28 @@ class Simulator:
                     evacuations.append((i, exit_at[cell]))
 
         # 4. Fire spread; 5. spread casualties.
-        ignited = self.fire.ignitions(t, self.frontier, self.burning)
+        ignited = self.fire.ignitions(t)
         for cell in ignited:
             self.burning[cell] = 1
-        for cell in ignited:
-            self.frontier.discard(cell)
-            self._extend_frontier(cell)
         if ignited:
+            self.fire.burn(ignited, self.burning)
             self.burning_cells.add(ignited)
+            if self.burning_text is not None:
+                self.burning_text.add(ignited)
             self.reachability.ignite(ignited)
             for i in active:
                 if burning[position[i]] and status[i] == ACTIVE:
                     status[i] = CASUALTY
                     casualties.append((i, "fire_spread"))
         casualties.sort()
+        if self.shared_lists:
+            entries, ids = self.snapshot_entries, self.ids
+            for k, result in enumerate(outcomes):
+                if result == "moved":
+                    i = active[k]
+                    entries[i] = {"person_id": ids[i], "status": status[i], "position": list(targets[k])}
+            for i, _ in casualties:  # a fire_spread casualty did not move; an entered_fire one is done again
+                entries[i] = {"person_id": ids[i], "status": status[i], "position": list(position_rc[i])}
 
         # 6. Trapped set; 7. termination.
         active_ids = self.active_ids
@@ -359,23 +450,24 @@ class Simulator:
             raise ActionError(f"step {self.t + 1}: action for {extra[0]!r}, who is not an active person.")
         return chosen
 
-    def _extend_frontier(self, cell):
-        for _, n, _ in self.fire.neighbours(cell):
-            if self.grid.open[n] and not self.burning[n]:
-                self.frontier.add(n)
-
     def _trapped(self):
-        reach = self.reachability.reach
-        return [self.ids[i] for i in self.active if not reach[self.position[i]]]
+        reach, ids, position = self.reachability.reach, self.ids, self.position
+        return [ids[i] for i in self.active if not reach[position[i]]]
 
     def _snapshot(self):
+        if self.shared_lists:
+            people = self.snapshot_entries[:]
+            burning = self.burning_cells.shared()
+        else:
+            people = [
+                {"person_id": pid, "status": s, "position": [*rc]}
+                for pid, s, rc in zip(self.ids, self.status, self.position_rc)
+            ]
+            burning = self.burning_cells.fresh()
         return {
             "step": self.t,
-            "people": [
-                {"person_id": pid, "status": s, "position": list(rc)}
-                for pid, s, rc in zip(self.ids, self.status, self.position_rc)
-            ],
-            "burning": self.burning_cells.lists(),
+            "people": people,
+            "burning": burning,
             "trapped": list(self.trapped),
             "terminated": self.terminated,
             "termination_reason": self.termination_reason,
