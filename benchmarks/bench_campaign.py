@@ -1,29 +1,59 @@
-"""Campaign throughput: episodes/s of 'ember evaluate' against the bare simulator loop.
+"""Campaign throughput: 'ember evaluate' against the bare simulator loop, local workers and real Dask processes.
 
-One campaign (built-in scenarios x seeds x the built-in greedy and random
-policies) is run four ways, each timed from the call to its return:
+One campaign (a built-in scenario x seeds x the built-in greedy and random
+policies) is run, each way in a fresh process timed from its start to its
+exit (interpreter, imports and worker start-up included):
 
-  bare       the simulator and policy alone, in this process: no record, no metrics
-  workers=1  evaluate(..., workers=1): one local worker process, metrics and rows included
-  workers=2  evaluate(..., workers=2)
-  dask-2     evaluate(..., scheduler=...) on a Dask LocalCluster of 2 worker processes
-             (the cluster is started before the clock starts)
+  bare       the simulator and policy alone: no record, no metrics, no rows
+  workers=1  ember evaluate --workers 1 (one local worker process)
+  workers=2  ember evaluate --workers 2
+  dask-1     ember evaluate --scheduler ADDRESS, a real 'dask scheduler' with one
+             'dask worker --nworkers 1 --nthreads 1' process (started before the clock)
+  dask-2     the same with two worker processes
 
-and prints a table with episodes/s and ratios.  Targets (issue 15): workers=1
-within 1.5x of bare; workers=2 at least 1.7x the throughput of workers=1 on
-2 cores.  Usage::
+for the code of this tree and, side by side in the same interleaved rounds,
+the code of an older commit (``--old``, extracted with ``git archive`` into a
+temporary folder; its own Dask cluster runs its own code).  Prints the median
+seconds (min-max) and the targets' ratios (issue 21 item 3):
 
-    python benchmarks/bench_campaign.py                       # office, 12 seeds, greedy + random
-    python benchmarks/bench_campaign.py --scenario builtin:bottleneck --seeds 8
-    python benchmarks/bench_campaign.py --skip-dask
+  workers=1 / bare          <= 1.5
+  dask-1 / workers=1        <= 1.15
+  dask-2 throughput / dask-1 >= 1.7
+
+Usage::
+
+    python benchmarks/bench_campaign.py                        # office, 60 seeds, 3 rounds, old 2b1401f
+    python benchmarks/bench_campaign.py --rounds 5 --old none  # this tree only
 """
 
 import argparse
+import json
 import os
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+START_S = 60
+
+BARE = """
+import sys
+from ember import Simulator
+from ember.scenario import compile_scenario
+from ember.sim.policies import make_policy
+
+compiled = compile_scenario(sys.argv[1])
+for seed in range(int(sys.argv[2])):
+    for name in ("greedy", "random"):
+        sim = Simulator(compiled, seed)
+        policy = make_policy(name, compiled, seed)
+        while not sim.terminated:
+            sim.step(policy(sim.observe()))
+"""
 
 
 def campaign_text(scenario, seeds):
@@ -34,73 +64,144 @@ def campaign_text(scenario, seeds):
     )
 
 
-def bare(scenario, seeds):
-    from ember import Simulator
-    from ember.scenario import compile_scenario
-    from ember.sim.policies import make_policy
+class Tree:
+    """One version of the code: its ``src`` folder and the Dask clusters that run it."""
 
-    compiled = compile_scenario(scenario)
-    steps = 0
-    started = time.perf_counter()
-    for seed in range(seeds):
-        for name in ("greedy", "random"):
-            sim = Simulator(compiled, seed)
-            policy = make_policy(name, compiled, seed)
-            while not sim.terminated:
-                sim.step(policy(sim.observe()))
-                steps += 1
-    return time.perf_counter() - started, steps
+    def __init__(self, name, src, folder):
+        self.name, self.src, self.folder = name, src, folder
+        self.env = dict(os.environ, PYTHONPATH=src)
+        self.clusters = {}  # workers -> (scheduler address, processes)
+
+    def run(self, *args):
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, *args], env=self.env, capture_output=True, timeout=1800, check=False)
+        elapsed = time.perf_counter() - started
+        if done.returncode != 0:
+            raise SystemExit(f"bench: {self.name}: {args[:4]} exited {done.returncode}: {done.stderr.decode()[-2000:]}")
+        return elapsed
+
+    def start_cluster(self, workers):
+        folder = os.path.join(self.folder, f"cluster-{self.name}-{workers}")
+        os.makedirs(folder)
+        scheduler_file = os.path.join(folder, "scheduler.json")
+        log = open(os.path.join(folder, "log"), "wb")  # noqa: SIM115 (lives as long as the cluster)
+        dask = [sys.executable, "-m", "dask"]
+        processes = [
+            subprocess.Popen(
+                [*dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
+                + ["--scheduler-file", scheduler_file],
+                env=self.env, stdout=subprocess.DEVNULL, stderr=log,
+            )
+        ]  # fmt: skip
+        deadline = time.monotonic() + START_S
+        while not os.path.exists(scheduler_file) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        address = json.load(open(scheduler_file))["address"]  # noqa: SIM115
+        for _ in range(workers):
+            processes.append(
+                subprocess.Popen(
+                    [*dask, "worker", "--scheduler-file", scheduler_file, "--host", "127.0.0.1"]
+                    + ["--nworkers", "1", "--nthreads", "1", "--no-dashboard"],
+                    env=self.env, stdout=subprocess.DEVNULL, stderr=log,
+                )
+            )  # fmt: skip
+        from distributed import Client
+
+        with Client(address, set_as_default=False, timeout=START_S) as client:
+            client.wait_for_workers(workers, timeout=START_S)
+        self.clusters[workers] = (address, processes)
+
+    def stop(self):
+        for _, processes in self.clusters.values():
+            for process in processes:
+                process.terminate()
+            for process in processes:
+                try:
+                    process.wait(START_S)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(START_S)
 
 
-def evaluate_once(path, folder, **options):
-    from ember.campaign import evaluate
+def old_tree(commit, folder):
+    target = os.path.join(folder, f"old-{commit}")
+    os.makedirs(target)
+    archive = subprocess.run(["git", "-C", ROOT, "archive", commit, "src"], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", target], input=archive, check=True)
+    return os.path.join(target, "src")
 
-    results = os.path.join(folder, f"res-{time.monotonic_ns()}")
-    started = time.perf_counter()
-    summary = evaluate(path, results, stream=open(os.devnull, "w"), **options)  # noqa: SIM115
-    elapsed = time.perf_counter() - started
-    if summary.ok != summary.episodes:
-        raise SystemExit(f"bench: {summary.line()}")
-    shutil.rmtree(results)
-    return elapsed
+
+def spread(values):
+    return f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenario", default="builtin:office")
-    parser.add_argument("--seeds", type=int, default=12)
+    parser.add_argument("--seeds", type=int, default=60)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--old", default="2b1401f", help="the commit to compare with, or 'none'")
     parser.add_argument("--skip-dask", action="store_true")
     args = parser.parse_args()
     episodes = args.seeds * 2
-    rows = []
+    ways = ["bare", "workers=1", "workers=2"] + ([] if args.skip_dask else ["dask-1", "dask-2"])
     with tempfile.TemporaryDirectory(prefix="ember-bench-") as folder:
         path = os.path.join(folder, "campaign.toml")
         with open(path, "w") as handle:
             handle.write(campaign_text(args.scenario, args.seeds))
-        floor, steps = bare(args.scenario, args.seeds)
-        rows.append(("bare simulator loop", floor))
-        rows.append(("evaluate --workers 1", evaluate_once(path, folder, workers=1)))
-        rows.append(("evaluate --workers 2", evaluate_once(path, folder, workers=2)))
-        if not args.skip_dask:
-            from distributed import LocalCluster
-
-            with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-                rows.append(
-                    (
-                        "evaluate --scheduler (LocalCluster, 2 workers)",
-                        evaluate_once(path, folder, scheduler=cluster.scheduler_address),
-                    )
-                )
-    one = rows[1][1]
+        trees = [Tree("new", os.path.join(ROOT, "src"), folder)]
+        if args.old != "none":
+            trees.append(Tree(f"old {args.old}", old_tree(args.old, folder), folder))
+        times = {(tree.name, way): [] for tree in trees for way in ways}
+        try:
+            if not args.skip_dask:
+                for tree in trees:
+                    tree.start_cluster(1)
+                    tree.start_cluster(2)
+            for number in range(args.rounds):
+                for tree in trees if number % 2 == 0 else trees[::-1]:  # interleaved: both see the same load
+                    for way in ways:
+                        results = os.path.join(folder, f"res-{time.monotonic_ns()}")
+                        if way == "bare":
+                            seconds = tree.run("-c", BARE, args.scenario, str(args.seeds))
+                        elif way.startswith("workers="):
+                            seconds = tree.run("-m", "ember.cli", "evaluate", path, "-o", results, "--workers", way[-1])
+                        else:
+                            address = tree.clusters[int(way[-1])][0]
+                            seconds = tree.run(
+                                "-m", "ember.cli", "evaluate", path, "-o", results, "--scheduler", address
+                            )
+                        shutil.rmtree(results, ignore_errors=True)
+                        times[tree.name, way].append(seconds)
+                        print(f"round {number + 1} {tree.name} {way}: {seconds:.2f} s", file=sys.stderr)
+        finally:
+            for tree in trees:
+                tree.stop()
     print(
-        f"{args.scenario}: {episodes} episodes ({args.seeds} seeds x greedy, random), {steps:,} steps; "
-        f"{os.cpu_count()} CPUs; Python {sys.version.split()[0]}"
+        f"{args.scenario}: {episodes} episodes ({args.seeds} seeds x greedy, random); "
+        f"{args.rounds} interleaved rounds; "
+        f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}; Python {sys.version.split()[0]}"
     )
     print()
-    print("| how | seconds | episodes/s | x bare time | throughput x workers=1 |")
-    print("|---|---:|---:|---:|---:|")
-    for name, seconds in rows:
-        print(f"| {name} | {seconds:.2f} | {episodes / seconds:.2f} | {seconds / floor:.2f} | {one / seconds:.2f} |")
+    print("| how | " + " | ".join(f"{tree.name} s" for tree in trees) + " |")
+    print("|---|" + "---:|" * len(trees))
+    for way in ways:
+        print(f"| {way} | " + " | ".join(spread(times[tree.name, way]) for tree in trees) + " |")
+    print()
+
+    def med(tree, way):
+        return statistics.median(times[tree.name, way])
+
+    targets = [("workers=1 / bare (<= 1.5)", "workers=1", "bare")]
+    targets.append(("workers=2 throughput / workers=1 (>= 1.7)", "workers=1", "workers=2"))
+    if not args.skip_dask:
+        targets.append(("dask-1 / workers=1 (<= 1.15)", "dask-1", "workers=1"))
+        targets.append(("dask-2 throughput / dask-1 (>= 1.7)", "dask-1", "dask-2"))
+    print("| ratio (median seconds) | " + " | ".join(tree.name for tree in trees) + " |")
+    print("|---|" + "---:|" * len(trees))
+    for label, top, bottom in targets:
+        print(f"| {label} | " + " | ".join(f"{med(t, top) / med(t, bottom):.2f}" for t in trees) + " |")
 
 
 if __name__ == "__main__":

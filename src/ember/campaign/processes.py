@@ -196,3 +196,27 @@ def end_session(leader, adopted=False, deadline_s=END_SESSION_S):
         if time.monotonic() > stop:
             return
         time.sleep(_ROUND_PAUSE_S)
+
+
+def end_descendants(deadline_s=END_SESSION_S):
+    """SIGKILL every descendant of this process (a worker's last act: what its episodes left, adopted
+    here as their child subreaper, never outlives it); repeats until none is alive, at most ``deadline_s``."""
+    me = os.getpid()
+    stop = time.monotonic() + deadline_s
+    while True:
+        children = {}
+        for info in process_table():
+            if info.state not in ("Z", "X"):
+                children.setdefault(info.ppid, []).append(info.pid)
+        alive, stack = [], [me]
+        while stack:
+            for pid in children.get(stack.pop(), ()):
+                alive.append(pid)
+                stack.append(pid)
+        if not alive:
+            return
+        for pid in alive:
+            _kill(pid)
+        if time.monotonic() > stop:
+            return
+        time.sleep(_ROUND_PAUSE_S)

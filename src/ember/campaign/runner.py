@@ -50,12 +50,54 @@ def _lost_row(task):
 
 # -- Dask ---------------------------------------------------------------------------
 
+#: Episodes per Dask task at most.  A task costs tens of milliseconds of
+#: scheduling and transfer (shared/notes/campaign-cost.md), as much as a
+#: short episode; a batch pays it once.  Small enough that the last batches
+#: of a campaign of long episodes still spread over the workers.
+DASK_BATCH = 8
+
+
+def run_batch(tasks):
+    """Several episodes in one Dask task -> one outcome per task, in order: ``(kind, value)``.
+
+    Each episode is the same ``run_task`` as alone, so its row never depends
+    on the batching.  After a ``ResultsIOError`` the rest are not run (their
+    outcome is ``("lost", False)``: nothing charged); the driver stops anyway.
+    """
+    outcomes = []
+    for task in tasks:
+        if outcomes and outcomes[-1][0] == "fatal":
+            outcomes.append(("lost", False))
+            continue
+        try:
+            outcomes.append(("row", run_task(task)))
+        except ResultsIOError as exc:
+            outcomes.append(("fatal", exc))
+        except Exception as exc:  # noqa: BLE001 (run_task returns failures as rows: this is the engine's own error)
+            outcomes.append(("error", f"dask: {type(exc).__name__}: {exc}"))
+    return outcomes
+
 
 def _dask_key(task, attempt):
     digest = hashlib.sha256(
         canonical_json([task["campaign"], task["policy"], task["scenario_hash"], task["seed"], task["results"]])
     ).hexdigest()[:32]
     return f"ember-episode-{digest}-{attempt}"
+
+
+def _batch_key(members):
+    """One key per (batch, attempts): the members' own attempt keys, hashed in order."""
+    digest = hashlib.sha256("\n".join(_dask_key(m.task, m.attempt) for m in members).encode()).hexdigest()[:32]
+    return f"ember-batch-{digest}"
+
+
+class _Episode:
+    """One episode's attempt inside a Dask batch: what ``drive`` holds as its future."""
+
+    __slots__ = ("task", "attempt", "batch", "index")
+
+    def __init__(self, task, attempt):
+        self.task, self.attempt, self.batch, self.index = task, attempt, None, None
 
 
 def _closing_client_class():
@@ -79,51 +121,86 @@ def _closing_client_class():
 
 
 class DaskRunner:
-    """Episodes on an existing Dask distributed cluster (``--scheduler ADDRESS``)."""
+    """Episodes on an existing Dask distributed cluster (``--scheduler ADDRESS``).
 
-    def __init__(self, address):
+    ``submit`` only queues an episode; ``wait`` sends the queue as batches of
+    ``DASK_BATCH`` episodes (the window is two batches a worker, so every
+    worker has its next batch while it runs one).  A batch whose worker is
+    lost charges each of its episodes one attempt.
+    """
+
+    def __init__(self, address, batch=DASK_BATCH):
         from distributed import as_completed  # the 'dask' extra, imported only here
 
         self.client = _closing_client_class()(address, set_as_default=False)
         try:
-            workers = len(self.client.scheduler_info().get("workers", {})) or 1
-            self.window = max(2, 2 * workers)
-            self._completed = as_completed(loop=self.client.loop)
+            self.workers = len(self.client.scheduler_info().get("workers", {})) or 1
+            self.batch = batch
+            self.window = max(2, 2 * self.workers) * batch
+            # Results come with the futures, gathered in the background: no round trip per batch.
+            self._completed = as_completed(loop=self.client.loop, with_results=True, raise_errors=False)
         except BaseException:
             self.close()
             raise
-        self._keys = {}  # Dask key -> episode key
+        self._queued = []  # _Episode not yet sent
+        self._members = {}  # batch future -> its _Episode list
+        self._results = {}  # batch future -> what as_completed gathered for it
 
     def submit(self, task, key, attempt):
-        # A deterministic key per attempt: the same attempt submitted twice runs once;
-        # a retry after a lost worker is a new attempt with a new key.
-        future = self.client.submit(run_task, task, key=_dask_key(task, attempt), pure=False, retries=0)
-        self._keys[future.key] = key
-        self._completed.add(future)
-        return future
+        episode = _Episode(task, attempt)
+        self._queued.append(episode)
+        return episode
+
+    def _send(self):
+        queued, self._queued = self._queued, []
+        if not queued:
+            return
+        # Full batches: what is queued is what finished batches freed (a smaller batch only at the tail).
+        for start in range(0, len(queued), self.batch):
+            members = queued[start : start + self.batch]
+            # A deterministic key per (batch, attempts): the same batch submitted twice runs once;
+            # a retry after a lost worker is a new attempt, so a new key.
+            future = self.client.submit(
+                run_batch, [m.task for m in members], key=_batch_key(members), pure=False, retries=0
+            )
+            for index, member in enumerate(members):
+                member.batch, member.index = future, index
+            self._members[future] = members
+            self._completed.add(future)
 
     def wait(self, futures):
-        return {next(self._completed)}
+        self._send()
+        finished = [next(self._completed)]
+        finished.extend(self._completed.next_batch(block=False))  # whatever else is done already
+        for future, result in finished:
+            self._results[future] = result
+        return [member for future, _ in finished for member in self._members.get(future, ())]
 
     def outcomes(self, done):
-        """(future, kind, value) for each finished future."""
+        """(episode, kind, value) for each episode of the finished batches."""
         from distributed import KilledWorker
 
         results = []
-        for future in done:
-            self._keys.pop(future.key, None)
+        batches = {}
+        for episode in done:
+            batches.setdefault(episode.batch, []).append(episode)
+        for future, members in batches.items():
+            self._members.pop(future, None)
+            result = self._results.pop(future, None)
             if future.status == "finished":
-                results.append((future, "row", future.result()))
+                outcomes = result
+                results.extend((m, *outcomes[m.index]) for m in members)
                 future.release()
                 continue
             try:
                 future.result()
             except (KilledWorker, concurrent.futures.CancelledError):
-                results.append((future, "lost", True))
+                outcome = ("lost", True)  # each episode of the batch is charged one attempt
             except ResultsIOError as exc:
-                results.append((future, "fatal", exc))
-            except Exception as exc:  # noqa: BLE001 (run_task returns failures as rows: this is Dask's own error)
-                results.append((future, "error", f"dask: {type(exc).__name__}: {exc}"))
+                outcome = ("fatal", exc)
+            except Exception as exc:  # noqa: BLE001 (run_batch returns failures as outcomes: this is Dask's own error)
+                outcome = ("error", f"dask: {type(exc).__name__}: {exc}")
+            results.extend((m, *outcome) for m in members)
             future.release()
         return results
 

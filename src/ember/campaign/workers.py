@@ -30,6 +30,7 @@ retries for ever; if workers keep dying before they are ready, the run
 stops with an error.
 """
 
+import atexit
 import concurrent.futures
 import contextlib
 import itertools
@@ -77,6 +78,9 @@ def _init_worker(events, parent):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.setpgrp()
     _host = Host(adopted=processes.become_subreaper(), announce=_announce)
+    if _host.adopted:
+        # A worker that ends (its pool shut down) takes along whatever its episodes left behind.
+        atexit.register(processes.end_descendants)
     signal.signal(signal.SIGTERM, _on_terminate)
     if processes.set_parent_death_signal(signal.SIGTERM):
         if os.getppid() != parent:

@@ -1,0 +1,80 @@
+"""The Dask runner against real ``dask scheduler`` and ``dask worker`` processes, one killed by PID mid-run.
+
+Episodes go to Dask in batches (runner.DASK_BATCH): a worker killed with a
+batch in hand loses every episode of it, and each must be run again with
+the same row as a local run gives.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from helpers.campaigns import ember_cli, read_rows, wait_for, without_timing, write_campaign
+from helpers.dask_processes import dask_processes
+from helpers.ranking_results import assert_same
+
+SEEDS = 40  # x 2 policies: several batches on each worker, so the kill lands mid-run
+
+OFFICE = f"""
+campaign = "dask-processes"
+seeds = {{ start = 0, count = {SEEDS} }}
+scenarios = ["builtin:office"]
+
+[[policies]]
+name = "greedy"
+builtin = "greedy"
+
+[[policies]]
+name = "random"
+builtin = "random"
+"""
+
+
+def test_a_dask_worker_process_killed_by_pid_mid_run_changes_no_row(tmp_path):
+    pytest.importorskip("distributed")
+    path = write_campaign(tmp_path / "c", OFFICE)
+    local = tmp_path / "local"
+    done = ember_cli("evaluate", path, "-o", local, "--workers", "1", timeout=300)
+    assert done.returncode == 0, done.stderr
+    results = tmp_path / "dask"
+    episodes = results / "episodes.jsonl"
+    with dask_processes(tmp_path / "cluster", workers=2) as cluster:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ember.cli",
+                "evaluate",
+                str(path),
+                "-o",
+                str(results),
+                "--scheduler",
+                cluster.address,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            wait_for(
+                lambda: process.poll() is not None or (episodes.exists() and episodes.read_bytes().count(b"\n") > 0),
+                timeout=120,
+                what="the first rows",
+            )
+            running = process.poll() is None
+            rows_at_kill = episodes.read_bytes().count(b"\n")
+            victim = cluster.workers[0]
+            os.kill(victim.pid, signal.SIGKILL)
+            victim.wait(60)
+            _, err = process.communicate(timeout=300)
+        finally:
+            process.kill()
+            process.wait(60)
+    assert running and rows_at_kill < 2 * SEEDS, "the campaign ended before the kill (make it longer)"
+    assert victim.returncode == -signal.SIGKILL
+    assert process.returncode == 0, err
+    rows = read_rows(results)
+    assert len(rows) == 2 * SEEDS and all(row["status"] == "ok" for row in rows)
+    assert_same(without_timing(rows), without_timing(read_rows(local)))

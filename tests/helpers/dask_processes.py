@@ -1,0 +1,102 @@
+"""Real Dask processes for tests: a ``dask scheduler`` and ``dask worker`` processes on loopback.
+
+Started with ``python -m dask`` (the same environment as the tests), each
+worker ``--nworkers 1 --nthreads 1 --no-nanny`` so that its PID is the
+process that runs the episodes: a SIGKILL to it loses the worker for good.
+"""
+
+import contextlib
+import json
+import signal
+import subprocess
+import sys
+
+from helpers.campaigns import wait_for
+
+#: How long a Dask process may take to start or to stop.
+START_S = 60
+
+
+class DaskProcesses:
+    """One scheduler and ``workers`` worker processes; ``address`` once they are all connected."""
+
+    def __init__(self, folder, workers):
+        self.folder = folder
+        self.count = workers
+        self.scheduler_file = folder / "scheduler.json"
+        self.scheduler = None
+        self.workers = []
+
+    def _start(self, *args, log):
+        return subprocess.Popen(
+            [sys.executable, "-m", "dask", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=open(self.folder / log, "wb"),  # noqa: SIM115 (closed with the process)
+        )
+
+    def start(self):
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.scheduler = self._start(
+            "scheduler",
+            "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+            "--scheduler-file", str(self.scheduler_file),
+            log="scheduler.log",
+        )  # fmt: skip
+        wait_for(self.scheduler_file.exists, timeout=START_S, what="the dask scheduler's file")
+        wait_for(lambda: "address" in self._read_file(), timeout=START_S, what="the dask scheduler's address")
+        for number in range(self.count):
+            self.workers.append(
+                self._start(
+                    "worker",
+                    "--scheduler-file",
+                    str(self.scheduler_file),
+                    "--host",
+                    "127.0.0.1",
+                    "--nworkers",
+                    "1",
+                    "--nthreads",
+                    "1",
+                    "--no-nanny",
+                    "--no-dashboard",
+                    log=f"worker-{number}.log",
+                )  # fmt: skip
+            )
+        from distributed import Client
+
+        with Client(self.address, set_as_default=False, timeout=START_S) as client:
+            client.wait_for_workers(self.count, timeout=START_S)
+        return self
+
+    def _read_file(self):
+        try:
+            return json.loads(self.scheduler_file.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    @property
+    def address(self):
+        return self._read_file()["address"]
+
+    def stop(self):
+        for process in [*self.workers, self.scheduler]:
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in [*self.workers, self.scheduler]:
+            if process is None:
+                continue
+            try:
+                process.wait(START_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(START_S)
+            with contextlib.suppress(Exception):
+                process.stderr.close() if process.stderr else None
+
+
+@contextlib.contextmanager
+def dask_processes(folder, workers):
+    cluster = DaskProcesses(folder, workers)
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()
