@@ -84,6 +84,8 @@ class EpisodeEngine:
     def step(self, index, value):
         path = f"$.steps[{index}]"
         status, position, ignited = check_step(value, path, self.scenario)
+        if self.prev is not None and self.prev.burning is None:
+            self._fill_burning(self.prev)
         self.update(
             Transition(
                 index + 1, path, self.prev, value, State(value["snapshot"], status, position), self.burning, ignited
@@ -93,6 +95,16 @@ class EpisodeEngine:
     def end(self):
         """The reader's explicit end-of-stream event: finish once, keep the result."""
         self.result = self.finish()
+
+    def _fill_burning(self, state):
+        """Give a replayed state the burning list its replay left out (``ReplayCheck``): the cells
+        of the engine's mask, which holds burning(s_{t-1}) until the transition is measured."""
+        cols, burning, cells = self.scenario.grid.cols, self.burning, []
+        cell = burning.find(1)
+        while cell >= 0:
+            cells.append([cell // cols, cell % cols])
+            cell = burning.find(1, cell + 1)
+        state.burning = state.raw["burning"] = cells
 
     # -- replayed steps ---------------------------------------------------------
 
@@ -127,7 +139,10 @@ class EpisodeEngine:
         sc, s0 = self.scenario, self.initial
         self.checks = () if self.simulator_steps_only else step_checks(sc, s0)
         self.replayed_checks = replayed_step_checks(self.checks)
-        self.replay = ReplayCheck(sc, self.header_value, s0.raw) if self.replay_enabled else None
+        # The checks and metrics never read a replayed state's burning list (a strict step reads
+        # its predecessor's, which ``step`` fills in); ``on_state`` gets whole snapshots.
+        lists = self.on_state is not None
+        self.replay = ReplayCheck(sc, self.header_value, s0.raw, burning_lists=lists) if self.replay_enabled else None
         self.resolutions = Resolutions(sc)
         self.movement = MovementCounts(sc)
         self.replanning = ReplanningCounts(sc)
@@ -423,7 +438,7 @@ class _ReplaySink:
             raise mismatch
 
     def header(self, value):
-        self.replayer = Replayer(self.scenario, value)
+        self.replayer = Replayer(self.scenario, value, burning_lists=False)  # nothing reads a taken step
         self._check(self.replayer.error)
         if self.pending_initial is not None:
             self._check(self.replayer.initial_state(self.pending_initial))

@@ -22,8 +22,8 @@ from ..sim.simulator import SeedError, Simulator
 # A canonical step line starts with its actions object, which nests
 # nothing: its first "}" closes it.
 _ACTIONS_START = len(STEP_LINE_START) - 1
-# Where a step's canonical bytes hold its snapshot's burning list, when that list is empty.
-_EMPTY_BURNING = b'"snapshot":{"burning":[]'
+# Where a step's canonical bytes hold its snapshot's burning list, when that list is None.
+_NO_BURNING = b'"snapshot":{"burning":null'
 
 
 def _kind(value):
@@ -82,14 +82,21 @@ class ReplayedStep:
 
 
 class Replayer:
-    """A simulator fed the record's actions, compared part by part."""
+    """A simulator fed the record's actions, compared part by part.
 
-    def __init__(self, scenario, header):
+    ``burning_lists=False``: the steps ``try_line`` takes hold None for their
+    snapshot's ``"burning"`` (see ``Simulator``), for callers that never look
+    at that list (the metrics, ``verify_replay``); every step compared in
+    full (``step``, a pending one) holds its list.
+    """
+
+    def __init__(self, scenario, header, burning_lists=True):
         self.sim = None
         self.pending = None  # a step try_line took but could not match: the strict comparison's replay
         try:
             # The replay's steps are only compared and measured, never modified: lists may be shared.
-            self.sim = Simulator(scenario, header.get("seed") if isinstance(header, dict) else None, shared_lists=True)
+            seed = header.get("seed") if isinstance(header, dict) else None
+            self.sim = Simulator(scenario, seed, shared_lists=True, burning_lists=burning_lists)
         except SeedError as exc:
             self.error = ReplayMismatchError(
                 f"step 0: $.header.seed: the simulator cannot start: {exc}", 0, "$.header.seed"
@@ -133,33 +140,47 @@ class Replayer:
         except ActionError:
             return None  # the state is unchanged; the strict path will report it
         if not self._is_line(replayed, line):
-            self.pending = replayed
+            self.pending = self._with_burning(replayed)
             return None
         return ReplayedStep(self.sim, replayed)
+
+    def _with_burning(self, replayed):
+        """``replayed`` with its snapshot's burning list in place (the simulator's current one)."""
+        snapshot = replayed["snapshot"]
+        if snapshot["burning"] is None:
+            snapshot["burning"] = self.sim.burning_list()
+        return replayed
 
     def _is_line(self, replayed, line):
         """``canonical_json(replayed) == line``, without encoding the burning list afresh.
 
-        The step is encoded with an empty burning list, and the simulator
-        gives the list's canonical bytes (kept as cells ignite): the line
-        must be that encoding with those bytes in place of ``[]``.  The
-        snapshot's keys are sorted, so ``"burning"`` comes first in it, and
-        no string of a step holds a quote, so the mark is found once.
+        The step is encoded with None for its burning list, and the
+        simulator gives the list's canonical bytes (kept as cells ignite):
+        the line must be that encoding with those bytes in place of
+        ``null``.  The snapshot's keys are sorted, so ``"burning"`` comes
+        first in it, and no string of a step holds a quote, so the mark is
+        found once.  The parts are compared in place (``startswith`` at an
+        offset, views of the encoding): no copy of a line.
         """
-        rest = dict(replayed)
-        rest["snapshot"] = dict(replayed["snapshot"], burning=[])
-        encoded = canonical_json(rest)
-        at = encoded.find(_EMPTY_BURNING)
+        snapshot = replayed["snapshot"]
+        if snapshot["burning"] is None:
+            encoded = canonical_json(replayed)
+        else:
+            rest = dict(replayed)
+            rest["snapshot"] = dict(snapshot, burning=None)
+            encoded = canonical_json(rest)
+        at = encoded.find(_NO_BURNING)
         if at < 0:  # not a step of this simulator's making: compare in full
             return canonical_json(replayed) == line
-        at += len(_EMPTY_BURNING) - len(b"[]")
+        at += len(_NO_BURNING) - len(b"null")
         burning = self.sim.burning_json()
         end = at + len(burning)
+        view = memoryview(encoded)
         return (
-            len(line) == len(encoded) - 2 + len(burning)
-            and line[end:] == encoded[at + 2 :]
-            and line[:at] == encoded[:at]
-            and line[at:end] == burning
+            len(line) == len(encoded) - len(b"null") + len(burning)
+            and line.startswith(view[at + len(b"null") :], end)
+            and line.startswith(view[:at])
+            and line.startswith(burning, at)
         )
 
     def step(self, t, value, path):
@@ -168,7 +189,7 @@ class Replayer:
         if replayed is None:
             actions = value.get("actions") if isinstance(value, dict) else None
             try:
-                replayed = self.sim.step(actions)
+                replayed = self._with_burning(self.sim.step(actions))
             except ActionError as exc:
                 return ReplayMismatchError(
                     f"step {t}: {path}.actions: the simulator rejects the recorded actions: {exc}", t, f"{path}.actions"
@@ -188,8 +209,8 @@ class Replayer:
 class ReplayCheck(Accumulator):
     """Replay in lockstep inside the engine; the first mismatch is kept, not raised."""
 
-    def __init__(self, scenario, header, initial_raw):
-        self.replayer = Replayer(scenario, header)
+    def __init__(self, scenario, header, initial_raw, burning_lists=True):
+        self.replayer = Replayer(scenario, header, burning_lists)
         self.mismatch = self.replayer.error or self.replayer.initial_state(initial_raw)
 
     def try_line(self, line):

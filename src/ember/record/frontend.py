@@ -25,6 +25,7 @@ from .reader import RecordParser
 # A step line longer than this is read by the strict reader instead, so the
 # fast path never buffers more than one ordinary step.
 MAX_LINE_BYTES = 4 * 1024 * 1024
+_COMMA = ord(",")
 
 
 class CanonicalLines:
@@ -66,11 +67,13 @@ class CanonicalLines:
             if newline < 0:
                 self._keep(chunk[start:])
                 break
-            line = chunk[start : newline + 1]
             if self.partial:
-                line = b"".join(self.partial) + line
+                self.partial.append(chunk[start : newline + 1])
+                line = b"".join(self.partial)
                 self.partial, self.partial_size = [], 0
-            self._line(line)
+                self._line(line, 0, len(line))
+            else:
+                self._line(chunk, start, newline + 1)  # in place: the line is sliced once, if at all
             start = newline + 1
             if not self.active:
                 if start < len(chunk):
@@ -142,16 +145,17 @@ class CanonicalLines:
             self.partial, self.partial_size = [], 0
             self.parser.feed(data)
 
-    def _line(self, line):
+    def _line(self, data, start, stop):
+        """The complete line ``data[start:stop]`` (its newline last)."""
         self.line_number += 1
-        body = line[:-1]
-        comma = body.endswith(b",")
+        end = stop - 1  # the newline
+        comma = end > start and data[end - 1] == _COMMA
         if comma:
-            body = body[:-1]
-        if body.startswith(STEP_LINE_START) and self.take_line(self.step_index, body):
+            end -= 1
+        if data.startswith(STEP_LINE_START, start, end) and self.take_line(self.step_index, data[start:end]):
             self.step_index += 1
             self.placeholder_filter.taken = self.step_index
             self.placeholders.append(b"0,\n" if comma else b"0\n")
             return
         self.active = False
-        self._to_parser(line)
+        self._to_parser(data[start:stop])

@@ -199,12 +199,18 @@ class BurningText:
 class Simulator:
     """One deterministic episode of a scenario under a seed."""
 
-    def __init__(self, scenario, seed, shared_lists=False):
+    def __init__(self, scenario, seed, shared_lists=False, burning_lists=True):
         """``shared_lists=True`` is for callers that never modify a step, snapshot or observation
         they are given (the replay check, ``measure_run`` with a built-in policy): the
         ``[row, col]`` lists of the burning set and the entries of people who did not change are
         then shared between steps instead of made afresh for each (tens of thousands of small
         lists a step on a large floor).  The values, and so the records, are the same.
+
+        ``burning_lists=False`` is for the replay check alone, which compares a step's burning
+        list by its canonical text (``burning_json``): after the initial state, each snapshot
+        holds None for ``"burning"`` and the sorted list is not kept, until ``burning_list()``
+        is first asked for (a step that did not match); from then on it is kept and every
+        snapshot holds it, as with ``True``.
         """
         self.scenario = compile_scenario(scenario)
         self.seed = check_seed(seed)
@@ -244,6 +250,8 @@ class Simulator:
         }
         self.initial_state = self._snapshot()
         self.final_state = None
+        if not burning_lists:
+            self.burning_cells = None  # made again from ``burning`` if burning_list() is asked for
 
     # -- public API ---------------------------------------------------------
 
@@ -254,9 +262,13 @@ class Simulator:
     def burning_json(self):
         """The canonical JSON bytes of the current snapshot's burning list, kept up to date from then on."""
         if self.burning_text is None:
-            cols = self.grid.cols
-            self.burning_text = BurningText([r * cols + c for r, c in self.burning_cells.shared()], cols)
+            self.burning_text = BurningText(self._burning_flat(), self.grid.cols)
         return self.burning_text.json()
+
+    def burning_list(self):
+        """The current snapshot's burning list, as a snapshot holds it; kept up to date from then on
+        (see ``burning_lists``)."""
+        return self._sorted_cells().shared() if self.shared_lists else self._sorted_cells().fresh()
 
     def observe(self):
         """The observation of the current state, for the step about to be taken."""
@@ -290,7 +302,7 @@ class Simulator:
             "people": [
                 {"person_id": pid, "position": [*position_rc[i]]} for pid, i in zip(self.active_ids, self.active)
             ],
-            "burning": self.burning_cells.shared() if self.shared_lists else self.burning_cells.fresh(),
+            "burning": self.burning_list(),
             "trapped": list(self.trapped),
         }
 
@@ -361,7 +373,8 @@ class Simulator:
             self.burning[cell] = 1
         if ignited:
             self.fire.burn(ignited, self.burning)
-            self.burning_cells.add(ignited)
+            if self.burning_cells is not None:
+                self.burning_cells.add(ignited)
             if self.burning_text is not None:
                 self.burning_text.add(ignited)
             self.reachability.ignite(ignited)
@@ -450,20 +463,36 @@ class Simulator:
             raise ActionError(f"step {self.t + 1}: action for {extra[0]!r}, who is not an active person.")
         return chosen
 
+    def _burning_flat(self):
+        """The burning cells in cell order, read from the mask."""
+        burning, cells = self.burning, []
+        cell = burning.find(1)
+        while cell >= 0:
+            cells.append(cell)
+            cell = burning.find(1, cell + 1)
+        return cells
+
+    def _sorted_cells(self):
+        if self.burning_cells is None:
+            self.burning_cells = SortedCells(self._burning_flat(), self.grid.cols, self.grid.rows)
+        return self.burning_cells
+
     def _trapped(self):
         reach, ids, position = self.reachability.reach, self.ids, self.position
         return [ids[i] for i in self.active if not reach[position[i]]]
 
     def _snapshot(self):
+        if self.burning_cells is None:
+            burning = None  # burning_lists=False, and nobody has asked for the list yet
+        else:
+            burning = self.burning_cells.shared() if self.shared_lists else self.burning_cells.fresh()
         if self.shared_lists:
             people = self.snapshot_entries[:]
-            burning = self.burning_cells.shared()
         else:
             people = [
                 {"person_id": pid, "status": s, "position": [*rc]}
                 for pid, s, rc in zip(self.ids, self.status, self.position_rc)
             ]
-            burning = self.burning_cells.fresh()
         return {
             "step": self.t,
             "people": people,
