@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import re
-from importlib import resources
 
 from .canonical import canonical_json
 from .errors import ScenarioError
@@ -39,6 +38,8 @@ _TOP_KEYS = ("schema_version", "scenario_id", "grid", "walls", "exits", "people"
 
 def builtin_names():
     """Names of the scenarios shipped as package data, sorted; a suite's as ``SUITE/NAME`` (e.g. ember-v1/...)."""
+    from importlib import resources  # only for built-in scenarios: a scenario file never pays for it
+
     folder = resources.files("ember") / "scenarios"
     names = [p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json")]
     for suite in folder.iterdir():
@@ -56,6 +57,8 @@ def _builtin_bytes(name):
             f"known: {', '.join(known)}, and the suites {', '.join(s + '/NAME' for s in suites)} "
             "('ember scenarios' lists all)."
         )
+    from importlib import resources
+
     folder = resources.files("ember") / "scenarios"
     *suite, base = name.split("/")  # a name from builtin_names(): at most one suite folder
     for part in suite:

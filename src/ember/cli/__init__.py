@@ -36,6 +36,7 @@ callback, and the handler passes ``console.warn``.
 """
 
 import os
+import sys
 
 from ..errors import EmberError
 from .console import CONSOLE
@@ -44,6 +45,8 @@ from .parser import build_parser
 from .table import COMMANDS, Command
 
 __all__ = ["COMMANDS", "Command", "build_parser", "main"]
+
+COMMAND_NAMES = frozenset(row.name for row in COMMANDS)
 
 
 def fill_closed_standard_fds():
@@ -64,11 +67,18 @@ def fill_closed_standard_fds():
                 os.close(null)
 
 
+def command_named(argv):
+    """The command the list ``argv`` starts with (``ember NAME ...``), else None: any other start (an
+    option, an unknown word, nothing) gets the whole parser, so its help and errors are the usual ones."""
+    return argv[0] if argv and isinstance(argv[0], str) and argv[0] in COMMAND_NAMES else None
+
+
 def main(argv=None, console=CONSOLE):
     """Run ``ember ARGV`` (default: ``sys.argv[1:]``); returns the exit status."""
     fill_closed_standard_fds()
     try:
-        args = build_parser().parse_args(argv)
+        argv = sys.argv[1:] if argv is None else list(argv)
+        args = build_parser(only=command_named(argv)).parse_args(argv)
         row = args.command_row
         if console.stdout_closed and row.writes_stdout(args):
             return console.fail(f"standard output is closed: 'ember {row.name}' writes its result there; nothing done.")

@@ -35,8 +35,15 @@ class Parser(argparse.ArgumentParser):
         sys.exit(status)
 
 
-def build_parser(commands=COMMANDS):
-    """The ``ember`` parser: one subcommand per row of ``commands``; ``args.command_row`` is the row."""
+def build_parser(commands=COMMANDS, only=None):
+    """The ``ember`` parser: one subcommand per row of ``commands``; ``args.command_row`` is the row.
+
+    ``only`` (a command's name): only that subcommand gets its arguments,
+    description and epilog; the others keep their name and help line, all
+    that the top-level parser shows of them.  ``main`` passes the command it
+    is given, so a run does not import what the other commands' options
+    name (their defaults and choices come from the modules that own them).
+    """
     parser = Parser(
         prog="ember",
         description=f"{PACKAGE_DOC.strip()} Simulator {SIMULATOR_VERSION}, metrics {METRICS_VERSION}.",
@@ -44,6 +51,9 @@ def build_parser(commands=COMMANDS):
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for row in commands:
+        if only is not None and row.name != only:
+            sub.add_parser(row.name, help=row.help).set_defaults(command_row=row)
+            continue
         epilog = row.epilog() if callable(row.epilog) else row.epilog
         command = sub.add_parser(row.name, help=row.help, description=row.description, epilog=epilog)
         row.arguments(command)
