@@ -134,9 +134,11 @@ class ManhattanField:
 
     def ignite(self, cells):
         np = self.np
-        cells = np.asarray(cells, dtype=np.intp)
-        self.flat_mask[cells] = True
-        rows = np.unique(cells // self.cols)
+        cols = self.cols
+        self.flat_mask[np.asarray(cells, dtype=np.intp)] = True
+        # The rows with new fire, in order: a set of a step's few ignitions costs less than
+        # np.unique, whose first call alone takes about 15 ms.
+        rows = np.array(sorted({cell // cols for cell in cells}), dtype=np.intp)
         burning = self.mask[rows]
         col, far = self.col, self.far
         left = np.where(burning, col, -far).astype(self.dtype, copy=False)

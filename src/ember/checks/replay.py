@@ -155,12 +155,13 @@ class Replayer:
         """``canonical_json(replayed) == line``, without encoding the burning list afresh.
 
         The step is encoded with None for its burning list, and the
-        simulator gives the list's canonical bytes (kept as cells ignite):
-        the line must be that encoding with those bytes in place of
-        ``null``.  The snapshot's keys are sorted, so ``"burning"`` comes
-        first in it, and no string of a step holds a quote, so the mark is
-        found once.  The parts are compared in place (``startswith`` at an
-        offset, views of the encoding): no copy of a line.
+        simulator keeps the list's canonical bytes row by row as cells
+        ignite (``BurningText``): the line must be that encoding with those
+        bytes in place of ``null``.  The snapshot's keys are sorted, so
+        ``"burning"`` comes first in it, and no string of a step holds a
+        quote, so the mark is found once.  The parts are compared in place
+        (``startswith`` at an offset, views of the encoding, the list row
+        by row): no copy of a line, no join of the list.
         """
         snapshot = replayed["snapshot"]
         if snapshot["burning"] is None:
@@ -173,14 +174,14 @@ class Replayer:
         if at < 0:  # not a step of this simulator's making: compare in full
             return canonical_json(replayed) == line
         at += len(_NO_BURNING) - len(b"null")
-        burning = self.sim.burning_json()
-        end = at + len(burning)
+        burning = self.sim.kept_burning_text()
+        end = at + burning.size
         view = memoryview(encoded)
         return (
-            len(line) == len(encoded) - len(b"null") + len(burning)
+            len(line) == len(encoded) - len(b"null") + burning.size
             and line.startswith(view[at + len(b"null") :], end)
             and line.startswith(view[:at])
-            and line.startswith(burning, at)
+            and burning.occurs_at(line, at)
         )
 
     def step(self, t, value, path):

@@ -157,7 +157,10 @@ class BurningText:
     cells; a new cell's text goes in before that of the next column (found
     by one ``bytes.find``: a text starts with ``[`` and ends with ``]``, so
     it matches only itself), and the whole text is the join of the rows'
-    texts, made when asked for.
+    texts, made when asked for (``json``).  ``size`` is that text's length,
+    kept as cells come, and ``occurs_at`` compares bytes with it row by row,
+    without the join: the list is most of a step line's bytes, so one join
+    a step is two copies of most of the record.
     """
 
     def __init__(self, cells, cols):
@@ -166,6 +169,7 @@ class BurningText:
         self.columns = {}  # row -> its burning columns, in order
         self.row_text = {}  # row -> the text of its cells
         self.text = None  # the whole list's text, until the next add
+        self.cell_bytes = 0  # the cells' texts, each with one comma or bracket: len(json()) - 1 with fire
         self.add(sorted(cells))
 
     def add(self, cells):
@@ -174,6 +178,7 @@ class BurningText:
             row, col = divmod(cell, cols)
             piece = b"[%d,%d]" % (row, col)
             burning = columns.get(row)
+            self.cell_bytes += len(piece) + 1
             if burning is None:
                 insort(self.rows, row)
                 columns[row] = [col]
@@ -194,6 +199,29 @@ class BurningText:
         if self.text is None:
             self.text = b"[" + b",".join(map(self.row_text.__getitem__, self.rows)) + b"]"
         return self.text
+
+    @property
+    def size(self):
+        """``len(json())``."""
+        return 1 + self.cell_bytes if self.rows else 2
+
+    def occurs_at(self, data, at):
+        """Whether ``data`` holds ``json()`` at offset ``at`` (compared in place, row by row)."""
+        if not self.rows:
+            return data.startswith(b"[]", at)
+        if not data.startswith(b"[", at):
+            return False
+        position, row_text = at + 1, self.row_text
+        for row in self.rows:
+            if position > at + 1:
+                if not data.startswith(b",", position):  # between rows
+                    return False
+                position += 1
+            text = row_text[row]
+            if not data.startswith(text, position):
+                return False
+            position += len(text)
+        return data.startswith(b"]", position)
 
 
 class Simulator:
@@ -261,9 +289,13 @@ class Simulator:
 
     def burning_json(self):
         """The canonical JSON bytes of the current snapshot's burning list, kept up to date from then on."""
+        return self.kept_burning_text().json()
+
+    def kept_burning_text(self):
+        """The ``BurningText`` of the current burning list, made on first use and kept up to date from then on."""
         if self.burning_text is None:
             self.burning_text = BurningText(self._burning_flat(), self.grid.cols)
-        return self.burning_text.json()
+        return self.burning_text
 
     def burning_list(self):
         """The current snapshot's burning list, as a snapshot holds it; kept up to date from then on
