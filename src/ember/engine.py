@@ -34,6 +34,8 @@ from .record.limits import DEFAULT_LIMITS, record_limits
 from .record.pipeline import RecordInput, read_into
 from .record.writer import writing_record
 from .scenario import compile_scenario
+from .sim.loop import resolve_policy, run_policy
+from .sim.policies import is_builtin
 from .sim.simulator import Simulator, collector_paused
 from .transition import State, Transition, decode_snapshot
 
@@ -402,9 +404,6 @@ def measure_run(scenario, policy, seed, out=None, *, live=True):
     ``record_sha256`` the hex SHA-256 of the record's canonical bytes when
     ``out`` was given (hashed as they are written), else None.
     """
-    from .sim.loop import resolve_policy, run_policy  # the policies: not imported by readers of records
-    from .sim.policies import is_builtin
-
     compiled = compile_scenario(scenario)
     # A built-in policy only reads its observations, and the steps go to the engine and the writer:
     # the simulator may share its lists (docs/decisions.md, "Scale"), and as EMBER's own code makes no

@@ -69,7 +69,7 @@ def test_any_other_start_gets_the_whole_parser(argv):
 
 
 def test_ember_metrics_imports_none_of_the_other_commands_option_modules():
-    others = ("ember.agent", "ember.stats", "ember.generate", "ember.render", "ember.sim.policies")
+    others = ("ember.agent", "ember.stats", "ember.generate", "ember.render")
     code = (
         "import sys\n"
         "from ember.cli import build_parser, command_named\n"

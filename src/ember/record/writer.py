@@ -21,6 +21,8 @@ from ..canonical import (
     RECORD_TAIL,
     canonical_json,
 )
+from ..sim.loop import resolve_policy, run_policy
+from ..sim.policies import is_builtin
 from ..sim.simulator import Simulator
 from .output import open_record_output
 
@@ -73,9 +75,6 @@ def run_episode(scenario, policy, seed, out):
     it ends in ``.gz``, zstd when ``.zst``: ``output.open_record_output``)
     or a binary file.
     """
-    from ..sim.loop import resolve_policy, run_policy  # the policies: not imported by readers of records
-    from ..sim.policies import is_builtin
-
     # A built-in policy only reads its observations and the writer only encodes: lists may be shared.
     simulator = Simulator(scenario, seed, shared_lists=is_builtin(policy))
     policy = resolve_policy(policy, simulator)  # an unknown name opens no file
