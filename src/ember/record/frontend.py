@@ -68,10 +68,7 @@ class CanonicalLines:
                 self._keep(chunk[start:])
                 break
             if self.partial:
-                self.partial.append(chunk[start : newline + 1])
-                line = b"".join(self.partial)
-                self.partial, self.partial_size = [], 0
-                self._line(line, 0, len(line))
+                self._joined_line(chunk, start, newline)
             else:
                 self._line(chunk, start, newline + 1)  # in place: the line is sliced once, if at all
             start = newline + 1
@@ -152,10 +149,42 @@ class CanonicalLines:
         comma = end > start and data[end - 1] == _COMMA
         if comma:
             end -= 1
-        if data.startswith(STEP_LINE_START, start, end) and self.take_line(self.step_index, data[start:end]):
-            self.step_index += 1
-            self.placeholder_filter.taken = self.step_index
-            self.placeholders.append(b"0,\n" if comma else b"0\n")
+        if data.startswith(STEP_LINE_START, start, end) and self._take(data[start:end], comma):
             return
+        self._leave(data[start:stop])
+
+    def _joined_line(self, chunk, start, newline):
+        """The line held in ``partial`` and ended by ``chunk[start : newline + 1]``.
+
+        Its pieces are joined once, without the separator, into the bytes
+        ``take_line`` gets: a step line is several chunks long on a large
+        floor, and a second copy of it would be a second copy of the record.
+        """
+        self.line_number += 1
+        end = newline
+        comma = end > start and chunk[end - 1] == _COMMA
+        if comma:
+            end -= 1
+        elif end == start and self.partial[-1].endswith(b","):  # the comma ended the previous chunk
+            comma = True
+            self.partial[-1] = self.partial[-1][:-1]
+        self.partial.append(chunk[start:end])
+        body = b"".join(self.partial)
+        self.partial, self.partial_size = [], 0
+        if body.startswith(STEP_LINE_START) and self._take(body, comma):
+            return
+        self._leave(body + (b",\n" if comma else b"\n"))
+
+    def _take(self, body, comma):
+        """Ask ``take_line`` for the next step's line ``body``; a placeholder in its place if taken."""
+        if not self.take_line(self.step_index, body):
+            return False
+        self.step_index += 1
+        self.placeholder_filter.taken = self.step_index
+        self.placeholders.append(b"0,\n" if comma else b"0\n")
+        return True
+
+    def _leave(self, line):
+        """Leave the fast path at ``line`` (whole, with its separator): the strict reader from here on."""
         self.active = False
-        self._to_parser(data[start:stop])
+        self._to_parser(line)

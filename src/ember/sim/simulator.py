@@ -206,7 +206,10 @@ class BurningText:
         return 1 + self.cell_bytes if self.rows else 2
 
     def occurs_at(self, data, at):
-        """Whether ``data`` holds ``json()`` at offset ``at`` (compared in place, row by row)."""
+        """Whether ``data`` holds ``json()`` at offset ``at`` (compared in place, row by row, unless
+        the joined text is at hand: no new fire since it was last made)."""
+        if self.text is not None:
+            return data.startswith(self.text, at)
         if not self.rows:
             return data.startswith(b"[]", at)
         if not data.startswith(b"[", at):
