@@ -229,6 +229,23 @@ def _exposure_sum(histogram):
     return exact_sum((count, d) for d, count in histogram.items())
 
 
+def exposure_floats(histograms):
+    """``float(_exposure_sum(h))`` for each histogram {distance d > 0: count}, over one common denominator.
+
+    A large floor has a thousand people with up to a few hundred distances
+    each: one lcm for all and one quotient per distance, where a sum per
+    person takes an lcm per person.  The float is the same: int / int is
+    correctly rounded, as ``float(Fraction)`` is (which divides its reduced
+    numerator and denominator: the same rational).
+    """
+    distances = set().union(*histograms)
+    if not distances:
+        return [0.0] * len(histograms)
+    common = lcm(*distances)
+    share = {d: common // d for d in distances}
+    return [sum(count * share[d] for d, count in histogram.items()) / common for histogram in histograms]
+
+
 def fire_exposure_family(exposure):
     """metrics.md §8."""
     _invariant(0 not in exposure.histogram, "an active person stands on a burning cell (fire distance 0).")
@@ -297,6 +314,7 @@ def people_family(outcome, last, resolutions, movement, replanning, exposure, lo
     scenario, status = outcome.scenario, outcome.status
     grid = scenario.grid
     efficiency, detour = _efficiencies(outcome, movement, lower)
+    exposures = exposure_floats(exposure.person_histogram)  # no distance 0: fire_exposure_family checked
     people = {}
     for i, pid in enumerate(outcome.ids):
         histogram = exposure.person_histogram[i]
@@ -318,6 +336,6 @@ def people_family(outcome, last, resolutions, movement, replanning, exposure, lo
             "path_efficiency": _float(efficiency[i]),
             "detour_ratio": _float(detour[i]),
             "min_fire_distance": min(histogram) if histogram else None,
-            "fire_exposure": float(_exposure_sum(histogram)),
+            "fire_exposure": exposures[i],
         }
     return people
