@@ -80,3 +80,54 @@ def assert_none_left(tag, timeout=30):
             with contextlib.suppress(OSError):
                 os.kill(pid, 9)
         raise AssertionError(f"processes of the campaign left alive: {left}") from None
+
+
+#: A python policy module whose ``make`` starts a daemon: a child that leaves the session, then a
+#: grandchild that child abandons.  ``make`` returns only once its daemon runs and has written its
+#: pid to ``daemon-of-<episode process pid>.pid`` beside the module: every episode leaves one to look for.
+DAEMON_POLICY = """
+import os, pathlib, time
+from ember.sim.policies import GreedyPolicy
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def make(scenario):
+    mine = HERE / f"daemon-of-{os.getpid()}.pid"
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            part = mine.with_suffix(".tmp")
+            part.write_text(str(os.getpid()))
+            os.replace(part, mine)
+            while True:
+                time.sleep(1)
+        os._exit(0)
+    while not mine.exists():
+        time.sleep(0.01)
+    return GreedyPolicy(scenario)
+"""
+
+
+def daemon_pids(folder):
+    """The pids the daemons of ``DAEMON_POLICY`` in ``folder`` wrote."""
+    return [int(path.read_text()) for path in sorted(folder.glob("daemon-*.pid"))]
+
+
+def alive(pid):
+    """True while ``pid`` runs (a zombie has ended)."""
+    return _state(pid) not in (None, "Z", "X")
+
+
+def assert_daemons_ended(folder, expected, timeout=30):
+    """``expected`` daemons were started from ``folder``, and every one of them has ended."""
+    pids = daemon_pids(folder)
+    assert len(pids) == expected, f"expected {expected} daemons to have started, found {len(pids)}"
+    try:
+        wait_for(lambda: not any(map(alive, pids)), timeout=timeout, what="every daemon to end")
+    except AssertionError:
+        left = [pid for pid in pids if alive(pid)]
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+        raise AssertionError(f"daemons started by the policy left alive: {left}") from None

@@ -2,9 +2,11 @@
 
 Foreign code (an agent, a python policy) runs in an *episode process*: the
 leader of its own session, so its process group and session id are its
-pid.  Ending an episode ends that whole session, also the processes that
-left its group, and, in a local worker (a child subreaper), every orphan
-that was reparented to the worker.  The kernel's parent-death signal
+pid, and a child subreaper, so every orphan of its tree is reparented to
+it; it never exits by itself, but waits to be ended.  Ending an episode
+stops its leader, ends the whole tree under it (also the processes that
+left its session) and then the leader, and, in a local worker (a child
+subreaper too), every orphan that was reparented to the worker.  The kernel's parent-death signal
 (``PR_SET_PDEATHSIG``) makes each process die, or clean up and exit, when
 the process that started it dies, however it dies (SIGKILL included).
 
@@ -151,20 +153,32 @@ def _await_exit(pid, timeout):
 def end_session(leader, adopted=False, deadline_s=END_SESSION_S):
     """SIGKILL every process of the session (and group) that ``leader`` leads, and every descendant of it.
 
-    Descendants are found through the parent links of the whole process
-    table, so a process that left the session (``setsid``) is found too
-    while its parent lives.  With ``adopted`` (this process is a child
-    subreaper) every descendant of this process is ended as well: orphans
-    of the episode were reparented here, whatever session they chose; the
-    exited ones are reaped, except ``leader`` itself, which its starter
-    collects.  Repeats until a round finds nothing alive, for at most
-    ``deadline_s``; every round kills what it found, the last one included.
+    The leader and its group are stopped first (SIGSTOP) and the leader is
+    killed last: a stopped process forks nothing more, and a leader that is
+    a child subreaper (an episode process is one) holds every orphan of its
+    tree, whatever session the orphan chose, for as long as it lives, so
+    its whole tree is found through the parent links of the process table.
+    With ``adopted`` (this process is a child subreaper too) every
+    descendant of this process is ended as well: orphans of a leader that
+    died first were reparented here; the exited ones are reaped, except
+    ``leader`` itself, which its starter collects.  Each sweep repeats until
+    a round finds nothing alive, for at most ``deadline_s`` in all; every
+    round kills what it found, the last one included.
     """
     me = os.getpid()
     stop = time.monotonic() + deadline_s
+    kill_group(leader, signal.SIGSTOP)
+    _kill(leader, signal.SIGSTOP)
+    _sweep(leader, me, adopted, stop, spare_leader=True)
     kill_group(leader)
     _kill(leader)
-    _await_exit(leader, deadline_s)  # a round while it is still dying would only have to wait
+    _await_exit(leader, max(stop - time.monotonic(), 0))  # a round while it is still dying would only have to wait
+    _sweep(leader, me, adopted, stop, spare_leader=False)
+
+
+def _sweep(leader, me, adopted, stop, spare_leader):
+    """Kill, round after round, the leader's session, group and descendants (and this process's with
+    ``adopted``) until a round finds none alive (but the leader, when ``spare_leader``), or ``stop``."""
     roots = (leader, me) if adopted else (leader,)
     while True:
         table = process_table()
@@ -179,7 +193,7 @@ def end_session(leader, adopted=False, deadline_s=END_SESSION_S):
                     stack.append(pid)
         alive = []
         for info in table:
-            if info.pid in (me, 1):
+            if info.pid in (me, 1) or (spare_leader and info.pid == leader):
                 continue
             if info.state in ("Z", "X"):
                 if adopted and info.ppid == me and info.pid != leader:
