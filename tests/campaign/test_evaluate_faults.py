@@ -20,6 +20,7 @@ from helpers.campaign_processes import (
     assert_daemons_ended,
     assert_none_left,
     copy_greedy_agent,
+    daemon_pids,
     ember_command,
     new_tag,
     run_env,
@@ -232,6 +233,39 @@ def test_a_daemon_started_by_a_python_policy_is_ended_with_its_episode(tmp_path)
     assert done.returncode == 0, done.stderr
     assert [row["status"] for row in read_rows(tmp_path / "res")] == ["ok"] * 3
     assert_daemons_ended(folder, expected=3, timeout=5)
+    assert_none_left(tag)
+
+
+def test_a_daemon_started_by_a_python_policy_is_ended_when_its_worker_is_killed(tmp_path):
+    # Regression (issue 19): the worker killed by SIGKILL takes its episode process with it (the
+    # parent-death signal), and the daemon, in a session of its own, went to init: nobody ended it.
+    folder = write_files(
+        tmp_path / "c",
+        {
+            "daemon.py": DAEMON_POLICY,
+            "campaign.toml": 'campaign = "d"\nseeds = [0]\nscenarios = ["builtin:small-room"]\n'
+            '[[policies]]\nname = "daemon"\npython = "daemon:slow"\n',
+        },
+    )
+    tag = new_tag()
+    process = subprocess.Popen(
+        ember_command("evaluate", folder / "campaign.toml", "-o", tmp_path / "res", "--workers", "1"),
+        env=run_env(tag),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for(lambda: daemon_pids(folder), what="the first daemon")
+        workers = _workers_of(process.pid)
+        assert len(workers) == 1
+        os.kill(workers[0], signal.SIGKILL)
+        _, err = process.communicate(timeout=300)
+    finally:
+        process.kill()
+        process.wait(60)
+    assert process.returncode == 0, err
+    assert [row["status"] for row in read_rows(tmp_path / "res")] == ["ok"]  # the attempt lost, then run again
+    assert_daemons_ended(folder, expected=2, timeout=5)
     assert_none_left(tag)
 
 

@@ -106,6 +106,17 @@ def make(scenario):
     while not mine.exists():
         time.sleep(0.01)
     return GreedyPolicy(scenario)
+
+
+def slow(scenario):
+    # The same daemon, then a tenth of a second a step: an episode long enough to kill its worker in.
+    greedy = make(scenario)
+
+    def policy(observation):
+        time.sleep(0.1)
+        return greedy(observation)
+
+    return policy
 """
 
 

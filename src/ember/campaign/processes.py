@@ -26,6 +26,7 @@ import time
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
 #: How long ending a session may keep trying (a process forking as fast as it is killed).
 END_SESSION_S = 5.0
 _ROUND_PAUSE_S = 0.01
@@ -54,6 +55,26 @@ def become_subreaper():
     """Make this process adopt its orphaned descendants (Linux); False if unsupported."""
     prctl = _libc_prctl()
     return bool(prctl) and prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def stop_being_subreaper():
+    prctl = _libc_prctl()
+    return bool(prctl) and prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) == 0
+
+
+def is_subreaper():
+    """True when this process already adopts its orphaned descendants."""
+    prctl = _libc_prctl()
+    if not prctl:
+        return False
+    flag = ctypes.c_int(0)
+    return prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value != 0
+
+
+def children():
+    """The pids of this process's live children."""
+    me = os.getpid()
+    return {info.pid for info in process_table() if info.ppid == me and info.state not in ("Z", "X")}
 
 
 class ProcessInfo:
@@ -227,6 +248,42 @@ def end_descendants(deadline_s=END_SESSION_S):
             for pid in children.get(stack.pop(), ()):
                 alive.append(pid)
                 stack.append(pid)
+        if not alive:
+            return
+        for pid in alive:
+            _kill(pid)
+        if time.monotonic() > stop:
+            return
+        time.sleep(_ROUND_PAUSE_S)
+
+
+def end_orphans(keep, deadline_s=END_SESSION_S):
+    """SIGKILL what this process (a child subreaper) adopted: each live child outside ``keep`` and outside
+    this process's session, with all its descendants; repeats until none is alive, at most ``deadline_s``.
+
+    Every process EMBER starts in a session of its own is an episode's (an episode process leads
+    one), so a child in another session that is not in ``keep`` came here as an orphan of an
+    episode whose worker died.  The children are never reaped: those this process started are
+    collected by their owners (a reaped worker would leave its pool waiting).
+    """
+    me, session = os.getpid(), os.getsid(0)
+    stop = time.monotonic() + deadline_s
+    while True:
+        table = process_table()
+        below = {}
+        for info in table:
+            if info.state not in ("Z", "X"):
+                below.setdefault(info.ppid, []).append(info.pid)
+        stack = [
+            info.pid
+            for info in table
+            if info.ppid == me and info.pid not in keep and info.session != session and info.state not in ("Z", "X")
+        ]
+        alive = []
+        while stack:
+            pid = stack.pop()
+            alive.append(pid)
+            stack.extend(below.get(pid, ()))
         if not alive:
             return
         for pid in alive:
