@@ -232,7 +232,7 @@ def test_a_daemon_started_by_a_python_policy_is_ended_with_its_episode(tmp_path)
     done = ember_cli("evaluate", folder / "campaign.toml", "-o", tmp_path / "res", "--workers", "1", env=run_env(tag))
     assert done.returncode == 0, done.stderr
     assert [row["status"] for row in read_rows(tmp_path / "res")] == ["ok"] * 3
-    assert_daemons_ended(folder, expected=3, timeout=5)
+    assert_daemons_ended(folder, expected=3)
     assert_none_left(tag)
 
 
@@ -265,7 +265,7 @@ def test_a_daemon_started_by_a_python_policy_is_ended_when_its_worker_is_killed(
         process.wait(60)
     assert process.returncode == 0, err
     assert [row["status"] for row in read_rows(tmp_path / "res")] == ["ok"]  # the attempt lost, then run again
-    assert_daemons_ended(folder, expected=2, timeout=5)
+    assert_daemons_ended(folder, expected=2)
     assert_none_left(tag)
 
 

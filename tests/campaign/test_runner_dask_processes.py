@@ -99,4 +99,4 @@ def test_a_daemon_started_by_a_python_policy_on_a_dask_worker_is_ended_with_its_
         )
         assert done.returncode == 0, done.stderr
         assert [row["status"] for row in read_rows(tmp_path / "res")] == ["ok"] * 2
-        assert_daemons_ended(folder, expected=2, timeout=5)
+        assert_daemons_ended(folder, expected=2)
