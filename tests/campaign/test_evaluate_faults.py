@@ -17,6 +17,7 @@ import pytest
 
 from helpers.campaign_processes import (
     DAEMON_POLICY,
+    IMPORT_DAEMON_POLICY,
     assert_daemons_ended,
     assert_none_left,
     copy_greedy_agent,
@@ -233,6 +234,25 @@ def test_a_daemon_started_by_a_python_policy_is_ended_with_its_episode(tmp_path)
     assert done.returncode == 0, done.stderr
     assert [row["status"] for row in read_rows(tmp_path / "res")] == ["ok"] * 3
     assert_daemons_ended(folder, expected=3)
+    assert_none_left(tag)
+
+
+def test_a_daemon_started_by_a_python_module_as_it_is_checked_is_ended_with_the_check(tmp_path):
+    # Regression (issue 19): the check of a python policy imports its module in a process of its
+    # own, which exited after its verdict: a daemon the import started went to init.
+    folder = write_files(
+        tmp_path / "c",
+        {
+            "daemon.py": IMPORT_DAEMON_POLICY,
+            "campaign.toml": 'campaign = "d"\nseeds = [0]\nscenarios = ["builtin:small-room"]\n'
+            '[[policies]]\nname = "daemon"\npython = "daemon:make"\n',
+        },
+    )
+    tag = new_tag()
+    done = ember_cli("evaluate", folder / "campaign.toml", "-o", tmp_path / "res", "--workers", "1", env=run_env(tag))
+    assert done.returncode == 0, done.stderr
+    assert [row["status"] for row in read_rows(tmp_path / "res")] == ["ok"]
+    assert_daemons_ended(folder, expected=3)  # the check's import; the episode's import and make
     assert_none_left(tag)
 
 

@@ -84,16 +84,18 @@ def assert_none_left(tag, timeout=30):
 
 #: A python policy module whose ``make`` starts a daemon: a child that leaves the session, then a
 #: grandchild that child abandons.  ``make`` returns only once its daemon runs and has written its
-#: pid to ``daemon-of-<episode process pid>.pid`` beside the module: every episode leaves one to look for.
+#: pid to ``daemon-of-<starter pid>-<n>.pid`` beside the module: every episode leaves one to look for.
 DAEMON_POLICY = """
 import os, pathlib, time
 from ember.sim.policies import GreedyPolicy
 
 HERE = pathlib.Path(__file__).resolve().parent
+STARTED = []
 
 
-def make(scenario):
-    mine = HERE / f"daemon-of-{os.getpid()}.pid"
+def start_daemon():
+    STARTED.append(None)
+    mine = HERE / f"daemon-of-{os.getpid()}-{len(STARTED)}.pid"
     if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
@@ -105,6 +107,10 @@ def make(scenario):
         os._exit(0)
     while not mine.exists():
         time.sleep(0.01)
+
+
+def make(scenario):
+    start_daemon()
     return GreedyPolicy(scenario)
 
 
@@ -118,6 +124,10 @@ def slow(scenario):
 
     return policy
 """
+
+
+#: The same module, starting a daemon as it is imported, too (the campaign's check imports it first).
+IMPORT_DAEMON_POLICY = DAEMON_POLICY + "\nstart_daemon()\n"
 
 
 def daemon_pids(folder):
