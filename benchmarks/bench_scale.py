@@ -16,7 +16,12 @@ busy spell slows the old and the new run of a round alike.
 Cases (``builtin:ember-v1/large-hall-casualty``: 200x200, 1,000 people,
 fire p = 1/4; seed 1):
 
-  sim greedy        ``Simulator`` + greedy to termination, nothing written
+  sim greedy        ``Simulator`` + greedy to termination, nothing written (the public
+                    default: every snapshot and observation made of fresh lists)
+  sim greedy, EMBER's loop
+                    the same episode through ``sim.loop.run_policy`` on a
+                    ``Simulator(shared_lists=True)``, as ``ember run``, ``measure_run``
+                    and campaigns run a built-in policy (the old code: its one loop)
   measure greedy    ``measure_run(scenario, "greedy", 1)``
   measure planner   ``measure_run(scenario, "planner", 1)``
   ember metrics     ``ember metrics SCENARIO RECORD`` on the greedy record
@@ -55,6 +60,7 @@ SMALL = "builtin:long-horizon"
 # name -> (kind, scenario, policy, steps cap or 0, target ratio old/new)
 CASES = {
     "sim greedy": ("sim", LARGE, "greedy", 0, 3.0),
+    "sim greedy, EMBER's loop": ("loop", LARGE, "greedy", 0, 3.0),
     "measure greedy": ("measure", LARGE, "greedy", 0, 4.0),
     "measure planner": ("measure", LARGE, "planner", 0, 4.0),
     "ember metrics": ("metrics", LARGE, "greedy", 0, 3.0),
@@ -95,6 +101,18 @@ def measure(kind, scenario_arg, policy_name, steps):
         policy = make_policy(policy_name, sim.scenario, 1)
         while not sim.terminated:
             sim.step(policy(sim.observe()))
+        done = sim.t
+    elif kind == "loop":
+        try:  # the loop of ember run, measure_run and campaigns: a shared-lists simulator
+            from ember.sim.loop import run_policy
+
+            sim = ember.Simulator(scenario, 1, shared_lists=True)
+            run_policy(sim, policy_name)
+        except ImportError:  # the old code had one loop: the public one above
+            sim = ember.Simulator(scenario, 1)
+            policy = make_policy(policy_name, sim.scenario, 1)
+            while not sim.terminated:
+                sim.step(policy(sim.observe()))
         done = sim.t
     elif kind == "measure":
         result = measure_run(scenario, policy_name, 1)
