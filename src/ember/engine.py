@@ -36,7 +36,7 @@ from .record.writer import writing_record
 from .scenario import compile_scenario
 from .sim.loop import resolve_policy, run_policy
 from .sim.policies import is_builtin
-from .sim.simulator import Simulator, collector_paused
+from .sim.simulator import Simulator, collector_paused, marked_cells
 from .transition import State, Transition, decode_snapshot
 
 REPLAY_PREFIX = "record failed simulator replay verification: "
@@ -99,12 +99,8 @@ class EpisodeEngine:
     def _fill_burning(self, state):
         """Give a replayed state the burning list its replay left out (``ReplayCheck``): the cells
         of the engine's mask, which holds burning(s_{t-1}) until the transition is measured."""
-        cols, burning, cells = self.scenario.grid.cols, self.burning, []
-        cell = burning.find(1)
-        while cell >= 0:
-            cells.append([cell // cols, cell % cols])
-            cell = burning.find(1, cell + 1)
-        state.burning = state.raw["burning"] = cells
+        cols = self.scenario.grid.cols
+        state.burning = state.raw["burning"] = [[cell // cols, cell % cols] for cell in marked_cells(self.burning)]
 
     # -- replayed steps ---------------------------------------------------------
 
