@@ -240,6 +240,30 @@ def _component_array(count, size):
     return array("i", [0]) * size
 
 
+def obstacle_arcs(pattern):
+    """The obstacle arcs round a cell being deleted (``ExitReachability._cut``), from its ring pattern.
+
+    Bit i of ``pattern`` (i = 0..3: N, E, S, W) is a passable 4-neighbour,
+    bit 4 + i a passable diagonal after it (NE, SE, SW, NW).  Between two
+    consecutive passable 4-neighbours the arc is open when they are
+    adjacent and the diagonal between them is passable; every other gap is
+    an obstacle arc.  The same walk as ``_cut``'s, counting only.
+    """
+    seeds = [i for i in range(4) if pattern >> i & 1]
+    arcs = 0
+    for at, i in enumerate(seeds):
+        j = seeds[(at + 1) % len(seeds)]
+        if not (j == (i + 1) & 3 and pattern >> (4 + i) & 1):
+            arcs += 1
+    return arcs
+
+
+#: 1 for each ring pattern with two or more passable 4-neighbours and at most one obstacle arc:
+#: deleting the cell cannot split its component (1 + arcs - distinct arcs pieces = 1), whatever
+#: the obstacles' components, so ``_cut`` needs no find.  The usual cell on a fire front.
+ONE_PIECE = bytes(int(bin(p & 15).count("1") >= 2 and obstacle_arcs(p) <= 1) for p in range(256))
+
+
 class ExitReachability:
     """Which cells still connect to a usable exit (simulator.md §3 rule 6).
 
@@ -475,44 +499,71 @@ class ExitReachability:
                 x + cols - 1 if has_south and has_west else -1,
                 x - cols - 1 if has_north and has_west else -1,
             )
-            orthogonal = (
-                x - cols if has_north else -1,
-                x + 1 if has_east else -1,
-                x + cols if has_south else -1,
-                x - 1 if has_west else -1,
+            ne, se, sw, nw = diagonal
+            pattern = (
+                (ring[0] >= 0)
+                | (ring[1] >= 0) << 1
+                | (ring[2] >= 0) << 2
+                | (ring[3] >= 0) << 3
+                | (ne >= 0 and passable[ne]) << 4
+                | (se >= 0 and passable[se]) << 5
+                | (sw >= 0 and passable[sw]) << 6
+                | (nw >= 0 and passable[nw]) << 7
             )
-            outside = self._outside
-            # Walk the arcs between consecutive seeds: an arc is open when the
-            # seeds are adjacent and the diagonal between them is passable;
-            # otherwise it is an obstacle arc, represented by one of its cells.
-            run = [0, 1, 2, 3]  # seeds joined through open arcs share a run
-            arcs = []  # obstacle component of each obstacle arc
-            for at, i in enumerate(seeds):
-                j = seeds[(at + 1) % len(seeds)]
-                if j == (i + 1) & 3:
-                    d = diagonal[i]
-                    if d >= 0 and passable[d]:
-                        a, b = run[i], run[j]
-                        for at_b in range(4):  # relabel b's run as a's (the ring wraps)
-                            if run[at_b] == b:
-                                run[at_b] = a
-                        continue
-                    arcs.append(self._find(d if d >= 0 else outside))
-                else:
-                    o = orthogonal[(i + 1) & 3]
-                    arcs.append(self._find(o if o >= 0 else outside))
-            splits = len(arcs) - len(set(arcs))
-            if splits == 0:
-                rest = ring[seeds[0]]
+            if ONE_PIECE[pattern]:
+                rest = ring[seeds[0]]  # one obstacle arc at most: no split, no find
             else:
-                runs = {}
-                for i in seeds:
-                    runs.setdefault(run[i], []).append(ring[i])
-                rest = self._split(cid, list(runs.values()), splits)
+                rest = self._pieces(x, cid, ring, seeds, diagonal)
         if exits[cid] == 0:
             if rest >= 0:
                 self._clear(rest)
             self._free.append(cid)
+
+    def _pieces(self, x, cid, ring, seeds, diagonal):
+        """Deleting ``x`` from component ``cid`` with obstacle arcs round it: a cell of the rest.
+
+        The arcs' obstacle components say how many pieces split off (the
+        class doc); ``_split`` separates them.
+        """
+        passable, cols = self.passable, self.grid.cols
+        col = x % cols
+        has_north, has_south = x >= cols, x + cols < self.grid.size
+        has_west, has_east = col > 0, col + 1 < cols
+        orthogonal = (
+            x - cols if has_north else -1,
+            x + 1 if has_east else -1,
+            x + cols if has_south else -1,
+            x - 1 if has_west else -1,
+        )
+        outside = self._outside
+        # Walk the arcs between consecutive seeds: an arc is open when the
+        # seeds are adjacent and the diagonal between them is passable;
+        # otherwise it is an obstacle arc, represented by one of its cells.
+        run = [0, 1, 2, 3]  # seeds joined through open arcs share a run
+        arcs = []  # obstacle component of each obstacle arc
+        for at, i in enumerate(seeds):
+            j = seeds[(at + 1) % len(seeds)]
+            if j == (i + 1) & 3:
+                d = diagonal[i]
+                if d >= 0 and passable[d]:
+                    a, b = run[i], run[j]
+                    for at_b in range(4):  # relabel b's run as a's (the ring wraps)
+                        if run[at_b] == b:
+                            run[at_b] = a
+                    continue
+                arcs.append(self._find(d if d >= 0 else outside))
+            else:
+                o = orthogonal[(i + 1) & 3]
+                arcs.append(self._find(o if o >= 0 else outside))
+        splits = len(arcs) - len(set(arcs))
+        if splits == 0:
+            rest = ring[seeds[0]]
+        else:
+            runs = {}
+            for i in seeds:
+                runs.setdefault(run[i], []).append(ring[i])
+            rest = self._split(cid, list(runs.values()), splits)
+        return rest
 
     def _split(self, cid, runs, splits):
         """Separate the ``splits`` pieces that leave component ``cid``; return a cell of the rest.
