@@ -21,6 +21,7 @@ minimum):
 """
 
 from array import array
+from collections import Counter
 
 from ..accumulator import Accumulator
 from ..grid import FAR, ManhattanField, lower_distances
@@ -67,7 +68,7 @@ class FireExposure(Accumulator):
         self.any_fire = False
         self.states = 0
         self.states_without_fire = 0
-        self.histogram = {}
+        self.histogram = Counter()  # distance -> person-states; ``update`` counts a step's at C speed
         self.person_histogram = [{} for _ in range(n)]
         self._ignite([self.grid.index(row, col) for row, col in initial.burning])
         self._tally(initial)
@@ -99,7 +100,8 @@ class FireExposure(Accumulator):
                 mine = personal[i]
                 mine[d] = mine.get(d, 0) + 1
             return
-        for i, d in zip(active, self.field.at([position[i] for i in active])):
-            histogram[d] = histogram.get(d, 0) + 1
+        distances = self.field.at([position[i] for i in active])
+        histogram.update(distances)
+        for i, d in zip(active, distances):
             mine = personal[i]
             mine[d] = mine.get(d, 0) + 1
