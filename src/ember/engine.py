@@ -123,7 +123,8 @@ class EpisodeEngine:
         step = replayed.step
         t = self.steps + 1
         cur = State(step["snapshot"], replayed.status, replayed.position, replayed.active)
-        ignited = [self.scenario.grid.index(row, col) for row, col in step["ignitions"]]
+        cols = self.scenario.grid.cols
+        ignited = [row * cols + col for row, col in step["ignitions"]]
         self.update(Transition(t, f"$.steps[{t - 1}]", self.prev, step, cur, self.burning, ignited, replayed=True))
 
     # -- the pipeline ---------------------------------------------------------

@@ -31,7 +31,10 @@ class FireSpread:
         # the limit's is comparing the integers, without making one per draw.
         limit = -(-self.threshold // denominator)
         self._certain = limit >= TWO_64  # every u < 2^64 succeeds (N = D, or D beyond 2^64)
-        self._limit = None if self._certain else limit.to_bytes(8, "big")
+        # Padded with 24 zero bytes, the limit compares with the whole 32-byte digest as its first 8
+        # bytes compare with the 8-byte limit (equal first bytes: the digest is not below), without
+        # slicing each digest.
+        self._limit = None if self._certain else limit.to_bytes(8, "big") + bytes(24)
         self.frontier = {}  # frontier cell -> its draw texts after the step, one per burning neighbour
 
     def burn(self, cells, burning):
@@ -70,7 +73,7 @@ class FireSpread:
         ignited = []
         for cell, tails in self.frontier.items():
             for tail in tails:
-                if sha256(prefix + tail).digest()[:8] < limit:
+                if sha256(prefix + tail).digest() < limit:
                     ignited.append(cell)
                     break  # draws have no side effects: one success decides
         ignited.sort()
