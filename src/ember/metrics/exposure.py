@@ -68,7 +68,7 @@ class FireExposure(Accumulator):
         self.any_fire = False
         self.states = 0
         self.states_without_fire = 0
-        self.histogram = Counter()  # distance -> person-states; ``update`` counts a step's at C speed
+        self.histogram = {}  # a plain dict: a Counter's per-item updates (the small grids' loop) are slower
         self.person_histogram = [{} for _ in range(n)]
         self._ignite([self.grid.index(row, col) for row, col in initial.burning])
         self._tally(initial)
@@ -101,7 +101,8 @@ class FireExposure(Accumulator):
                 mine[d] = mine.get(d, 0) + 1
             return
         distances = self.field.at([position[i] for i in active])
-        histogram.update(distances)
+        for d, count in Counter(distances).items():  # a step's distances counted at C speed, then merged
+            histogram[d] = histogram.get(d, 0) + count
         for i, d in zip(active, distances):
             mine = personal[i]
             mine[d] = mine.get(d, 0) + 1
