@@ -437,13 +437,20 @@ def nearest_door(fields, cell):
     bound, which rises until some field shows that distance exactly.
     """
     while True:
-        bounds = [field.lower_bound(cell) for field in fields]
-        low = min(bounds)
+        low, bounds = FAR, []
+        for field in fields:
+            d = field.dist[cell]
+            if d < 0:  # LazyExitDistances.lower_bound, written out: this runs per person and door
+                d = FAR if d == UNREACHABLE else field.level + 1
+            bounds.append(d)
+            if d < low:
+                low = d
         if low == FAR:
             return None
         for k, field in enumerate(fields):
             if bounds[k] == low:
-                field.settle_to(low)
+                if field.level < low:
+                    field.settle_to(low)
                 if field.dist[cell] == low:
                     return k, low  # the first field at the smallest distance: every earlier one is farther
 
