@@ -4,7 +4,7 @@ import subprocess
 import sys
 import time
 
-from ember.campaign.processes import end_session
+from ember.campaign.processes import end_orphans, end_session
 
 # A session leader whose child moved to a process group of its own (still in the session), so
 # that only the sweep over the process table, not the group kill, can find it.
@@ -45,3 +45,59 @@ def test_regression_a_spent_deadline_still_kills_what_the_round_found():
         leader.wait(30)
         if _alive(child):
             subprocess.run(["kill", "-9", str(child)], check=False)
+
+
+# A child subreaper leading its session: its child calls setsid and forks a daemon, then exits, so
+# the daemon is in no session or group of the leader's, and its parent is the leader.
+SUBREAPER_LEADER = """
+import ctypes, ctypes.util, os, sys, time
+ctypes.CDLL(ctypes.util.find_library("c") or None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+read, write = os.pipe()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.write(write, b"%d\\n" % os.getpid())
+        time.sleep(120)
+        os._exit(0)
+    os._exit(0)
+daemon = os.read(read, 64)
+time.sleep(0.5)  # the daemon's parent has exited by now: the daemon is this process's child
+sys.stdout.write(daemon.decode())
+sys.stdout.flush()
+time.sleep(120)
+"""
+
+
+def test_regression_the_leader_is_killed_after_its_tree():
+    # Defect: the leader was killed first, so the daemons it had adopted went to init (or a
+    # subreaper that does not look for them) before the sweep could find them by their parent.
+    leader = subprocess.Popen([sys.executable, "-c", SUBREAPER_LEADER], start_new_session=True, stdout=subprocess.PIPE)
+    daemon = int(leader.stdout.readline())
+    try:
+        assert _alive(daemon)
+        end_session(leader.pid)
+        stop = time.monotonic() + 30
+        while _alive(daemon) and time.monotonic() < stop:
+            time.sleep(0.05)
+        assert not _alive(daemon), "the daemon the leader adopted outlived end_session"
+        assert leader.wait(30) == -9
+    finally:
+        leader.kill()
+        leader.wait(30)
+        if _alive(daemon):
+            subprocess.run(["kill", "-9", str(daemon)], check=False)
+
+
+def test_end_orphans_ends_children_in_other_sessions_only_and_spares_those_kept():
+    sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
+    orphan = subprocess.Popen(sleeper, start_new_session=True)  # stands for an adopted orphan
+    kept = subprocess.Popen(sleeper, start_new_session=True)
+    same_session = subprocess.Popen(sleeper)  # a worker of ours: the command's session
+    try:
+        end_orphans({kept.pid})
+        assert orphan.wait(30) == -9
+        assert kept.poll() is None and same_session.poll() is None
+    finally:
+        for process in (orphan, kept, same_session):
+            process.kill()
+            process.wait(30)

@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from helpers.campaign_processes import DAEMON_POLICY, assert_daemons_ended, write_files
 from helpers.campaigns import ember_cli, read_rows, wait_for, without_timing, write_campaign
 from helpers.dask_processes import dask_processes
 from helpers.ranking_results import assert_same
@@ -78,3 +79,24 @@ def test_a_dask_worker_process_killed_by_pid_mid_run_changes_no_row(tmp_path):
     rows = read_rows(results)
     assert len(rows) == 2 * SEEDS and all(row["status"] == "ok" for row in rows)
     assert_same(without_timing(rows), without_timing(read_rows(local)))
+
+
+def test_a_daemon_started_by_a_python_policy_on_a_dask_worker_is_ended_with_its_episode(tmp_path):
+    # Regression (issue 19): a Dask worker adopts no orphan (it is no child subreaper), so a daemon
+    # that left its episode's session was reparented to init and outlived the campaign.
+    pytest.importorskip("distributed")
+    folder = write_files(
+        tmp_path / "c",
+        {
+            "daemon.py": DAEMON_POLICY,
+            "campaign.toml": 'campaign = "d"\nseeds = [0, 1]\nscenarios = ["builtin:small-room"]\n'
+            '[[policies]]\nname = "daemon"\npython = "daemon:make"\n',
+        },
+    )
+    with dask_processes(tmp_path / "cluster", workers=1) as cluster:
+        done = ember_cli(
+            "evaluate", folder / "campaign.toml", "-o", tmp_path / "res", "--scheduler", cluster.address, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        assert [row["status"] for row in read_rows(tmp_path / "res")] == ["ok"] * 2
+        assert_daemons_ended(folder, expected=2)

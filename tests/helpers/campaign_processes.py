@@ -80,3 +80,75 @@ def assert_none_left(tag, timeout=30):
             with contextlib.suppress(OSError):
                 os.kill(pid, 9)
         raise AssertionError(f"processes of the campaign left alive: {left}") from None
+
+
+#: A python policy module whose ``make`` starts a daemon: a child that leaves the session, then a
+#: grandchild that child abandons.  ``make`` returns only once its daemon runs and has written its
+#: pid to ``daemon-of-<starter pid>-<n>.pid`` beside the module: every episode leaves one to look for.
+DAEMON_POLICY = """
+import os, pathlib, time
+from ember.sim.policies import GreedyPolicy
+
+HERE = pathlib.Path(__file__).resolve().parent
+STARTED = []
+
+
+def start_daemon():
+    STARTED.append(None)
+    mine = HERE / f"daemon-of-{os.getpid()}-{len(STARTED)}.pid"
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            part = mine.with_suffix(".tmp")
+            part.write_text(str(os.getpid()))
+            os.replace(part, mine)
+            while True:
+                time.sleep(1)
+        os._exit(0)
+    while not mine.exists():
+        time.sleep(0.01)
+
+
+def make(scenario):
+    start_daemon()
+    return GreedyPolicy(scenario)
+
+
+def slow(scenario):
+    # The same daemon, then a tenth of a second a step: an episode long enough to kill its worker in.
+    greedy = make(scenario)
+
+    def policy(observation):
+        time.sleep(0.1)
+        return greedy(observation)
+
+    return policy
+"""
+
+
+#: The same module, starting a daemon as it is imported, too (the campaign's check imports it first).
+IMPORT_DAEMON_POLICY = DAEMON_POLICY + "\nstart_daemon()\n"
+
+
+def daemon_pids(folder):
+    """The pids the daemons of ``DAEMON_POLICY`` in ``folder`` wrote."""
+    return [int(path.read_text()) for path in sorted(folder.glob("daemon-*.pid"))]
+
+
+def alive(pid):
+    """True while ``pid`` runs (a zombie has ended)."""
+    return _state(pid) not in (None, "Z", "X")
+
+
+def assert_daemons_ended(folder, expected, timeout=30):
+    """``expected`` daemons were started from ``folder``, and every one of them has ended."""
+    pids = daemon_pids(folder)
+    assert len(pids) == expected, f"expected {expected} daemons to have started, found {len(pids)}"
+    try:
+        wait_for(lambda: not any(map(alive, pids)), timeout=timeout, what="every daemon to end")
+    except AssertionError:
+        left = [pid for pid in pids if alive(pid)]
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+        raise AssertionError(f"daemons started by the policy left alive: {left}") from None

@@ -8,7 +8,9 @@ after it (as in the workers).  Its standard streams go to /dev/null: a
 module that prints at import reaches neither the leaderboard nor the
 error output.  The verdict comes back as JSON on a pipe of its own.  A
 module that exits, crashes or hangs while it imports is reported as not
-importing; whatever the check started is ended with its session.
+importing.  The check is a child subreaper and waits, after its verdict,
+to be ended: whatever the import started, a daemon in a session of its own
+included, is ended with it (``processes.end_session``).
 """
 
 import contextlib
@@ -30,9 +32,13 @@ del sys.path[0]  # the working directory: a file there must not stand in for jso
 import os, json
 write, finish, dumps = os.write, os._exit, json.dumps
 fd, parent, folder, module_name, name = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+import time
+sleep = time.sleep
 try:
     import ctypes, ctypes.util
-    ctypes.CDLL(ctypes.util.find_library("c") or None).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    prctl = ctypes.CDLL(ctypes.util.find_library("c") or None).prctl
+    prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: what the import starts and abandons comes back here
 except Exception:
     pass
 if os.getppid() != parent:
@@ -40,9 +46,15 @@ if os.getppid() != parent:
 sys.path[:] = [folder] + json.loads(sys.argv[6])
 
 def say(**verdict):
-    data = dumps(verdict).encode()
-    while data:
-        data = data[write(fd, data):]
+    # One line; then wait to be ended, never exit: alive, this process holds what the import started.
+    data = dumps(verdict).encode() + b"\n"
+    try:
+        while data:
+            data = data[write(fd, data):]
+        while True:
+            sleep(3600)
+    except BaseException:
+        pass
     finish(0)
 
 def text(exc):
@@ -111,9 +123,12 @@ def check_python_source(module_name, name, folder, timeout):
 
 
 def _verdict(fd, process, timeout):
-    """(bytes read, True) once the check has ended or closed its pipe; (bytes, False) after ``timeout``.
+    """(bytes read, True) once the check has sent its line, ended or closed its pipe; (bytes, False) after
+    ``timeout``.
 
     Its end is watched as well as the pipe's: a process the module started may hold the pipe open.
+    The check does not exit after its verdict (it waits to be ended with its session), so the line's
+    end is what says it is complete.
     """
     data = b""
     deadline = time.monotonic() + timeout
@@ -136,6 +151,8 @@ def _verdict(fd, process, timeout):
                     if not chunk:
                         return data, True
                     data += chunk
+                    if b"\n" in chunk:
+                        return data, True
         finally:
             if exit_fd is not None:
                 os.close(exit_fd)

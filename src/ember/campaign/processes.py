@@ -2,9 +2,11 @@
 
 Foreign code (an agent, a python policy) runs in an *episode process*: the
 leader of its own session, so its process group and session id are its
-pid.  Ending an episode ends that whole session, also the processes that
-left its group, and, in a local worker (a child subreaper), every orphan
-that was reparented to the worker.  The kernel's parent-death signal
+pid, and a child subreaper, so every orphan of its tree is reparented to
+it; it never exits by itself, but waits to be ended.  Ending an episode
+stops its leader, ends the whole tree under it (also the processes that
+left its session) and then the leader, and, in a local worker (a child
+subreaper too), every orphan that was reparented to the worker.  The kernel's parent-death signal
 (``PR_SET_PDEATHSIG``) makes each process die, or clean up and exit, when
 the process that started it dies, however it dies (SIGKILL included).
 
@@ -24,6 +26,7 @@ import time
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
 #: How long ending a session may keep trying (a process forking as fast as it is killed).
 END_SESSION_S = 5.0
 _ROUND_PAUSE_S = 0.01
@@ -52,6 +55,26 @@ def become_subreaper():
     """Make this process adopt its orphaned descendants (Linux); False if unsupported."""
     prctl = _libc_prctl()
     return bool(prctl) and prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def stop_being_subreaper():
+    prctl = _libc_prctl()
+    return bool(prctl) and prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) == 0
+
+
+def is_subreaper():
+    """True when this process already adopts its orphaned descendants."""
+    prctl = _libc_prctl()
+    if not prctl:
+        return False
+    flag = ctypes.c_int(0)
+    return prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value != 0
+
+
+def children():
+    """The pids of this process's live children."""
+    me = os.getpid()
+    return {info.pid for info in process_table() if info.ppid == me and info.state not in ("Z", "X")}
 
 
 class ProcessInfo:
@@ -151,20 +174,32 @@ def _await_exit(pid, timeout):
 def end_session(leader, adopted=False, deadline_s=END_SESSION_S):
     """SIGKILL every process of the session (and group) that ``leader`` leads, and every descendant of it.
 
-    Descendants are found through the parent links of the whole process
-    table, so a process that left the session (``setsid``) is found too
-    while its parent lives.  With ``adopted`` (this process is a child
-    subreaper) every descendant of this process is ended as well: orphans
-    of the episode were reparented here, whatever session they chose; the
-    exited ones are reaped, except ``leader`` itself, which its starter
-    collects.  Repeats until a round finds nothing alive, for at most
-    ``deadline_s``; every round kills what it found, the last one included.
+    The leader and its group are stopped first (SIGSTOP) and the leader is
+    killed last: a stopped process forks nothing more, and a leader that is
+    a child subreaper (an episode process is one) holds every orphan of its
+    tree, whatever session the orphan chose, for as long as it lives, so
+    its whole tree is found through the parent links of the process table.
+    With ``adopted`` (this process is a child subreaper too) every
+    descendant of this process is ended as well: orphans of a leader that
+    died first were reparented here; the exited ones are reaped, except
+    ``leader`` itself, which its starter collects.  Each sweep repeats until
+    a round finds nothing alive, for at most ``deadline_s`` in all; every
+    round kills what it found, the last one included.
     """
     me = os.getpid()
     stop = time.monotonic() + deadline_s
+    kill_group(leader, signal.SIGSTOP)
+    _kill(leader, signal.SIGSTOP)
+    _sweep(leader, me, adopted, stop, spare_leader=True)
     kill_group(leader)
     _kill(leader)
-    _await_exit(leader, deadline_s)  # a round while it is still dying would only have to wait
+    _await_exit(leader, max(stop - time.monotonic(), 0))  # a round while it is still dying would only have to wait
+    _sweep(leader, me, adopted, stop, spare_leader=False)
+
+
+def _sweep(leader, me, adopted, stop, spare_leader):
+    """Kill, round after round, the leader's session, group and descendants (and this process's with
+    ``adopted``) until a round finds none alive (but the leader, when ``spare_leader``), or ``stop``."""
     roots = (leader, me) if adopted else (leader,)
     while True:
         table = process_table()
@@ -179,7 +214,7 @@ def end_session(leader, adopted=False, deadline_s=END_SESSION_S):
                     stack.append(pid)
         alive = []
         for info in table:
-            if info.pid in (me, 1):
+            if info.pid in (me, 1) or (spare_leader and info.pid == leader):
                 continue
             if info.state in ("Z", "X"):
                 if adopted and info.ppid == me and info.pid != leader:
@@ -213,6 +248,42 @@ def end_descendants(deadline_s=END_SESSION_S):
             for pid in children.get(stack.pop(), ()):
                 alive.append(pid)
                 stack.append(pid)
+        if not alive:
+            return
+        for pid in alive:
+            _kill(pid)
+        if time.monotonic() > stop:
+            return
+        time.sleep(_ROUND_PAUSE_S)
+
+
+def end_orphans(keep, deadline_s=END_SESSION_S):
+    """SIGKILL what this process (a child subreaper) adopted: each live child outside ``keep`` and outside
+    this process's session, with all its descendants; repeats until none is alive, at most ``deadline_s``.
+
+    Every process EMBER starts in a session of its own is an episode's (an episode process leads
+    one), so a child in another session that is not in ``keep`` came here as an orphan of an
+    episode whose worker died.  The children are never reaped: those this process started are
+    collected by their owners (a reaped worker would leave its pool waiting).
+    """
+    me, session = os.getpid(), os.getsid(0)
+    stop = time.monotonic() + deadline_s
+    while True:
+        table = process_table()
+        below = {}
+        for info in table:
+            if info.state not in ("Z", "X"):
+                below.setdefault(info.ppid, []).append(info.pid)
+        stack = [
+            info.pid
+            for info in table
+            if info.ppid == me and info.pid not in keep and info.session != session and info.state not in ("Z", "X")
+        ]
+        alive = []
+        while stack:
+            pid = stack.pop()
+            alive.append(pid)
+            stack.extend(below.get(pid, ()))
         if not alive:
             return
         for pid in alive:

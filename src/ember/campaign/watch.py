@@ -5,7 +5,10 @@ Foreign code never runs in a process EMBER needs.  Each attempt of an
 by the worker (``watch_episode``), which stays EMBER's own and watches it:
 
 - the episode process leads its own session, and dies with the worker
-  (``PR_SET_PDEATHSIG``); an agent it starts is in that session;
+  (``PR_SET_PDEATHSIG``); an agent it starts is in that session; it is a
+  child subreaper (what the policy starts and abandons is reparented to
+  it, whatever session it chose) and, once its result is sent, it waits
+  to be ended instead of exiting;
 - it announces each answer on a control pipe (``begin``/``end`` with the
   step number) and sends its result there; the watcher gives each answer
   ``step_timeout`` seconds (the agent's own timer answers first: it has a
@@ -439,13 +442,28 @@ def episode_process_main(spec, control, out_fd, err_fd):  # pragma: no cover - r
         with contextlib.suppress(BaseException):
             payload = json.dumps(outcome).encode()
             _write_all(control, _FRAME.pack(b"R", len(payload)) + payload)
-        os._exit(0)  # never the interpreter's exit: it would wait for the policy's threads
+        _await_end()
+
+
+def _await_end():  # pragma: no cover - runs in the episode process
+    """Wait to be ended by the watcher (or with it: the parent-death signal), never exit by ourselves.
+
+    Alive, this process holds the orphans of its tree (it is their child subreaper), so the watcher
+    finds every one; if it exited, they would go to a process that may not look for them (init).
+    """
+    with contextlib.suppress(BaseException):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        while True:
+            time.sleep(3600)
+    os._exit(0)  # never the interpreter's exit: it would wait for the policy's threads
 
 
 def _set_apart(spec, control, out_fd, err_fd):
     if os.getsid(0) != os.getpid():
         os.setsid()
     processes.set_parent_death_signal(signal.SIGKILL)
+    processes.become_subreaper()  # what the policy starts and abandons stays ours to end (module doc)
     if os.getppid() != spec["parent"]:
         os._exit(1)  # the worker died before we could ask to die with it
     # The worker's handlers are not ours: a signal now does what it does to any program.

@@ -19,6 +19,11 @@ A worker (``_init_worker``):
 - has its standard output on /dev/null: nothing a worker or an episode
   writes can reach the leaderboard.
 
+The command is a child subreaper while it runs local workers: when a
+worker is killed, its episode process dies with it, and what that episode
+left in sessions of their own comes to the command, which ends it as soon
+as the pool is retired (``processes.end_orphans``).
+
 A killed worker breaks the whole pool (every pending future fails with
 ``BrokenProcessPool``, at ``submit`` too).  The runner then takes every
 future of the pool, lets the pool end (bounded: stragglers are
@@ -40,6 +45,7 @@ import signal
 import struct
 import threading
 import time
+from multiprocessing import resource_tracker
 
 from ..errors import CampaignError, ResultsIOError
 from . import processes
@@ -135,6 +141,11 @@ class LocalRunner:
         self._sessions = {}  # leader -> worker pid: episode sessions not yet ended
         self._dead = set()  # the workers of the pool retired last
         self._fruitless = 0
+        # The command adopts the orphans of an episode whose worker died (its episode process dies
+        # with the worker, and what it left would go to init); what it had before is not theirs.
+        resource_tracker.ensure_running()  # the pool's own helper, started now so that it is kept
+        self._keep = processes.children()
+        self._adopting = not processes.is_subreaper() and processes.become_subreaper()
 
     # -- events ----------------------------------------------------------------------
 
@@ -252,6 +263,7 @@ class LocalRunner:
             self._fruitless = 0
         self._ready = set()
         self._end_sessions()
+        self._end_orphans()
 
     def _stop(self, executor, terminate, grace=CLOSE_GRACE_S):
         """Shut ``executor`` down, bounded: ``grace`` (after SIGTERM with ``terminate``), then SIGTERM, SIGKILL."""
@@ -281,6 +293,12 @@ class LocalRunner:
             processes.end_session(leader)
             self._sessions.pop(leader, None)
 
+    def _end_orphans(self):
+        """End what the episodes of dead workers left with this process; with no pool running
+        (every worker of ours has ended), any other child outside the command's session is such."""
+        if self._adopting or processes.is_subreaper():
+            processes.end_orphans(self._keep | {child.pid for child in multiprocessing.active_children()})
+
     def close(self, terminate=False):
         """Stop the workers (at once with ``terminate``) and end every episode session left; bounded."""
         executor, self._executor = self._executor, None
@@ -288,6 +306,10 @@ class LocalRunner:
         if executor is not None:
             self._stop(executor, terminate)
         self._end_sessions()
+        self._end_orphans()
+        if self._adopting:
+            processes.stop_being_subreaper()
+            self._adopting = False
         self._events_r.close()
         self._events_w.close()
 
