@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ember.grid import FAR, UNREACHABLE, ExitDistances, Grid, LazyExitDistances
-from test_grid_fields import bfs
+
+from helpers.distances import bfs
 
 
 def check_promises(field, truth):
