@@ -8,12 +8,12 @@
   holds ``UNREACHABLE``.
 """
 
-from collections import deque
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ember.grid import UNREACHABLE, ExitDistances, Grid, ManhattanField
+
+from helpers.distances import bfs
 
 
 def brute_manhattan(rows, cols, burning):
@@ -46,25 +46,6 @@ def test_manhattan_field_on_a_grid_too_long_for_int16():
     field.ignite([5])
     field.ignite([17990, 9000])
     assert field.distances().tolist() == brute_manhattan(rows, cols, {5, 17990, 9000})
-
-
-def bfs(rows, cols, walls, exits, burning):
-    blocked = set(walls) | set(burning)
-    dist = [UNREACHABLE] * (rows * cols)
-    queue = deque()
-    for e in exits:
-        if e not in blocked and dist[e] == UNREACHABLE:
-            dist[e] = 0
-            queue.append(e)
-    while queue:
-        i = queue.popleft()
-        r, c = divmod(i, cols)
-        for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
-            j = rr * cols + cc
-            if 0 <= rr < rows and 0 <= cc < cols and j not in blocked and dist[j] == UNREACHABLE:
-                dist[j] = dist[i] + 1
-                queue.append(j)
-    return dist
 
 
 @st.composite

@@ -198,21 +198,14 @@ def end_session(leader, adopted=False, deadline_s=END_SESSION_S):
 
 
 def _sweep(leader, me, adopted, stop, spare_leader):
-    """Kill, round after round, the leader's session, group and descendants (and this process's with
-    ``adopted``) until a round finds none alive (but the leader, when ``spare_leader``), or ``stop``."""
+    """End the leader's session, group and descendants (and this process's with ``adopted``), but the
+    leader itself when ``spare_leader``; exited children of this process are reaped as they are met
+    (with ``adopted``), except ``leader``, which its starter collects."""
     roots = (leader, me) if adopted else (leader,)
-    while True:
-        table = process_table()
-        children = {}
-        for info in table:
-            children.setdefault(info.ppid, []).append(info.pid)
-        descendants, stack = set(), list(roots)
-        while stack:
-            for pid in children.get(stack.pop(), ()):
-                if pid not in descendants:
-                    descendants.add(pid)
-                    stack.append(pid)
-        alive = []
+
+    def find(table):
+        below = _descendants(table, roots)
+        alive = set()
         for info in table:
             if info.pid in (me, 1) or (spare_leader and info.pid == leader):
                 continue
@@ -220,12 +213,37 @@ def _sweep(leader, me, adopted, stop, spare_leader):
                 if adopted and info.ppid == me and info.pid != leader:
                     _reap(info.pid)
                 continue
-            if info.pid == leader or info.pid in descendants or leader in (info.session, info.pgrp):
-                alive.append(info.pid)
+            if info.pid == leader or info.pid in below or leader in (info.session, info.pgrp):
+                alive.add(info.pid)
+        return alive
+
+    _kill_until_none(find, stop)
+
+
+def _descendants(table, roots):
+    """The set of live processes below ``roots`` in ``table``, through the parent links."""
+    below = {}
+    for info in table:
+        if info.state not in ("Z", "X"):
+            below.setdefault(info.ppid, []).append(info.pid)
+    found, stack = set(), list(roots)
+    while stack:
+        for pid in below.get(stack.pop(), ()):
+            if pid not in found:
+                found.add(pid)
+                stack.append(pid)
+    return found
+
+
+def _kill_until_none(find, stop):
+    """SIGKILL what ``find(process table)`` returns, round after round, until a round finds nothing or
+    the clock passes ``stop``.  Every round kills what it found before looking at the clock, the last
+    one included: a leader slow to die (a loaded machine) may have used the whole deadline, and what
+    was found must not outlive it."""
+    while True:
+        alive = find(process_table())
         if not alive:
             return
-        # Kill what this round found before looking at the clock: a leader slow to die (a loaded
-        # machine) may have used the whole deadline, and its descendants must not outlive it.
         for pid in alive:
             _kill(pid)
         if time.monotonic() > stop:
@@ -237,24 +255,7 @@ def end_descendants(deadline_s=END_SESSION_S):
     """SIGKILL every descendant of this process (a worker's last act: what its episodes left, adopted
     here as their child subreaper, never outlives it); repeats until none is alive, at most ``deadline_s``."""
     me = os.getpid()
-    stop = time.monotonic() + deadline_s
-    while True:
-        children = {}
-        for info in process_table():
-            if info.state not in ("Z", "X"):
-                children.setdefault(info.ppid, []).append(info.pid)
-        alive, stack = [], [me]
-        while stack:
-            for pid in children.get(stack.pop(), ()):
-                alive.append(pid)
-                stack.append(pid)
-        if not alive:
-            return
-        for pid in alive:
-            _kill(pid)
-        if time.monotonic() > stop:
-            return
-        time.sleep(_ROUND_PAUSE_S)
+    _kill_until_none(lambda table: _descendants(table, (me,)), time.monotonic() + deadline_s)
 
 
 def end_orphans(keep, deadline_s=END_SESSION_S):
@@ -267,27 +268,13 @@ def end_orphans(keep, deadline_s=END_SESSION_S):
     collected by their owners (a reaped worker would leave its pool waiting).
     """
     me, session = os.getpid(), os.getsid(0)
-    stop = time.monotonic() + deadline_s
-    while True:
-        table = process_table()
-        below = {}
-        for info in table:
-            if info.state not in ("Z", "X"):
-                below.setdefault(info.ppid, []).append(info.pid)
-        stack = [
+
+    def find(table):
+        adopted = {
             info.pid
             for info in table
             if info.ppid == me and info.pid not in keep and info.session != session and info.state not in ("Z", "X")
-        ]
-        alive = []
-        while stack:
-            pid = stack.pop()
-            alive.append(pid)
-            stack.extend(below.get(pid, ()))
-        if not alive:
-            return
-        for pid in alive:
-            _kill(pid)
-        if time.monotonic() > stop:
-            return
-        time.sleep(_ROUND_PAUSE_S)
+        }
+        return adopted | _descendants(table, adopted)
+
+    _kill_until_none(find, time.monotonic() + deadline_s)

@@ -7,7 +7,7 @@ are made per episode by ``make_policy(name, scenario, seed)``.
 import random
 
 from ..grid import DIRECTIONS as _DIRECTIONS
-from ..grid import UNREACHABLE, ExitDistances, around
+from ..grid import FAR, UNREACHABLE, ExitDistances, LazyExitDistances, around
 from ..scenario import compile_scenario
 
 POLICY_NAMES = ("stay", "random", "greedy", "planner")
@@ -294,7 +294,7 @@ class PlannerPolicy:
         if new is None:
             self.tracker = tracker = _BurningTracker(grid, self.shared_observations)
             cells = tracker.changed(burning) or []
-            self.fields = [ExitDistances(grid, door, cells) for door in self.doors]
+            self.fields = [LazyExitDistances(grid, door, cells) for door in self.doors]
             self.hot = bytearray(len(self.moves))
             new = cells
         elif new:
@@ -311,54 +311,75 @@ class PlannerPolicy:
         Re-done every ``REPLAN_EVERY`` steps and whenever a door stops or starts
         being reachable from anywhere; in between, a person whose door became
         unreachable is sent to its nearest reachable door.
+
+        The fields are ``LazyExitDistances``: a door's distance from a cell
+        is only made exact where it can change the answer, and otherwise
+        known to be too large by its lower bound (distances only grow).
         """
-        dists = [field.dist for field in self.fields]
+        fields = self.fields
+        dists = [field.dist for field in fields]
+        # Exit cells never wait for a repair (LazyExitDistances): each holds 0 or UNREACHABLE.
         usable = tuple(any(d[c] == 0 for c in door) for d, door in zip(dists, self.padded_doors))
         if step % self.REPLAN_EVERY != 1 and usable == self._usable and self.assigned:
             assigned = self.assigned
+            # Each field is read where the people sent to its door stand.
+            standing = [[] for _ in fields]
+            for pid, cell in people:
+                e = assigned.get(pid)
+                if e is not None:
+                    standing[e].append(cell)
+            for field, cells in zip(fields, standing):
+                if cells:
+                    field.settle(cells)
             for pid, cell in people:
                 e = assigned.get(pid)
                 if e is None or dists[e][cell] == UNREACHABLE:
-                    best, best_d = None, None
-                    for k, d in enumerate(dists):
-                        dk = d[cell]
-                        if dk != UNREACHABLE and (best_d is None or dk < best_d):
-                            best, best_d = k, dk
-                    if best is None:
+                    nearest = nearest_door(fields, cell)
+                    if nearest is None:
                         assigned.pop(pid, None)
                     else:
-                        assigned[pid] = best
+                        assigned[pid] = nearest[0]
             return assigned
         self._usable = usable
-        exits = range(len(dists))
         widths = [len(door) for door in self.doors]
         loads = [0] * len(dists)
         ranked = []
         for pid, cell in people:
-            ds = [d[cell] for d in dists]
-            nearest = min((d for d in ds if d >= 0), default=None)
+            nearest = nearest_door(fields, cell)
             if nearest is not None:
-                ranked.append((nearest, pid, ds))
-        ranked.sort()
+                ranked.append((nearest[1], pid, cell, nearest[0]))
+        ranked.sort()  # person IDs are distinct: the tuples' tails are never compared
         previous = self.assigned
         stickiness = self.STICKINESS
         assigned = {}
-        for _, pid, ds in ranked:
-            best, best_cost, best_d = -1, 0, 0
-            for e in exits:
-                d = ds[e]
-                if d < 0:
+        for nearest, pid, cell, first in ranked:
+            # The lowest (cost, distance, door) over the reachable doors, cost = max(distance, wait).
+            wait = loads[first] // widths[first]
+            best, best_cost, best_d = first, nearest if nearest > wait else wait, nearest
+            for e, field in enumerate(fields):
+                if e == first:
                     continue
                 wait = loads[e] // widths[e]
+                if wait > best_cost:
+                    continue  # its cost is at least its wait
+                # Door e can only win at a distance of best_cost or less: exact once the field is settled there.
+                if field.level < best_cost:
+                    field.settle_to(best_cost)
+                d = dists[e][cell]
+                if d < 0 or d > best_cost:
+                    continue  # unreachable, or farther than best_cost (INVALID: farther than the level)
                 cost = d if d > wait else wait
-                if best < 0 or cost < best_cost or (cost == best_cost and d < best_d):
+                if cost < best_cost or (cost == best_cost and (d < best_d or (d == best_d and e < best))):
                     best, best_cost, best_d = e, cost, d
             old = previous.get(pid)
             if old is not None and old != best:
-                d = ds[old]
-                if d >= 0:
-                    wait = loads[old] // widths[old]
-                    if (d if d > wait else wait) <= best_cost + stickiness:
+                limit = best_cost + stickiness
+                if loads[old] // widths[old] <= limit:
+                    field = fields[old]
+                    if field.level < limit:
+                        field.settle_to(limit)
+                    d = dists[old][cell]
+                    if 0 <= d <= limit:  # exact, and its cost is at most best_cost + stickiness
                         best = old
             loads[best] += 1
             assigned[pid] = best
@@ -406,6 +427,32 @@ class PlannerPolicy:
                 claimed.add(choice[1])
                 vacating.add(i)
         return actions
+
+
+def nearest_door(fields, cell):
+    """(index, distance) of the nearest door from ``cell`` by ``fields`` (``LazyExitDistances``), the first
+    of equals; None if no door is reachable.
+
+    Lower bounds first: a field is settled only as far as the smallest
+    bound, which rises until some field shows that distance exactly.
+    """
+    while True:
+        low, bounds = FAR, []
+        for field in fields:
+            d = field.dist[cell]
+            if d < 0:  # LazyExitDistances.lower_bound, written out: this runs per person and door
+                d = FAR if d == UNREACHABLE else field.level + 1
+            bounds.append(d)
+            if d < low:
+                low = d
+        if low == FAR:
+            return None
+        for k, field in enumerate(fields):
+            if bounds[k] == low:
+                if field.level < low:
+                    field.settle_to(low)
+                if field.dist[cell] == low:
+                    return k, low  # the first field at the smallest distance: every earlier one is farther
 
 
 def is_builtin(policy):

@@ -1,0 +1,24 @@
+"""A plain breadth-first search: the reference the kept distance fields are checked against."""
+
+from collections import deque
+
+from ember.grid import UNREACHABLE
+
+
+def bfs(rows, cols, walls, exits, burning):
+    blocked = set(walls) | set(burning)
+    dist = [UNREACHABLE] * (rows * cols)
+    queue = deque()
+    for e in exits:
+        if e not in blocked and dist[e] == UNREACHABLE:
+            dist[e] = 0
+            queue.append(e)
+    while queue:
+        i = queue.popleft()
+        r, c = divmod(i, cols)
+        for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+            j = rr * cols + cc
+            if 0 <= rr < rows and 0 <= cc < cols and j not in blocked and dist[j] == UNREACHABLE:
+                dist[j] = dist[i] + 1
+                queue.append(j)
+    return dist
