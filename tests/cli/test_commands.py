@@ -1,7 +1,7 @@
 """Every command of the table, with broken standard streams and unwritable outputs (issue 18, item 3).
 
 Parametrised from ``ember.cli.COMMANDS``: a new row is covered by
-construction, once it has a sample invocation in ``SAMPLES`` (a test fails
+construction, once it has a sample invocation in ``SAMPLES`` (tests/helpers/command_samples.py; a test fails
 until it does).  Real processes; a closed stream is the descriptor itself
 closed (``sh -c '... >&-'``), ``/dev/full`` a real full device, a full disk
 a real file-size limit (``RLIMIT_FSIZE``, which makes every write past it
@@ -20,7 +20,8 @@ import pytest
 import ember
 from ember.cli import COMMANDS, build_parser
 
-SCENARIO = "builtin:small-room"
+from helpers.command_samples import SAMPLES, SCENARIO
+
 TIMEOUT = 120  # only stops a hang
 CLOSE = {"stdout": ">&-", "stderr": "2>&-"}
 CAMPAIGN = """
@@ -59,31 +60,6 @@ class Inputs:
         shutil.copytree(self.results, copy)
         return copy
 
-
-def _out(out):
-    return [] if out is None else ["-o", out]
-
-
-#: A minimal valid invocation of each command: ``SAMPLES[name](inputs, out)`` is its argv; ``out`` is the
-#: value of its output-path option, or None for the invocation without one (its result on stdout, when
-#: the command can write there).
-SAMPLES = {
-    "run": lambda i, out: ["run", SCENARIO, *_out(out)],
-    "metrics": lambda i, out: ["metrics", SCENARIO, i.record, *_out(out)],
-    "replay": lambda i, out: ["replay", SCENARIO, i.record],
-    "demo": lambda i, out: ["demo", "--scenario", SCENARIO, *_out(out)],
-    "render": lambda i, out: ["render", SCENARIO, i.record, *(["--ascii"] if out is None else ["-o", out])],
-    "trajectories": lambda i, out: ["trajectories", SCENARIO, i.record, *_out(out)],
-    "scenarios": lambda i, out: ["scenarios"],
-    "rank": lambda i, out: ["rank", i.results, *_out(out)],
-    "stats": lambda i, out: ["stats", i.results, "--replicates", "1000", *_out(out)],
-    "report": lambda i, out: ["report", i.results, *_out(out)],
-    "evaluate": lambda i, out: ["evaluate", i.campaign, "-o", i.results_copy() if out is None else out],
-    "export": lambda i, out: ["export", i.results, *_out(out)],
-    "verify": lambda i, out: ["verify", i.results, "--campaign", i.campaign],
-    "generate": lambda i, out: ["generate", "office", "--seed", "1", *_out(out)],
-    "suite": lambda i, out: ["suite", "ember-v1", *_out(out)],
-}
 
 #: The file name each command's output option expects (render decides the image format by it).
 OUTPUT_NAMES = {"render": "out.png", "report": "out.html", "evaluate": "results"}

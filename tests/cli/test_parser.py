@@ -18,7 +18,7 @@ import pytest
 
 from ember.cli import COMMANDS, build_parser, command_named
 
-from .test_commands import SAMPLES
+from helpers.command_samples import SAMPLES
 
 NAMES = [row.name for row in COMMANDS]
 INPUTS = SimpleNamespace(
