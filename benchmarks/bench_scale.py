@@ -222,7 +222,8 @@ def compare(args):
                 rss[(name, which)] = max(rss.get((name, which), 0), peak)
             ratios[name].append(seconds["old"] / seconds["new"])
         print(f"  round {round_ + 1} of {args.repeat} done", file=sys.stderr, flush=True)
-    header = f"{'case':<20} {'x old (old/new CPU), median (min-max)':>38} {'target':>7} {'met':>4}"
+    width = max(20, *map(len, names))
+    header = f"{'case':<{width}} {'x old (old/new CPU), median (min-max)':>38} {'target':>7} {'met':>4}"
     header += f" {'RSS MB old/new':>16}"
     print(header)
     print("-" * len(header))
@@ -231,7 +232,7 @@ def compare(args):
         same = outputs[(name, "old")] == outputs[(name, "new")] and len(outputs[(name, "new")]) == 1
         median = statistics.median(ratios[name])
         print(
-            f"{name:<20} {spread(ratios[name]):>38} {target:>6.1f}x {'yes' if median >= target else 'NO':>4} "
+            f"{name:<{width}} {spread(ratios[name]):>38} {target:>6.1f}x {'yes' if median >= target else 'NO':>4} "
             f"{rss[(name, 'old')]:>7.1f}/{rss[(name, 'new')]:<7.1f}" + ("" if same else "  OUTPUT DIFFERS")
         )
 
