@@ -51,11 +51,27 @@ def _lost_row(task):
 
 # -- Dask ---------------------------------------------------------------------------
 
-#: Episodes per Dask task at most.  A task costs tens of milliseconds of
-#: scheduling and transfer (shared/notes/campaign-cost.md), as much as a
-#: short episode; a batch pays it once.  Small enough that the last batches
-#: of a campaign of long episodes still spread over the workers.
+#: Episodes per Dask task until the first rows say how long an episode
+#: takes.  A task costs milliseconds to tens of milliseconds of scheduling
+#: and transfer (shared/notes/campaign-cost.md), as much as a short
+#: episode; a batch pays it once.
 DASK_BATCH = 8
+#: Then a batch is sized to take about this long (mean episode time of the
+#: rows so far), between 1 and ``DASK_BATCH_MAX`` episodes: short episodes
+#: share a task's cost widely, long ones go one by one, so the last batches
+#: of a campaign still spread over the workers.
+DASK_TASK_S = 0.25
+DASK_BATCH_MAX = 64
+
+
+def batch_size(episodes, seconds):
+    """Episodes per Dask task after ``episodes`` rows that took ``seconds`` in all: about ``DASK_TASK_S``
+    of work, between 1 and ``DASK_BATCH_MAX``; ``DASK_BATCH`` before any row."""
+    if not episodes:
+        return DASK_BATCH
+    if seconds <= 0:  # every episode under the rows' millisecond
+        return DASK_BATCH_MAX
+    return max(1, min(DASK_BATCH_MAX, round(DASK_TASK_S * episodes / seconds)))
 
 
 def run_batch(payload):
@@ -129,20 +145,22 @@ def _closing_client_class():
 class DaskRunner:
     """Episodes on an existing Dask distributed cluster (``--scheduler ADDRESS``).
 
-    ``submit`` only queues an episode; ``wait`` sends the queue as batches of
-    ``DASK_BATCH`` episodes (the window is two batches a worker, so every
-    worker has its next batch while it runs one).  A batch whose worker is
-    lost charges each of its episodes one attempt.
+    ``submit`` only queues an episode; ``wait`` sends the queue as batches
+    (``batch``: ``DASK_BATCH`` episodes, then sized from the episodes'
+    times; the window is two batches a worker, so every worker has its next
+    batch while it runs one).  A batch whose worker is lost charges each of
+    its episodes one attempt.
     """
 
-    def __init__(self, address, batch=DASK_BATCH):
+    def __init__(self, address, batch=None):
         from distributed import as_completed  # the 'dask' extra, imported only here
 
         self.client = _closing_client_class()(address, set_as_default=False)
         try:
             self.workers = len(self.client.scheduler_info().get("workers", {})) or 1
-            self.batch = batch
-            self.window = max(2, 2 * self.workers) * batch
+            self.fixed_batch = batch  # None: sized from the episodes' times (DASK_TASK_S)
+            self._episode_s = 0.0  # the elapsed_s of the rows so far, and how many
+            self._episodes = 0
             # Results come with the futures, gathered in the background: no round trip per batch.
             self._completed = as_completed(loop=self.client.loop, with_results=True, raise_errors=False)
         except BaseException:
@@ -151,6 +169,18 @@ class DaskRunner:
         self._queued = []  # _Episode not yet sent
         self._members = {}  # batch future -> its _Episode list
         self._results = {}  # batch future -> what as_completed gathered for it
+
+    @property
+    def batch(self):
+        """Episodes per task: fixed if given, else about ``DASK_TASK_S`` of the mean episode so far."""
+        if self.fixed_batch is not None:
+            return self.fixed_batch
+        return batch_size(self._episodes, self._episode_s)
+
+    @property
+    def window(self):
+        """Episodes in flight: two batches a worker, so every worker has its next batch while it runs one."""
+        return max(2, 2 * self.workers) * self.batch
 
     def submit(self, task, key, attempt):
         episode = _Episode(task, attempt)
@@ -162,8 +192,9 @@ class DaskRunner:
         if not queued:
             return
         # Full batches: what is queued is what finished batches freed (a smaller batch only at the tail).
-        for start in range(0, len(queued), self.batch):
-            members = queued[start : start + self.batch]
+        batch = self.batch
+        for start in range(0, len(queued), batch):
+            members = queued[start : start + batch]
             # A deterministic key per (batch, attempts): the same batch submitted twice runs once;
             # a retry after a lost worker is a new attempt, so a new key.
             payload = pickle.dumps([m.task for m in members], protocol=pickle.HIGHEST_PROTOCOL)
@@ -195,6 +226,10 @@ class DaskRunner:
             if future.status == "finished":
                 outcomes = result
                 results.extend((m, *outcomes[m.index]) for m in members)
+                for kind, row in outcomes:
+                    if kind == "row" and isinstance(row.get("elapsed_s"), float):
+                        self._episode_s += row["elapsed_s"]
+                        self._episodes += 1
                 future.release()
                 continue
             try:
