@@ -13,11 +13,7 @@ from hypothesis import strategies as st
 
 from ember.grid import UNREACHABLE, ExitDistances, Grid, ManhattanField
 
-from helpers.distances import bfs
-
-
-def brute_manhattan(rows, cols, burning):
-    return [min(abs(i // cols - b // cols) + abs(i % cols - b % cols) for b in burning) for i in range(rows * cols)]
+from helpers.distances import bfs, brute_manhattan
 
 
 @st.composite

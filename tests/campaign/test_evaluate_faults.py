@@ -21,6 +21,7 @@ from helpers.campaign_processes import (
     assert_daemons_ended,
     assert_none_left,
     copy_greedy_agent,
+    daemon_campaign,
     daemon_pids,
     ember_command,
     new_tag,
@@ -218,58 +219,37 @@ def test_no_process_outlives_the_command_killed(tmp_path, signum):
     assert_none_left(tag)
 
 
-def test_a_daemon_started_by_a_python_policy_is_ended_with_its_episode(tmp_path):
-    # Regression (issue 19): a daemon left its episode's session and, once its parent exited, its
-    # parent links; it was found only while the worker adopting it won a race against the clock.
-    folder = write_files(
-        tmp_path / "c",
-        {
-            "daemon.py": DAEMON_POLICY,
-            "campaign.toml": 'campaign = "d"\nseeds = [0, 1, 2]\nscenarios = ["builtin:small-room"]\n'
-            '[[policies]]\nname = "daemon"\npython = "daemon:make"\n',
-        },
-    )
+@pytest.mark.parametrize(
+    ("module", "seeds", "daemons"),
+    [
+        # Regression (issue 19): a daemon left its episode's session and, once its parent exited,
+        # its parent links; it was found only while the worker adopting it won a race against the clock.
+        (DAEMON_POLICY, 3, 3),
+        # Regression (issue 19): the check of a python policy imports its module in a process of
+        # its own, which exited after its verdict: a daemon the import started went to init.
+        # Daemons: the check's import, then the episode's import and its make.
+        (IMPORT_DAEMON_POLICY, 1, 3),
+    ],
+    ids=["started-by-make", "started-at-import-too"],
+)
+def test_a_daemon_started_by_a_python_policy_is_ended_with_its_episode(tmp_path, module, seeds, daemons):
+    path = daemon_campaign(tmp_path / "c", module, seeds=list(range(seeds)))
     tag = new_tag()
-    done = ember_cli("evaluate", folder / "campaign.toml", "-o", tmp_path / "res", "--workers", "1", env=run_env(tag))
+    done = ember_cli("evaluate", path, "-o", tmp_path / "res", "--workers", "1", env=run_env(tag))
     assert done.returncode == 0, done.stderr
-    assert [row["status"] for row in read_rows(tmp_path / "res")] == ["ok"] * 3
-    assert_daemons_ended(folder, expected=3)
-    assert_none_left(tag)
-
-
-def test_a_daemon_started_by_a_python_module_as_it_is_checked_is_ended_with_the_check(tmp_path):
-    # Regression (issue 19): the check of a python policy imports its module in a process of its
-    # own, which exited after its verdict: a daemon the import started went to init.
-    folder = write_files(
-        tmp_path / "c",
-        {
-            "daemon.py": IMPORT_DAEMON_POLICY,
-            "campaign.toml": 'campaign = "d"\nseeds = [0]\nscenarios = ["builtin:small-room"]\n'
-            '[[policies]]\nname = "daemon"\npython = "daemon:make"\n',
-        },
-    )
-    tag = new_tag()
-    done = ember_cli("evaluate", folder / "campaign.toml", "-o", tmp_path / "res", "--workers", "1", env=run_env(tag))
-    assert done.returncode == 0, done.stderr
-    assert [row["status"] for row in read_rows(tmp_path / "res")] == ["ok"]
-    assert_daemons_ended(folder, expected=3)  # the check's import; the episode's import and make
+    assert [row["status"] for row in read_rows(tmp_path / "res")] == ["ok"] * seeds
+    assert_daemons_ended(path.parent, expected=daemons)
     assert_none_left(tag)
 
 
 def test_a_daemon_started_by_a_python_policy_is_ended_when_its_worker_is_killed(tmp_path):
     # Regression (issue 19): the worker killed by SIGKILL takes its episode process with it (the
     # parent-death signal), and the daemon, in a session of its own, went to init: nobody ended it.
-    folder = write_files(
-        tmp_path / "c",
-        {
-            "daemon.py": DAEMON_POLICY,
-            "campaign.toml": 'campaign = "d"\nseeds = [0]\nscenarios = ["builtin:small-room"]\n'
-            '[[policies]]\nname = "daemon"\npython = "daemon:slow"\n',
-        },
-    )
+    path = daemon_campaign(tmp_path / "c", DAEMON_POLICY, factory="slow")
+    folder = path.parent
     tag = new_tag()
     process = subprocess.Popen(
-        ember_command("evaluate", folder / "campaign.toml", "-o", tmp_path / "res", "--workers", "1"),
+        ember_command("evaluate", path, "-o", tmp_path / "res", "--workers", "1"),
         env=run_env(tag),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from helpers.campaign_processes import DAEMON_POLICY, assert_daemons_ended, write_files
+from helpers.campaign_processes import DAEMON_POLICY, assert_daemons_ended, daemon_campaign
 from helpers.campaigns import ember_cli, read_rows, wait_for, without_timing, write_campaign
 from helpers.dask_processes import dask_processes
 from helpers.ranking_results import assert_same
@@ -85,18 +85,9 @@ def test_a_daemon_started_by_a_python_policy_on_a_dask_worker_is_ended_with_its_
     # Regression (issue 19): a Dask worker adopts no orphan (it is no child subreaper), so a daemon
     # that left its episode's session was reparented to init and outlived the campaign.
     pytest.importorskip("distributed")
-    folder = write_files(
-        tmp_path / "c",
-        {
-            "daemon.py": DAEMON_POLICY,
-            "campaign.toml": 'campaign = "d"\nseeds = [0, 1]\nscenarios = ["builtin:small-room"]\n'
-            '[[policies]]\nname = "daemon"\npython = "daemon:make"\n',
-        },
-    )
+    path = daemon_campaign(tmp_path / "c", DAEMON_POLICY, seeds="[0, 1]")
     with dask_processes(tmp_path / "cluster", workers=1) as cluster:
-        done = ember_cli(
-            "evaluate", folder / "campaign.toml", "-o", tmp_path / "res", "--scheduler", cluster.address, timeout=300
-        )
+        done = ember_cli("evaluate", path, "-o", tmp_path / "res", "--scheduler", cluster.address, timeout=300)
         assert done.returncode == 0, done.stderr
         assert [row["status"] for row in read_rows(tmp_path / "res")] == ["ok"] * 2
-        assert_daemons_ended(folder, expected=2)
+        assert_daemons_ended(path.parent, expected=2)

@@ -152,3 +152,17 @@ def assert_daemons_ended(folder, expected, timeout=30):
             with contextlib.suppress(OSError):
                 os.kill(pid, 9)
         raise AssertionError(f"daemons started by the policy left alive: {left}") from None
+
+
+def daemon_campaign(folder, module_text, factory="make", seeds="[0]"):
+    """A one-policy campaign on ``builtin:small-room`` whose python policy is ``daemon:FACTORY`` of
+    ``module_text``; returns the campaign file."""
+    write_files(
+        folder,
+        {
+            "daemon.py": module_text,
+            "campaign.toml": f'campaign = "d"\nseeds = {seeds}\nscenarios = ["builtin:small-room"]\n'
+            f'[[policies]]\nname = "daemon"\npython = "daemon:{factory}"\n',
+        },
+    )
+    return folder / "campaign.toml"

@@ -1,4 +1,4 @@
-"""A plain breadth-first search: the reference the kept distance fields are checked against."""
+"""Plain references the kept distance fields are checked against: a breadth-first search, a brute minimum."""
 
 from collections import deque
 
@@ -22,3 +22,8 @@ def bfs(rows, cols, walls, exits, burning):
                 dist[j] = dist[i] + 1
                 queue.append(j)
     return dist
+
+
+def brute_manhattan(rows, cols, burning):
+    """Per cell, the Manhattan distance to the nearest of ``burning`` (every pair looked at)."""
+    return [min(abs(i // cols - b // cols) + abs(i % cols - b % cols) for b in burning) for i in range(rows * cols)]
