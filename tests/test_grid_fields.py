@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ember.grid import UNREACHABLE, ExitDistances, Grid, ManhattanField
 
-from helpers.distances import bfs, brute_manhattan
+from helpers.distances import assert_manhattan_field_follows, bfs, brute_manhattan
 
 
 @st.composite
@@ -27,11 +27,7 @@ def ignition_batches(draw, max_side=14):
 @given(ignition_batches())
 def test_manhattan_field_after_every_batch_is_the_brute_minimum(case):
     rows, cols, batches = case
-    field, burning = ManhattanField(rows, cols), set()
-    for batch in batches:
-        field.ignite(batch)
-        burning |= set(batch)
-        assert field.distances().tolist() == brute_manhattan(rows, cols, burning)
+    assert_manhattan_field_follows(ManhattanField(rows, cols), rows, cols, batches)
 
 
 def test_manhattan_field_on_a_grid_too_long_for_int16():

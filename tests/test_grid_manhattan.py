@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ember.grid import ManhattanField
 
-from helpers.distances import brute_manhattan
+from helpers.distances import assert_manhattan_field_follows
 
 
 @st.composite
@@ -24,11 +24,7 @@ def tall_batches(draw):
 @given(tall_batches())
 def test_a_tall_field_after_every_batch_is_the_brute_minimum(case):
     rows, cols, batches = case
-    field, burning = ManhattanField(rows, cols), set()
-    for batch in batches:
-        field.ignite(batch)
-        burning |= set(batch)
-        assert field.distances().tolist() == brute_manhattan(rows, cols, burning)
+    assert_manhattan_field_follows(ManhattanField(rows, cols), rows, cols, batches)
 
 
 def test_one_fire_at_either_end_of_a_column_of_every_height():

@@ -27,3 +27,12 @@ def bfs(rows, cols, walls, exits, burning):
 def brute_manhattan(rows, cols, burning):
     """Per cell, the Manhattan distance to the nearest of ``burning`` (every pair looked at)."""
     return [min(abs(i // cols - b // cols) + abs(i % cols - b % cols) for b in burning) for i in range(rows * cols)]
+
+
+def assert_manhattan_field_follows(field, rows, cols, batches):
+    """Ignite ``batches`` in ``field`` one by one; after each, every cell equals the brute minimum."""
+    burning = set()
+    for batch in batches:
+        field.ignite(batch)
+        burning |= set(batch)
+        assert field.distances().tolist() == brute_manhattan(rows, cols, burning)
