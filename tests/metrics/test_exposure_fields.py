@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ember
+import ember.sim.policies
 import ember.metrics.exposure as exposure_module
 from ember.canonical import canonical_json
 from ember.engine import measure_run
