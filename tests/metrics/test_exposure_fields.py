@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ember
-import ember.sim.policies
 import ember.metrics.exposure as exposure_module
+import ember.sim.policies
 from ember.canonical import canonical_json
 from ember.engine import measure_run
 
