@@ -43,6 +43,42 @@ _EOF = b""
 _PREVIEW = 60
 
 
+def burning_insertions(previous, current):
+    """[[index, row, col], ...]: the cells of ``current`` that are not in ``previous``, with their index in
+    ``current``, when ``current`` is ``previous`` with those inserted (the burning list only grows); else None.
+
+    A simulator sharing its lists keeps the old cells' lists from step to step and makes new ones
+    for new fire, so each insertion is found by a binary search on identity (O(k log n) for k new
+    cells); the result is then checked by rebuilding ``current`` (one comparison, in C), so a list
+    that changed otherwise, or fresh lists, give None: the caller sends the whole list.
+    """
+    extra = len(current) - len(previous)
+    if extra < 0:
+        return None
+    found, low, offset = [], 0, 0
+    while len(found) < extra:
+        high = len(previous) + offset
+        while low < high:
+            middle = (low + high) // 2
+            if current[middle] is previous[middle - offset]:
+                low = middle + 1
+            else:
+                high = middle
+        found.append(low)
+        offset += 1
+        low += 1
+    rebuilt, at = [], 0
+    for index in found:
+        take = index - len(rebuilt)
+        rebuilt += previous[at : at + take]
+        at += take
+        rebuilt.append(current[index])
+    rebuilt += previous[at:]
+    if rebuilt != current:
+        return None
+    return [[index, *current[index]] for index in found]
+
+
 class AgentPolicy:
     """A policy callable backed by an agent subprocess speaking JSON lines.
 
@@ -51,7 +87,16 @@ class AgentPolicy:
         with AgentPolicy("python3 agent.py", scenario) as agent:
             final = run_episode(scenario, agent, seed, out)
             agent.finish(final)
+
+    For EMBER's python-policy host (``host_source``) the observations go in
+    an EMBER-defined frame: the burning list only as the cells added since
+    the last observation (``burning_added``, see ``burning_insertions``)
+    when it can be, which the host merges back; agents always get the
+    protocol's whole observation.
     """
+
+    #: It encodes each observation at once and keeps nothing of it: the simulator may share its lists.
+    reads_observations_only = True
 
     def __init__(
         self,
@@ -74,6 +119,7 @@ class AgentPolicy:
         self.who = who
         # With host_source (a python policy's MODULE:NAME), the host's failure line is understood.
         self.host_source = host_source
+        self._burning = None  # the last burning list sent to the host
         # With own_group the agent leads a new session, and closing it ends every process of it
         # (its children too). Campaigns pass False: the agent joins the episode process's session,
         # which the campaign ends as a whole. cwd and stderr also serve campaigns.
@@ -99,8 +145,20 @@ class AgentPolicy:
 
     def __call__(self, observation):
         self.step = observation["step"]
-        self._send({"type": "observation", "observation": observation})
+        if self.host_source is None:
+            self._send({"type": "observation", "observation": observation})
+        else:
+            self._send(self._host_frame(observation))
         return self._decode(self._receive())
+
+    def _host_frame(self, observation):
+        burning, previous = observation["burning"], self._burning
+        self._burning = burning
+        added = None if previous is None else burning_insertions(previous, burning)
+        if added is None:
+            return {"type": "observation", "observation": observation}
+        rest = {key: value for key, value in observation.items() if key != "burning"}
+        return {"type": "observation", "observation": rest, "burning_added": added}
 
     def finish(self, final_state, grace=EXIT_GRACE):
         """Send the end message, close the agent's input and give it ``grace`` seconds to exit."""

@@ -15,7 +15,9 @@ whatever the policy prints goes to the episode's log.  When making the
 policy or an answer fails, the host says so in one line instead of an
 answer, ``{"ember:error": {"phase": ..., "type": ..., "message": ...}}``
 (a key no person ID can be), then exits with status 1; EMBER makes the
-row's one-line reason from it.
+row's one-line reason from it.  Observations may come with the burning
+list as the cells added since the last one (``burning_added``, made by
+``ember.agent.burning_insertions``), merged back here.
 
 It imports no part of EMBER beyond Base and Agent (an import contract and
 a test hold it to that): never the simulator, the engine, the records, the
@@ -41,6 +43,18 @@ def _describe(exc):
     return type(exc).__name__, message[:_SHOWN]
 
 
+def merge_added(previous, added):
+    """The burning list: ``previous`` with each ``[index, row, col]`` of ``added`` inserted at its index."""
+    merged, at = [], 0
+    for index, row, col in added:
+        take = index - len(merged)
+        merged += previous[at : at + take]
+        at += take
+        merged.append([row, col])
+    merged += previous[at:]
+    return merged
+
+
 class Host:
     """The agent side of the protocol for one python policy."""
 
@@ -49,6 +63,18 @@ class Host:
         self.answers = answers  # binary, the real standard output
         self.messages = messages  # binary, standard input
         self.policy = None
+        self.burning = None  # the last observation's burning list, kept to merge the next one's additions
+
+    def observation(self, message):
+        """The observation of an observation message, its burning list merged back when it came as additions;
+        the policy gets lists of its own, as a built-in one in EMBER's simulator would (fresh each step)."""
+        observation = message["observation"]
+        if "burning_added" in message:
+            self.burning = merge_added(self.burning, message["burning_added"])
+        else:
+            self.burning = observation["burning"]
+        observation["burning"] = [*map(list, self.burning)]
+        return observation
 
     def send(self, value):
         self.answers.write(json.dumps(value, separators=(",", ":")).encode("utf-8") + b"\n")
@@ -86,7 +112,7 @@ class Host:
             if kind == "scenario":
                 self.make(message["scenario"])
             elif kind == "observation":
-                self.answer(message["observation"])
+                self.answer(self.observation(message))
             elif kind == "end":
                 break
 
