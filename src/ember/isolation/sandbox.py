@@ -101,6 +101,9 @@ class Sandbox:
         self.uid = uid
         self.gid = uid if gid is None else gid
         self.python = list(python_paths() if python is None else python)
+        # A file inside a folder bound already (the Python installation, /usr) is visible as it is:
+        # binding it again would need a mount point inside a read-only bind.
+        self.files = [path for path in dict.fromkeys(self.files) if not _covered(path, ["/usr", *self.python])]
 
     # -- the command line -------------------------------------------------------------
 
@@ -170,6 +173,10 @@ class Sandbox:
             for fd in data:
                 os.close(fd)
         return SandboxedProcess(popen, groups)
+
+
+def _covered(path, folders):
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
 
 
 def _data_pipe(content):
