@@ -50,14 +50,16 @@ def test_run_agent_refuses_an_agent_the_sandbox_cannot_read_before_anything_runs
     assert off.returncode == 0, off.stderr
 
 
-def test_the_mode_never_changes_the_environment_or_the_record():
+def test_the_sandbox_has_the_fixed_environment_off_the_operators_and_the_record_is_the_same(monkeypatch):
+    monkeypatch.setenv("EMBER_TEST_OPERATOR", "yes")
     with open_folder() as folder:
         write_file(folder, "agent.py", ENV_AGENT)
         command = shlex.join([sys.executable, "agent.py"])
         runs = {mode: ember_run("--agent", command, "--sandbox", mode, cwd=folder) for mode in ("required", "off")}
     for done in runs.values():
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stderr.decode().splitlines()[0]) == FIXED_ENVIRONMENT
+    assert json.loads(runs["required"].stderr.decode().splitlines()[0]) == FIXED_ENVIRONMENT
+    assert json.loads(runs["off"].stderr.decode().splitlines()[0])["EMBER_TEST_OPERATOR"] == "yes"
     assert runs["required"].stdout == runs["off"].stdout
 
 

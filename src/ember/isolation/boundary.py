@@ -3,9 +3,10 @@
 ``Launcher(mode, ...)`` is what ``ember.agent.AgentPolicy`` calls to start
 the process it drives: with ``required`` a sandbox (``sandbox.py``), with
 ``off`` a plain child process with the operator's rights.  Both give the
-process exactly its three standard streams, the same working directory
-(the campaign folder) and the same fixed environment, so the mode never
-changes a row's numbers; ``off`` leaves out the sandbox alone.
+process exactly its three standard streams and the same working directory
+(the campaign folder); ``off`` leaves out the sandbox alone, and with it
+the sandbox's fixed environment: the process gets the operator's, plus the
+policy's ``env`` table (a developer's own code, run as they would run it).
 """
 
 import contextlib
@@ -91,7 +92,7 @@ class Launcher:
         self.mode = mode
         self.files = list(files)
         self.cwd = os.path.abspath(cwd or os.getcwd())
-        self.environment = policy_environment(env)
+        self.environment = policy_environment(env) if mode == "required" else {**os.environ, **(env or {})}
         self.limits = limits or Limits()
         self.own_session = own_session
         self.python = python
