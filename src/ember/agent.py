@@ -111,6 +111,8 @@ class AgentPolicy:
         launch=None,
         who="agent",
         host_source=None,
+        episode_timeout=None,
+        episode_timeout_name="episode_timeout",
     ):
         self.step_timeout = step_timeout
         self.step = 0  # the step of the last observation sent
@@ -120,6 +122,10 @@ class AgentPolicy:
         # With host_source (a python policy's MODULE:NAME), the host's failure line is understood.
         self.host_source = host_source
         self._burning = None  # the last burning list sent to the host
+        # The whole episode's bound (isolation.md §1, Time), from the start of the process.
+        self.episode_timeout = episode_timeout
+        self.episode_timeout_name = episode_timeout_name
+        self._episode_deadline = None if episode_timeout is None else time.monotonic() + episode_timeout
         # With own_group the agent leads a new session, and closing it ends every process of it
         # (its children too). Campaigns pass False: the agent joins the episode process's session,
         # which the campaign ends as a whole. cwd and stderr also serve campaigns.
@@ -274,8 +280,16 @@ class AgentPolicy:
         still open (a child it started holds it): it will never answer.
         """
         deadline = time.monotonic() + self.step_timeout
+        episode_first = self._episode_deadline is not None and self._episode_deadline < deadline
+        if episode_first:
+            deadline = self._episode_deadline
         while True:
             remaining = deadline - time.monotonic()
+            if remaining <= 0 and episode_first:
+                raise AgentError(
+                    f"step {self.step}: the episode did not end within {self.episode_timeout:g} s "
+                    f"({self.episode_timeout_name})."
+                )
             if remaining <= 0:
                 raise AgentError(
                     f"step {self.step}: the {self.who} did not answer within {self.step_timeout:g} s "

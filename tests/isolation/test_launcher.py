@@ -82,3 +82,37 @@ def test_a_policys_own_files():
         assert agent_files("python3 run_agent.py --fast", folder) == [os.path.join(folder, "run_agent.py")]
         assert agent_files("python3 /etc/hostname", folder) == []
         assert agent_files("./run_agent.py", folder) == [os.path.join(folder, "run_agent.py")]
+
+
+def test_episode_timeout_ends_an_episode_whose_every_answer_is_in_time():
+    from ember.agent import AgentPolicy
+    from ember.engine import measure_run
+    from ember.errors import AgentError
+    from ember.isolation.boundary import Launcher
+    from ember.scenario import compile_scenario, load_scenario
+
+    scenario = compile_scenario(load_scenario("builtin:office"))
+    with open_folder() as folder:
+        slow = write_file(
+            folder,
+            "slow.py",
+            ENV_AGENT.replace("for line in sys.stdin:", "import time\nfor line in sys.stdin:\n    time.sleep(0.3)"),
+        )
+        launcher = Launcher("required", files=[slow], cwd=folder)
+        agent = AgentPolicy(
+            [sys.executable, slow],
+            scenario.data,
+            5,
+            launch=launcher,
+            episode_timeout=1.0,
+            episode_timeout_name="policies[0].episode_timeout",
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            with agent:
+                measure_run(scenario, agent, 0, live=False)
+            raise AssertionError("the episode ran to its end")
+        except AgentError as exc:
+            message = str(exc)
+    assert message.endswith(": the episode did not end within 1 s (policies[0].episode_timeout).")
+    assert message.startswith("step ")
