@@ -152,3 +152,25 @@ def test_a_policy_over_its_memory_limit_is_the_memory_row(folder):
     with pytest.raises(AgentError) as caught:
         episode(hosted(folder, "hungry:make", module, scenario, limits=Limits(memory_mb=96)), scenario, 0)
     assert str(caught.value) == "the policy exceeded its memory limit of 96 MiB"
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("def make(scenario):\n    pass\n", None),
+        ("raise ImportError('no weights file')\n", "module 'checked' does not import: ImportError: no weights file"),
+        ("x = 1\n", "module 'checked' has no attribute 'make'."),
+        ("make = 42\n", "checked.make is not callable (a int)."),
+        (
+            "import os\nos._exit(4)\n",
+            "module 'checked' does not import: the process importing it exited with status 4 before it was imported.",
+        ),
+        ("import time\ntime.sleep(60)\n", "module 'checked' did not finish importing within 1 s."),
+    ],
+)
+def test_a_python_source_is_checked_by_the_host_in_the_sandbox(folder, body, reason):
+    from ember.isolation.boundary import Launcher, check_python_source
+
+    module = write_file(folder, "checked.py", body)
+    launcher = Launcher("required", files=[module], cwd=folder)
+    assert check_python_source("checked:make", launcher, 1.0 if "sleep" in body else 30.0) == reason

@@ -10,11 +10,14 @@ policy's ``env`` table (a developer's own code, run as they would run it).
 """
 
 import contextlib
+import json
 import os
+import selectors
 import shutil
 import signal
 import subprocess
 import sys
+import time
 
 from ..agent import AgentError, split_command
 from ..errors import SandboxError
@@ -128,3 +131,54 @@ class Launcher:
             raise AgentError(f"cannot start the agent {argv[0]!r}: {exc.strerror or exc}.") from None
         process.own_session = self.own_session
         return process
+
+
+def check_python_source(source, launcher, timeout):
+    """None when MODULE of ``source`` imports and NAME is callable, checked by the host in a process of
+    ``launcher`` (the sandbox with ``required``: importing is running foreign code); else the reason."""
+    module_name, _, name = source.partition(":")
+    process = launcher([*host_command(source)[:-1], "--check", source], subprocess.DEVNULL, subprocess.PIPE, None)
+    try:
+        line, finished = _first_line(process.stdout, timeout)
+        if not finished:
+            return f"module {module_name!r} did not finish importing within {timeout:g} s."
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(1.0)
+        status = process.poll()
+    finally:
+        with contextlib.suppress(OSError):
+            process.kill()
+        process.close()
+    try:
+        verdict = json.loads(line.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        verdict = None
+    if not isinstance(verdict, dict):
+        how = "stopped answering" if status is None else f"exited with status {status}"
+        if status is not None and status < 0:
+            how = f"was killed by {signal.Signals(-status).name}"
+        return f"module {module_name!r} does not import: the process importing it {how} before it was imported."
+    if verdict.get("error") == "import":
+        return f"module {module_name!r} does not import: {verdict.get('type')}: {verdict.get('message')}"
+    if verdict.get("error") == "attribute":
+        return f"module {module_name!r} has no attribute {name!r}."
+    if verdict.get("error") == "callable":
+        return f"{module_name}.{name} is not callable (a {verdict.get('type')})."
+    return None
+
+
+def _first_line(stream, timeout):
+    """(the first line of ``stream`` or what came before its end, True), or (b"", False) after ``timeout``."""
+    data, deadline = b"", time.monotonic() + timeout
+    fd = stream.fileno()
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while b"\n" not in data:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not selector.select(remaining):
+                return b"", False
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    return data.split(b"\n", 1)[0], True

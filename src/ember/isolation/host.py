@@ -117,6 +117,25 @@ class Host:
                 break
 
 
+def check(source, answers):
+    """``--check``: one line saying whether MODULE imports and NAME is callable (campaign.md §2), for the
+    command to refuse a campaign up front; it is a verdict on the campaign file, never a result."""
+    module_name, _, name = source.partition(":")
+    verdict = {"error": None}
+    try:
+        factory = getattr(importlib.import_module(module_name), name)
+    except AttributeError:
+        verdict = {"error": "attribute"}
+    except BaseException as exc:  # noqa: BLE001 (foreign code)
+        kind, message = _describe(exc)
+        verdict = {"error": "import", "type": kind, "message": message}
+    else:
+        if not callable(factory):
+            verdict = {"error": "callable", "type": type(factory).__name__}
+    answers.write(json.dumps(verdict).encode("utf-8") + b"\n")
+    answers.flush()
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     answers = os.fdopen(os.dup(1), "wb")
@@ -124,7 +143,10 @@ def main(argv=None):
     sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, errors="backslashreplace", closefd=False)  # noqa: SIM115
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # the campaign folder first on the module path (campaign.md §1)
-    Host(argv[0], answers, sys.stdin.buffer).serve()
+    if argv[0] == "--check":
+        check(argv[1], answers)
+    else:
+        Host(argv[0], answers, sys.stdin.buffer).serve()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
