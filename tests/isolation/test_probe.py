@@ -77,3 +77,23 @@ def test_episode_cgroups_hold_their_limits_and_are_removed():
     finally:
         groups.close()
     assert [path for path in folders if os.path.exists(path)] == []
+
+
+def test_the_cgroups_of_a_killed_episode_process_are_ended_and_removed_by_its_watcher():
+    read_fd, write_fd = os.pipe()
+    child = os.fork()
+    if child == 0:  # an episode process: makes its cgroups, puts a process in them, and is killed
+        groups = cgroups.EpisodeCgroups(cgroups.Hierarchy.find(), 64, 8)
+        sleeper = os.fork()
+        if sleeper == 0:
+            for path in groups.procs_files:
+                pathlib.Path(path).write_text(str(os.getpid()))
+            os.write(write_fd, b"x")
+            os.execv("/bin/sleep", ["sleep", "30"])
+        os.pause()
+    os.read(read_fd, 1)
+    os.kill(child, 9)
+    os.waitpid(child, 0)
+    left = cgroups.remove_left_by(child)
+    assert left  # it had made them
+    assert [path for path in left if os.path.exists(path)] == []

@@ -109,6 +109,22 @@ class Hierarchy:
         return cls(1, folders["memory"], folders["pids"])
 
 
+def remove_left_by(pid, hierarchy=None):
+    """End and remove the episode cgroups a process ``pid`` made and could not remove (it was killed):
+    the watcher of an episode process calls this once that process is gone."""
+    hierarchy = hierarchy or Hierarchy.find()
+    prefix = f"ember-{pid}-"
+    left = []
+    for parent in dict.fromkeys((hierarchy.memory, hierarchy.pids)):
+        with contextlib.suppress(OSError):
+            left += [os.path.join(parent, name) for name in os.listdir(parent) if name.startswith(prefix)]
+    if left:
+        orphan = EpisodeCgroups.__new__(EpisodeCgroups)
+        orphan.hierarchy, orphan.memory_mb, orphan.folders = hierarchy, 0, left
+        orphan.close()
+    return left
+
+
 class EpisodeCgroups:
     """The cgroups of one sandboxed policy: made with its limits, emptied and removed by ``close``."""
 
