@@ -114,3 +114,21 @@ def test_the_metrics_reference_states_the_official_version_it_describes():
     assert "metrics-v1.0-original.txt" in text  # where the official text is
     # The official document's section numbers, so that every citation of metrics.md resolves here.
     assert _sections(SPEC / "metrics.md") == {str(n) for n in range(1, 15)}
+
+
+# A named part of a project document: docs/decisions.md, "Scale" (or ("Output files")).
+NAMED = re.compile(r'(?<![\w.-])(?P<path>[\w./-]*\.md),? \(?"(?P<title>[^"\n]{2,80})"')
+
+
+def test_every_named_part_of_a_doc_is_a_heading_or_a_bold_entry_of_it():
+    missing = []
+    for path in _citing_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for match in NAMED.finditer(text):
+            name = match["path"]
+            target = ROOT / name if "/" in name else ROOT / "docs" / name
+            cited = target.read_text(encoding="utf-8") if target.is_file() else ""
+            title = re.escape(match["title"])
+            if not re.search(rf"^#+ .*{title}|\*\*{title}", cited, re.MULTILINE):
+                missing.append(f"{path.relative_to(ROOT)}: {name}, {match['title']!r}")
+    assert missing == []
