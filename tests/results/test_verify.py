@@ -4,6 +4,7 @@ import gzip
 import hashlib
 import json
 import os
+import shutil
 
 import pytest
 
@@ -107,8 +108,8 @@ def test_unverifiable_rows_and_their_reasons(kept_copy, tmp_path):
         "greedy on office-floor seed 0: names no record (run 'ember evaluate --keep-records' to keep records)"
     )
     assert reasons[line_of(every, "team", "office-floor", 0)] == (
-        "team on office-floor seed 0: a submitted record (subs/office-floor/0.record): give --campaign FILE, "
-        "whose folder its path is relative to"
+        "team on office-floor seed 0: subs/office-floor/0.record: the submitted record is not in the results "
+        "directory (give --campaign FILE, whose folder its path is relative to)"
     )
     assert reasons[line_of(every, "greedy", "room", 0)] == (
         'greedy on room seed 0: no scenario: scenarios/room.json is missing and the source "room.json" is a path '
@@ -121,9 +122,9 @@ def test_unverifiable_rows_and_their_reasons(kept_copy, tmp_path):
         no_record: reasons[no_record],
         line_of(every, "stay", "room", 1): "stay on room seed 1: records/stay/room/1.record.gz: the record is missing",
     }
-    # Exit status: unverifiable rows pass, unless --require-all.
+    # Exit status (isolation.md §3): unverifiable rows fail, --require-all or not; --allow-unverifiable passes them.
     done = ember_cli("verify", results, "--campaign", path)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
     out = done.stdout.decode().splitlines()
     assert out[-1] == "ember verify: 10 verified, 0 mismatched, 2 unverifiable of 12 counting ok rows."
     assert out[:-1] == [
@@ -131,6 +132,8 @@ def test_unverifiable_rows_and_their_reasons(kept_copy, tmp_path):
     ]
     done = ember_cli("verify", results, "--campaign", path, "--require-all")
     assert done.returncode == 1 and done.stdout.decode().splitlines() == out
+    done = ember_cli("verify", results, "--campaign", path, "--allow-unverifiable")
+    assert done.returncode == 0 and done.stdout.decode().splitlines() == out
 
 
 def test_a_record_that_is_a_fifo_is_unverifiable_at_once(kept_copy):
@@ -139,7 +142,7 @@ def test_a_record_that_is_a_fifo_is_unverifiable_at_once(kept_copy):
     os.remove(kept)
     os.mkfifo(kept)
     done = ember_cli("verify", results, "--campaign", path, timeout=60)  # a blocking open would hang here
-    assert done.returncode == 0
+    assert done.returncode == 1  # unverifiable, and so a failure
     assert "records/greedy/room/0.record.gz: is a FIFO, expected a regular file" in done.stdout.decode()
 
 
@@ -179,6 +182,44 @@ def test_a_submitted_record_replaced_after_the_run_is_a_mismatch(kept_copy):
     assert (
         "$.record_sha256: the row has" in reasons[line] and "subs/office-floor/0.record's SHA-256 is" in reasons[line]
     )
+
+
+def test_rows_edited_and_their_records_deleted_fail(kept_copy):
+    # The attack: a row made better by hand, its record removed so that nothing can contradict it.
+    path, results = kept_copy
+    every = rows(results)
+    line = line_of(every, "stay", "office-floor", 0)
+    safety = every[line - 1]["metrics"]["safety"]
+    safety["casualties"] -= 1
+    safety["evacuated"] += 1
+    rewrite_rows(results, every)
+    os.remove(results / "records" / "stay" / "office-floor" / "0.record.gz")
+    for argv in ([], ["--require-all"]):
+        done = ember_cli("verify", results, "--campaign", path, *argv)
+        assert done.returncode == 1, done.stderr
+        out = done.stdout.decode().splitlines()
+        assert out == [
+            f"{results}/episodes.jsonl:{line}: unverifiable: stay on office-floor seed 0: "
+            "records/stay/office-floor/0.record.gz: the record is missing",
+            "ember verify: 11 verified, 0 mismatched, 1 unverifiable of 12 counting ok rows.",
+        ]
+    # The old rule, asked for by name: nothing mismatches, so it passes.
+    done = ember_cli("verify", results, "--campaign", path, "--allow-unverifiable")
+    assert done.returncode == 0 and done.stdout.decode().splitlines() == out
+    # The two rules together make no sense: a usage error.
+    done = ember_cli("verify", results, "--require-all", "--allow-unverifiable")
+    assert (done.returncode, done.stdout) == (2, b"") and b"not allowed with argument" in done.stderr
+
+
+def test_submitted_records_in_the_directory_verify_without_the_campaign_file(kept_copy):
+    # An exported board keeps its submissions in the results directory (service.md §7): found there alone.
+    path, results = kept_copy
+    shutil.copytree(path.parent / "subs", results / "subs")
+    report = verify_results(results)
+    assert (len(report.verified), report.mismatched, report.unverifiable) == (12, [], [])
+    done = ember_cli("verify", results)
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.decode() == "ember verify: 12 verified, 0 mismatched, 0 unverifiable of 12 counting ok rows.\n"
 
 
 @pytest.mark.parametrize(

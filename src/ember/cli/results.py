@@ -225,9 +225,10 @@ def cmd_export(args, console):
 # -- verify ---------------------------------------------------------------------------------
 
 VERIFY_EPILOG = (
-    "Exit status: 0 when nothing mismatches (with --require-all: and nothing is unverifiable), 1 otherwise, "
-    "2 for bad input. The scenario comes from RESULTS_DIR/scenarios/ID.json, else a builtin: source, else the "
-    "source path relative to the --campaign file's folder. A progress bar shows on a terminal (the 'cli' extra)."
+    "Exit status: 0 when every counting ok row is verified (with --allow-unverifiable: when nothing mismatches), "
+    "1 otherwise, 2 for bad input. The scenario comes from RESULTS_DIR/scenarios/ID.json, else a builtin: source, "
+    "else the source path relative to the --campaign file's folder; a submitted record is found relative to that "
+    "folder, or without --campaign to RESULTS_DIR. A progress bar shows on a terminal (the 'cli' extra)."
 )
 
 
@@ -238,8 +239,11 @@ def verify_arguments(verify):
         "its folder"
     )
     verify.add_argument("--campaign", metavar="FILE", help=campaign_help)
-    require_help = "also fail (exit 1) when a row cannot be checked (no record, no scenario, no --campaign)"
-    verify.add_argument("--require-all", action="store_true", help=require_help)
+    strictness = verify.add_mutually_exclusive_group()
+    require_help = "fail (exit 1) when a row cannot be checked (no record, no scenario, no --campaign): the default"
+    strictness.add_argument("--require-all", action="store_true", help=require_help)
+    allow_help = "pass (exit 0) with rows that cannot be checked, as long as nothing mismatches"
+    strictness.add_argument("--allow-unverifiable", action="store_true", help=allow_help)
 
 
 def cmd_verify(args, console):
@@ -251,4 +255,4 @@ def cmd_verify(args, console):
     print_warnings(console, args.results, report.warnings)
     for line in report_lines(args.results, report):
         console.line(line)
-    return 0 if report.passed(args.require_all) else EXIT_MISMATCH
+    return 0 if report.passed(args.allow_unverifiable) else EXIT_MISMATCH

@@ -1,6 +1,7 @@
 """``ember verify`` (campaign.md §6): re-authenticate the rows of a results directory from their records.
 
-Every counting ok row that names a record is checked from scratch: the
+Every counting ok row is checked from scratch (isolation.md §3: a row
+that cannot be is a failure unless the caller allows it): the
 record's (decompressed) SHA-256 must be the row's ``record_sha256``; the
 full engine (stages 1-3, ``ember.engine``) must accept it for the row's
 scenario and seed; the metrics it gives must be the row's ``metrics``,
@@ -17,7 +18,9 @@ Where things come from (docs/campaigns.md):
   (the directory was changed); a built-in or campaign file that does not
   makes the row unverifiable (the scenario is not available here).
 - the record: relative to the results directory for a kept record,
-  relative to the ``--campaign`` file's folder for a ``records`` entry.
+  relative to the ``--campaign`` file's folder for a ``records`` entry
+  (without ``--campaign``: to the results directory, where an exported
+  board keeps its submissions).
 """
 
 import os
@@ -48,9 +51,9 @@ class VerifyReport:
         self.mismatched = []
         self.unverifiable = []
 
-    def passed(self, require_all=False):
-        """Nothing mismatched (and, with ``require_all``, nothing unverifiable)."""
-        return not self.mismatched and not (require_all and self.unverifiable)
+    def passed(self, allow_unverifiable=False):
+        """Nothing mismatched and nothing unverifiable (isolation.md §3); ``allow_unverifiable``: nothing mismatched."""
+        return not self.mismatched and (allow_unverifiable or not self.unverifiable)
 
     def summary(self):
         """The one summary line (without the ``ember:`` prefix)."""
@@ -174,24 +177,31 @@ def _first_difference(row, record, path="$"):
 
 
 def _record_file(directory, folder, row, kind):
-    """The path of the row's record: in the results directory if kept, next to the campaign file if submitted."""
+    """The path of the row's record and what to say when it is missing.
+
+    A kept record is in the results directory; a submitted one next to the
+    ``--campaign`` file, or without one in the results directory too (an
+    exported board holds its submissions there, service.md §7).
+    """
     if kind != "records":
-        return os.path.join(directory, row.record)
+        return os.path.join(directory, row.record), "the record is missing"
     if folder is None:
-        raise _Unverifiable(
-            f"a submitted record ({row.record}): give --campaign FILE, whose folder its path is relative to"
+        missing = (
+            "the submitted record is not in the results directory "
+            "(give --campaign FILE, whose folder its path is relative to)"
         )
-    return os.path.join(folder, row.record)
+        return os.path.join(directory, row.record), missing
+    return os.path.join(folder, row.record), "the record is missing"
 
 
 def _check_row(directory, row, kind, scenarios, folder):
     """Raise ``_Unverifiable`` or ``_Mismatch`` with the reason, or return: the row is verified."""
     if row.record is None:
         raise _Unverifiable(f"names no record ({KEEP_RECORDS})")
-    path = _record_file(directory, folder, row, kind)
+    path, missing = _record_file(directory, folder, row, kind)
     scenario = scenarios.get(row.key[0])
     try:
-        handle = open_regular(path, row.record, missing="the record is missing")
+        handle = open_regular(path, row.record, missing=missing)
     except ResultsError as exc:  # missing, a FIFO, a directory, unreadable: nothing to check
         raise _Unverifiable(str(exc)) from None
     with handle:
