@@ -10,7 +10,7 @@ import pytest
 
 from ember.results.verify import verify_results
 
-from helpers.results_dirs import ember_cli, in_process, line_of, rewrite_rows, rows
+from helpers.results_dirs import ember_cli, in_process, line_of, rewrite_board, rewrite_rows, rows
 
 
 def summary(out):
@@ -31,9 +31,9 @@ def test_an_untouched_directory_verifies_on_its_own_and_with_the_campaign(kept_c
     assert (report.mismatched, report.unverifiable) == ([], [])
     done = ember_cli("verify", results, "--campaign", path, "--require-all")
     assert done.returncode == 0, done.stderr
-    assert (
-        done.stdout.decode()
-        == f"ember verify: {len(every)} verified, 0 mismatched, 0 unverifiable of 12 counting ok rows.\n"
+    assert done.stdout.decode() == (
+        f"ember verify: {len(every)} verified, 0 mismatched, 0 unverifiable of 12 counting ok rows; "
+        "ranking.json recomputed: identical.\n"
     )
     assert done.stderr == b""
 
@@ -46,7 +46,7 @@ def test_a_doctored_but_consistent_row_is_found(kept_copy):
     assert safety["casualties"] == 20 and safety["evacuated"] == 0
     safety["casualties"] -= 1  # one fewer casualty, one more evacuee: the safety sum still holds
     safety["evacuated"] += 1
-    rewrite_rows(results, every)
+    rewrite_board(results, every)  # ranking.json made again too: only the records can tell
     # Every reader accepts it (it is a row of the schema) ...
     assert in_process("rank", results)[0] == 0
     # ... and verify, which replays the kept record, does not.
@@ -57,7 +57,10 @@ def test_a_doctored_but_consistent_row_is_found(kept_copy):
         f"{results}/episodes.jsonl:{line}: mismatched: stay on office-floor seed 0: $.metrics.safety.casualties: "
         "the row has 19, records/stay/office-floor/0.record.gz gives 20"
     )
-    assert out[1] == f"ember verify: 11 verified, 1 mismatched (line {line}), 0 unverifiable of 12 counting ok rows."
+    assert out[1] == (
+        f"ember verify: 11 verified, 1 mismatched (line {line}), 0 unverifiable of 12 counting ok rows; "
+        "ranking.json recomputed: identical."
+    )
     assert len(out) == 2 and done.stderr == b""
 
 
@@ -101,7 +104,7 @@ def test_unverifiable_rows_and_their_reasons(kept_copy, tmp_path):
     os.remove(results / "scenarios" / "room.json")  # its source is a path: found only with --campaign
     no_record = line_of(every, "greedy", "office-floor", 0)
     every[no_record - 1].update(record=None, record_sha256=None)
-    rewrite_rows(results, every)
+    rewrite_board(results, every)
     report = verify_results(results)
     reasons = dict(report.unverifiable)
     assert reasons[no_record] == (
@@ -126,7 +129,10 @@ def test_unverifiable_rows_and_their_reasons(kept_copy, tmp_path):
     done = ember_cli("verify", results, "--campaign", path)
     assert done.returncode == 1, done.stderr
     out = done.stdout.decode().splitlines()
-    assert out[-1] == "ember verify: 10 verified, 0 mismatched, 2 unverifiable of 12 counting ok rows."
+    assert out[-1] == (
+        "ember verify: 10 verified, 0 mismatched, 2 unverifiable of 12 counting ok rows; "
+        "ranking.json recomputed: identical."
+    )
     assert out[:-1] == [
         f"{results}/episodes.jsonl:{line}: unverifiable: {reason}" for line, reason in sorted(reasons.items())
     ]
@@ -192,7 +198,7 @@ def test_rows_edited_and_their_records_deleted_fail(kept_copy):
     safety = every[line - 1]["metrics"]["safety"]
     safety["casualties"] -= 1
     safety["evacuated"] += 1
-    rewrite_rows(results, every)
+    rewrite_board(results, every)
     os.remove(results / "records" / "stay" / "office-floor" / "0.record.gz")
     for argv in ([], ["--require-all"]):
         done = ember_cli("verify", results, "--campaign", path, *argv)
@@ -201,7 +207,8 @@ def test_rows_edited_and_their_records_deleted_fail(kept_copy):
         assert out == [
             f"{results}/episodes.jsonl:{line}: unverifiable: stay on office-floor seed 0: "
             "records/stay/office-floor/0.record.gz: the record is missing",
-            "ember verify: 11 verified, 0 mismatched, 1 unverifiable of 12 counting ok rows.",
+            "ember verify: 11 verified, 0 mismatched, 1 unverifiable of 12 counting ok rows; "
+            "ranking.json recomputed: identical.",
         ]
     # The old rule, asked for by name: nothing mismatches, so it passes.
     done = ember_cli("verify", results, "--campaign", path, "--allow-unverifiable")
@@ -219,7 +226,10 @@ def test_submitted_records_in_the_directory_verify_without_the_campaign_file(kep
     assert (len(report.verified), report.mismatched, report.unverifiable) == (12, [], [])
     done = ember_cli("verify", results)
     assert done.returncode == 0, done.stdout
-    assert done.stdout.decode() == "ember verify: 12 verified, 0 mismatched, 0 unverifiable of 12 counting ok rows.\n"
+    assert done.stdout.decode() == (
+        "ember verify: 12 verified, 0 mismatched, 0 unverifiable of 12 counting ok rows; "
+        "ranking.json recomputed: identical.\n"
+    )
 
 
 @pytest.mark.parametrize(

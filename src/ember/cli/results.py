@@ -225,10 +225,13 @@ def cmd_export(args, console):
 # -- verify ---------------------------------------------------------------------------------
 
 VERIFY_EPILOG = (
-    "Exit status: 0 when every counting ok row is verified (with --allow-unverifiable: when nothing mismatches), "
-    "1 otherwise, 2 for bad input. The scenario comes from RESULTS_DIR/scenarios/ID.json, else a builtin: source, "
-    "else the source path relative to the --campaign file's folder; a submitted record is found relative to that "
-    "folder, or without --campaign to RESULTS_DIR. A progress bar shows on a terminal (the 'cli' extra)."
+    "RESULTS_DIR/ranking.json and statistics.json, when there, are recomputed from the rows (the statistics with "
+    "the file's own replicates and seed; needs the stats extra) and must be the same bytes. "
+    "Exit status: 0 when every counting ok row is verified and every recomputed file identical (with "
+    "--allow-unverifiable: when nothing mismatches or differs), 1 otherwise, 2 for bad input. The scenario comes "
+    "from RESULTS_DIR/scenarios/ID.json, else a builtin: source, else the source path relative to the --campaign "
+    "file's folder; a submitted record is found relative to that folder, or without --campaign to RESULTS_DIR. "
+    "A progress bar shows on a terminal (the 'cli' extra)."
 )
 
 
@@ -249,9 +252,10 @@ def verify_arguments(verify):
 def cmd_verify(args, console):
     from ..progress import items_progress
     from ..results.verify import report_lines, verify_results
+    from ..stats.recomputed import recomputed_files
 
     with items_progress("verifying rows", "rows", stream=console.progress_stream) as on_row:
-        report = verify_results(args.results, args.campaign, on_row=on_row)
+        report = verify_results(args.results, args.campaign, on_row=on_row, recomputed=recomputed_files())
     print_warnings(console, args.results, report.warnings)
     for line in report_lines(args.results, report):
         console.line(line)

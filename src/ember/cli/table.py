@@ -165,7 +165,8 @@ COMMANDS = (
         "'ember evaluate --keep-records', or submitted through a records entry): the record's SHA-256, the full "
         "engine (validation, replay, metrics) for the row's scenario and seed, and the metrics, compared "
         "type-strictly with the row's; a row without its record cannot be checked, and fails unless "
-        "--allow-unverifiable. Prints a line per mismatched or unverifiable row and one summary line.",
+        "--allow-unverifiable; ranking.json and statistics.json, when there, are recomputed and compared byte for "
+        "byte. Prints a line per mismatched or unverifiable row or file and one summary line.",
         epilog=results.VERIFY_EPILOG,
         arguments=results.verify_arguments,
         handler=results.cmd_verify,
