@@ -2,6 +2,7 @@
 
 import gzip
 import hashlib
+import html
 import json
 import os
 import shutil
@@ -266,25 +267,50 @@ def test_a_directory_the_results_layer_refuses_is_bad_input(kept_copy):
     assert (status, out) == (2, "") and "episodes.jsonl:13: $: a row has exactly the keys" in err
 
 
-def test_rank_and_report_say_how_many_rows_name_a_record(kept_copy, tmp_path):
+def test_rank_stats_and_report_say_how_many_rows_have_their_record_present(kept_copy, tmp_path):
     path, results = kept_copy
+    # The submitted records are next to the campaign file, where only 'verify --campaign' looks.
+    elsewhere = (
+        "4 name a submitted record that is not in the directory (ember verify --campaign FILE looks next to the "
+        "campaign file)"
+    )
     status, out, err = in_process("rank", results, "--format", "table")
     assert status == 0
-    assert err == "ember: 12 of 12 counting ok rows name a record (ember verify checks them)\n"
+    assert err == (
+        "ember: warning: 8 of 12 counting ok rows have their record present (ember verify checks them); "
+        f"4 cannot be re-verified: {elsewhere}\n"
+    )
+    shutil.copytree(path.parent / "subs", results / "subs")  # as an exported board keeps them
+    status, out, err = in_process("rank", results, "--format", "table")
+    assert (status, err) == (
+        0,
+        "ember: 12 of 12 counting ok rows have their record present (ember verify checks them)\n",
+    )
+    # The attack: rows edited, their records deleted. Each row still names its record; it is not there.
     every = rows(results)
-    for row in every[:5]:
+    kept = [row for row in every if row["policy"] != "team"]
+    for row in kept[:2]:
+        os.remove(results / row["record"])
+    for row in kept[2:5]:
         row.update(record=None, record_sha256=None)
     rewrite_rows(results, every)
-    assert (
-        in_process("rank", results)[2] == "ember: warning: 7 of 12 counting ok rows name a record (ember verify checks "
-        "them); 5 cannot be re-verified (run 'ember evaluate --keep-records')\n"
+    note = (
+        "7 of 12 counting ok rows have their record present (ember verify checks them); 5 cannot be re-verified: "
+        "3 name no record (run 'ember evaluate --keep-records'), 2 name a record that is missing"
     )
+    for command in (["rank", results], ["stats", results, "--replicates", "1000"]):
+        assert in_process(*command)[2] == f"ember: warning: {note}\n"
     page = tmp_path / "page.html"
     assert in_process("report", results, "-o", page)[0] == 0
-    assert (
-        '<p class="meta" id="verifiable">7 of 12 counting ok rows name a record (ember verify checks them); 5 cannot '
-        "be re-verified (run &#x27;ember evaluate --keep-records&#x27;).</p>"
-    ) in (page.read_text())
+    assert f'<p class="meta" id="verifiable">{html.escape(note)}.</p>' in page.read_text()
+    os.remove(results / kept[5]["record"])
+    for row in kept[6:] + [row for row in every if row["policy"] == "team"]:
+        row.update(record=None, record_sha256=None)
+    rewrite_rows(results, every)
+    assert in_process("rank", results)[2] == (
+        "ember: warning: 0 of 12 counting ok rows have their record present: nothing here can be re-verified: "
+        "9 name no record (run 'ember evaluate --keep-records'), 3 name a record that is missing\n"
+    )
 
 
 def test_a_progress_bar_on_a_terminal_only(kept_campaign):

@@ -45,19 +45,19 @@ def cmd_rank(args, console):
 def write_board(console, args, results, data):
     """Write ``data``, computed from ``results`` (rank, stats), with what a reader should hear about the rows.
 
-    The directory's warnings first; rows ``ember verify`` cannot check are a
-    warning said with them; a board it can check whole is said once the
-    result is written.
+    The directory's warnings first; rows ``ember verify`` cannot check (their
+    record not present) are a warning said with them; a board it can check
+    whole is said once the result is written.
     """
-    from ..results import verifiable_is_complete, verifiable_note
+    from ..results import RecordPresence
 
     print_warnings(console, args.results, results.warnings)
-    complete = verifiable_is_complete(results)
-    if not complete:
-        console.warn(verifiable_note(results))
+    presence = RecordPresence(results)
+    if not presence.complete():
+        console.warn(presence.note())
     write_result(console, args.output, data)
-    if complete:
-        console.say(f"ember: {verifiable_note(results)}")
+    if presence.complete():
+        console.say(f"ember: {presence.note()}")
 
 
 # -- stats ----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ base modules, never a campaign, a ranking or the command line.
 """
 
 from ..errors import RankingInputError, ResultsError
+from .presence import RecordPresence, verifiable_is_complete, verifiable_note
 from .reader import (
     Results,
     check_campaign,
@@ -18,8 +19,6 @@ from .reader import (
     read_campaign_value,
     read_results,
     results_of_bytes,
-    verifiable_is_complete,
-    verifiable_note,
 )
 from .schema import (
     CAMPAIGN_FILE,
@@ -59,6 +58,7 @@ __all__ = [
     "CountingRows",
     "Episode",
     "RankingInputError",
+    "RecordPresence",
     "Results",
     "ResultsError",
     "Row",
