@@ -8,7 +8,7 @@ Needs the ``report`` extra (matplotlib, and the stats extra for the statistics).
 
 from ..errors import MissingExtraError
 from ..ranking import ranking_of
-from ..results import StatisticsRules, read_results, results_of_bytes, verifiable_note
+from ..results import RecordPresence, StatisticsRules, read_results, results_of_bytes
 from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED, check_replicates, check_seed, statistics_of
 from ..stats import require as require_statistics
 from . import plots
@@ -55,9 +55,9 @@ def build_report(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=DEFAULT
 
     The page shows the ranking and its statistics (statistics.md, ``replicates``
     resamples from stream seed ``seed``), so the rows are read with
-    statistics.md §1's rules too.  Raises ``ResultsError`` (alias
-    ``RankingInputError``) for input either refuses, ``StatisticsParameterError``
-    for B or the seed, and ``MissingExtraError`` without matplotlib, numpy or scipy.
+    statistics.md §1's rules too.  Raises ``ResultsError`` for input either
+    refuses, ``StatisticsParameterError`` for B or the seed, and
+    ``MissingExtraError`` without matplotlib, numpy or scipy.
     ``public_seeds``: as ``report_of``.
     """
     _require(replicates, seed)
@@ -96,7 +96,7 @@ def report_of(results, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, public_
     if policies:
         views = collect(results.campaign, results.counting, policies)
         figures = [(name, title, plot(views, policies), caption) for name, title, plot, caption in _FIGURES]
-    note = verifiable_note(results)
+    note = RecordPresence(results).note()
     return render_page(results.campaign.value, ranking, views, figures, note, statistics, public_seeds)
 
 

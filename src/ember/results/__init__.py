@@ -3,13 +3,12 @@
 Every reader of a results directory (``evaluate``'s resume, ``export``,
 ``rank``, ``stats``, ``report``, ``verify``) reads it here, so every
 command accepts and refuses exactly the same files; ``ResultsError``
-(also named ``RankingInputError``) names the file and line.  This part
-sits at the base of the benchmark layer: it imports the engine and the
-base modules, never a campaign, a ranking or the command line.
+(``ember.errors``) names the file and line.  This part sits at the base
+of the benchmark layer: it imports the engine and the base modules, never
+a campaign, a ranking or the command line.
 """
 
-from ..errors import RankingInputError, ResultsError
-from .presence import RecordPresence, verifiable_is_complete, verifiable_note
+from .presence import RecordPresence
 from .reader import (
     Results,
     check_campaign,
@@ -32,9 +31,9 @@ from .schema import (
     SCENARIOS_DIR,
     STATISTICS_FILE,
     TORN_FILE,
-    Campaign,
+    CampaignJson,
     CountingRows,
-    Episode,
+    EpisodeOutcome,
     Row,
     RowRules,
     StatisticsRules,
@@ -54,13 +53,11 @@ __all__ = [
     "SCENARIOS_DIR",
     "STATISTICS_FILE",
     "TORN_FILE",
-    "Campaign",
+    "CampaignJson",
     "CountingRows",
-    "Episode",
-    "RankingInputError",
+    "EpisodeOutcome",
     "RecordPresence",
     "Results",
-    "ResultsError",
     "Row",
     "RowRules",
     "StatisticsRules",
@@ -73,6 +70,4 @@ __all__ = [
     "read_results",
     "results_of_bytes",
     "strict_json",
-    "verifiable_is_complete",
-    "verifiable_note",
 ]

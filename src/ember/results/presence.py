@@ -1,7 +1,7 @@
 """Which counting ok rows ``ember verify`` can check: those whose record is present (isolation.md §3).
 
 ``rank``, ``stats`` and the report say it in one sentence,
-``verifiable_note``: how many counting ok rows *have their record
+``RecordPresence(results).note()``: how many counting ok rows *have their record
 present* (a regular file at the row's ``record`` path in the results
 directory), not merely name one, since a row whose record was deleted
 is as unverifiable as a row without one.  A submitted record
@@ -76,18 +76,4 @@ class RecordPresence:
         return f"{head} (ember verify checks them); {self.rows - self.present} cannot be re-verified: {reasons}"
 
 
-def verifiable_note(results):
-    """One line for ``rank``, ``stats`` and ``report``: how many counting ok rows have their record present.
-
-    The command line says it as a warning when some do not
-    (``verifiable_is_complete`` is False).
-    """
-    return RecordPresence(results).note()
-
-
-def verifiable_is_complete(results):
-    """Whether every counting ok row has its record present (so ``ember verify`` can check the whole board)."""
-    return RecordPresence(results).complete()
-
-
-__all__ = ["RecordPresence", "verifiable_is_complete", "verifiable_note"]
+__all__ = ["RecordPresence"]
