@@ -62,12 +62,14 @@ def output_files(*paths, last=None):
     Each is opened as ``output_file`` opens one (``live`` excepted); none is
     renamed into place until the ``with`` block has ended without an
     exception and every stream has been flushed and closed, so whichever
-    fails, no regular file among them is new or changed.  A node written
-    through (a FIFO, a device) is flushed before any rename, but what it
-    took cannot be taken back.  ``last()``, when given, runs after every
-    stream is closed and before any rename (a result copied to standard
-    output): what it raises leaves nothing renamed either.  Every error
-    names the path it concerns.
+    fails to be written, no regular file among them is new or changed.  A
+    node written through (a FIFO, a device) is flushed before any rename,
+    but what it took cannot be taken back.  ``last()``, when given, runs
+    after every stream is closed and before any rename (a result copied to
+    standard output): what it raises leaves nothing renamed either.  A
+    rename that fails after others succeeded (the folder removed in
+    between) removes the files this call created; one it replaced stays
+    replaced.  Every error names the path it concerns.
     """
     renames = []  # (temporary, target, shown, existed) of each regular file, once its stream is closed
     done = []
