@@ -158,16 +158,11 @@ def evaluate_arguments(evaluate):
     evaluate.add_argument("--keep-records", action="store_true", help=keep_help)
 
 
-def rank_results(console, results_dir):
-    """ranking.json (ranking.md) of a finished results directory, written atomically; the leaderboard text."""
+def leaderboard_text(ranking):
+    """The leaderboard table of ``ranking``, or None without tabulate (ranking.json is written anyway)."""
     from ..errors import MissingExtraError
-    from ..ranking import format_leaderboard, ranking_bytes, ranking_of
-    from ..results import read_results
+    from ..ranking import format_leaderboard
 
-    results = read_results(results_dir)
-    ranking = ranking_of(results)
-    print_warnings(console, results_dir, results.warnings)
-    write_result(console, os.path.join(results_dir, "ranking.json"), ranking_bytes(ranking))
     try:
         return format_leaderboard(ranking, "table")
     except MissingExtraError:
@@ -176,30 +171,34 @@ def rank_results(console, results_dir):
 
 def cmd_evaluate(args, console):
     from ..campaign import Terminated, evaluate
+    from ..progress import episodes_progress
+    from ..results import EPISODES_FILE, RANKING_FILE
 
     try:
-        summary = evaluate(
-            args.campaign,
-            args.output,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            retries=args.retries,
-            retry_failed=args.retry_failed,
-            keep_records=args.keep_records,
-            stream=console.progress_stream,
-            warn=console.warn,
-        )
+        with episodes_progress(console.progress_stream) as on_episode:
+            summary = evaluate(
+                args.campaign,
+                args.output,
+                workers=args.workers,
+                scheduler=args.scheduler,
+                retries=args.retries,
+                retry_failed=args.retry_failed,
+                keep_records=args.keep_records,
+                progress=on_episode,
+                warn=console.warn,
+            )
     except Terminated:
-        console.say("ember: terminated; every finished episode is in episodes.jsonl, run again to resume.")
+        console.say(f"ember: terminated; every finished episode is in {EPISODES_FILE}, run again to resume.")
         return EXIT_TERMINATED
     except KeyboardInterrupt:
-        console.say("ember: interrupted; every finished episode is in episodes.jsonl, run again to resume.")
+        console.say(f"ember: interrupted; every finished episode is in {EPISODES_FILE}, run again to resume.")
         return EXIT_INTERRUPTED
-    leaderboard = rank_results(console, args.output)
+    print_warnings(console, args.output, summary.warnings)
+    leaderboard = leaderboard_text(summary.ranking)
     console.say(f"ember: {summary.line()}")
     if leaderboard is None:
         console.say(
-            "ember: ranking.json is written; the leaderboard table needs tabulate: pip install 'ember-eval[cli]'."
+            f"ember: {RANKING_FILE} is written; the leaderboard table needs tabulate: pip install 'ember-eval[cli]'."
         )
     else:
         console.write(leaderboard.rstrip("\n") + "\n")
@@ -215,7 +214,7 @@ def export_arguments(export):
 
 
 def cmd_export(args, console):
-    from ..campaign import export_csv
+    from ..results.export import export_csv
 
     text = export_csv(args.results, warn=console.warn)
     write_result(console, args.output, text.encode("utf-8"))

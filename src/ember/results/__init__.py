@@ -9,6 +9,16 @@ base modules, never a campaign, a ranking or the command line.
 """
 
 from ..errors import RankingInputError, ResultsError
+from .layout import (
+    CAMPAIGN_FILE,
+    EPISODES_FILE,
+    LOGS_DIR,
+    RANKING_FILE,
+    RECORDS_DIR,
+    SCENARIOS_DIR,
+    STATISTICS_FILE,
+    TORN_FILE,
+)
 from .reader import (
     Results,
     check_campaign,
@@ -22,17 +32,10 @@ from .reader import (
     verifiable_note,
 )
 from .schema import (
-    CAMPAIGN_FILE,
-    EPISODES_FILE,
     MAX_CAMPAIGN_BYTES,
     MAX_LINE_BYTES,
     POLICY_KINDS,
-    RANKING_FILE,
-    RECORDS_DIR,
     ROW_KEYS,
-    SCENARIOS_DIR,
-    STATISTICS_FILE,
-    TORN_FILE,
     Campaign,
     CountingRows,
     Episode,
@@ -46,6 +49,7 @@ from .schema import (
 __all__ = [
     "CAMPAIGN_FILE",
     "EPISODES_FILE",
+    "LOGS_DIR",
     "MAX_CAMPAIGN_BYTES",
     "MAX_LINE_BYTES",
     "POLICY_KINDS",
