@@ -7,6 +7,7 @@ reaches ``main`` as any ``EmberError`` (one line, exit 2).
 
 import os
 
+from ..results.layout import RANKING_FILE, STATISTICS_FILE, kept_record, scenario_file
 from . import arguments
 from .exits import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_TERMINATED
 from .outputs import write_result
@@ -24,7 +25,7 @@ def print_warnings(console, directory, warnings):
 def rank_arguments(rank):
     arguments.add_results(rank)
     arguments.add_output(rank, "write here instead of standard output")
-    rank_formats = "json (default: ranking.json's canonical bytes), table (plain text) or markdown"
+    rank_formats = f"json (default: {RANKING_FILE}'s canonical bytes), table (plain text) or markdown"
     arguments.add_format(rank, ("json", "table", "markdown"), rank_formats)
 
 
@@ -63,7 +64,7 @@ def write_board(console, args, results, data):
 # -- stats ----------------------------------------------------------------------------------
 
 STATS_EPILOG = (
-    "--format json is statistics.json (statistics 1.0, docs/statistics.md): the same bytes on every machine for the "
+    f"--format json is {STATISTICS_FILE} (statistics 1.0, docs/statistics.md): the same bytes on every machine for the "
     "same files, B and seed. Needs the stats extra (numpy, scipy, threadpoolctl): pip install 'ember-eval[stats]'; "
     "table and markdown also need tabulate ('ember-eval[cli]'). A progress bar counts the resamples on a terminal."
 )
@@ -72,7 +73,7 @@ STATS_EPILOG = (
 def stats_arguments(stats):
     arguments.add_results(stats)
     arguments.add_output(stats, "write here instead of standard output")
-    stats_formats = "json (default: statistics.json's canonical bytes), table (plain text) or markdown"
+    stats_formats = f"json (default: {STATISTICS_FILE}'s canonical bytes), table (plain text) or markdown"
     arguments.add_format(stats, ("json", "table", "markdown"), stats_formats)
     add_resampling(stats)
 
@@ -154,7 +155,7 @@ def evaluate_arguments(evaluate):
     retries_help = "times an episode whose worker was lost is tried again (default: 2)"
     evaluate.add_argument("--retries", type=arguments.count(0), default=2, metavar="N", help=retries_help)
     evaluate.add_argument("--retry-failed", action="store_true", help="run again the episodes whose last row is failed")
-    keep_help = "store each run episode's record as RESULTS_DIR/records/POLICY/SCENARIO/SEED.record.gz"
+    keep_help = f"store each run episode's record as RESULTS_DIR/{kept_record('POLICY', 'SCENARIO', 'SEED')}"
     evaluate.add_argument("--keep-records", action="store_true", help=keep_help)
 
 
@@ -225,7 +226,7 @@ def cmd_export(args, console):
 
 VERIFY_EPILOG = (
     "Exit status: 0 when nothing mismatches (with --require-all: and nothing is unverifiable), 1 otherwise, "
-    "2 for bad input. The scenario comes from RESULTS_DIR/scenarios/ID.json, else a builtin: source, else the "
+    f"2 for bad input. The scenario comes from RESULTS_DIR/{scenario_file('ID')}, else a builtin: source, else the "
     "source path relative to the --campaign file's folder. A progress bar shows on a terminal (the 'cli' extra)."
 )
 
