@@ -24,9 +24,9 @@ import stat
 import sys
 import uuid
 
-from ..agent import AgentError, AgentPolicy
+from ..agent import AgentPolicy
 from ..engine import authenticate_record, measure_run
-from ..errors import ActionError, EmberError, ResultsIOError
+from ..errors import ActionError, AgentError, EmberError, ResultsIOError
 from ..results import file_kind
 from ..results.layout import is_temporary, kept_record, kept_record_temporary
 from ..results.writer import make_folder, replace_into
