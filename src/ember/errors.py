@@ -71,6 +71,10 @@ class StatisticsParameterError(EmberError, ValueError):
     """A replicate count or resampling seed outside statistics.md §3 (the message names the parameter)."""
 
 
+class OutputPathError(EmberError, ValueError):
+    """An output path that names no file (the empty string); the message says which."""
+
+
 class OutputBusyError(EmberError, OSError):
     """An output path is being written by another process (``ember run -o`` holds a lock on it)."""
 
@@ -85,6 +89,29 @@ class MissingExtraError(EmberError, ImportError):
 
 class CampaignError(EmberError, ValueError):
     """A campaign file, its results directory or a resume breaks campaign.md (the message names the place)."""
+
+
+class CampaignFileError(CampaignError):
+    """A campaign file cannot be read as one (``ember.results.read_campaign_file``): one line naming it.
+
+    ``path`` is the file as given, ``kind`` what went wrong (``"missing"``,
+    ``"unreadable"``, ``"not-a-file"``, ``"too-large"``, ``"not-utf8"``,
+    ``"not-toml"``) and ``detail`` the reason in words, so that each command
+    that reads a campaign file can say it in its own terms.
+    """
+
+    def __init__(self, path, kind, detail):
+        self.path = path
+        self.kind = kind
+        self.detail = detail
+        if kind in ("not-utf8", "not-toml"):
+            message = f"{path}: {detail}."
+        else:
+            message = f"{path}: cannot read the campaign file: {detail}."
+        super().__init__(message)
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.kind, self.detail))
 
 
 class EnvConfigError(EmberError, ValueError):

@@ -7,6 +7,7 @@ reaches ``main`` as any ``EmberError`` (one line, exit 2).
 
 import os
 
+from ..results.layout import RANKING_FILE, STATISTICS_FILE, kept_record, scenario_file
 from . import arguments
 from .exits import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_TERMINATED
 from .outputs import write_result
@@ -24,7 +25,7 @@ def print_warnings(console, directory, warnings):
 def rank_arguments(rank):
     arguments.add_results(rank)
     arguments.add_output(rank, "write here instead of standard output")
-    rank_formats = "json (default: ranking.json's canonical bytes), table (plain text) or markdown"
+    rank_formats = f"json (default: {RANKING_FILE}'s canonical bytes), table (plain text) or markdown"
     arguments.add_format(rank, ("json", "table", "markdown"), rank_formats)
 
 
@@ -45,25 +46,25 @@ def cmd_rank(args, console):
 def write_board(console, args, results, data):
     """Write ``data``, computed from ``results`` (rank, stats), with what a reader should hear about the rows.
 
-    The directory's warnings first; rows ``ember verify`` cannot check are a
-    warning said with them; a board it can check whole is said once the
-    result is written.
+    The directory's warnings first; rows ``ember verify`` cannot check (their
+    record not present) are a warning said with them; a board it can check
+    whole is said once the result is written.
     """
-    from ..results import verifiable_is_complete, verifiable_note
+    from ..results import RecordPresence
 
     print_warnings(console, args.results, results.warnings)
-    complete = verifiable_is_complete(results)
-    if not complete:
-        console.warn(verifiable_note(results))
+    presence = RecordPresence(results)
+    if not presence.complete():
+        console.warn(presence.note())
     write_result(console, args.output, data)
-    if complete:
-        console.say(f"ember: {verifiable_note(results)}")
+    if presence.complete():
+        console.say(f"ember: {presence.note()}")
 
 
 # -- stats ----------------------------------------------------------------------------------
 
 STATS_EPILOG = (
-    "--format json is statistics.json (statistics 1.0, docs/statistics.md): the same bytes on every machine for the "
+    f"--format json is {STATISTICS_FILE} (statistics 1.0, docs/statistics.md): the same bytes on every machine for the "
     "same files, B and seed. Needs the stats extra (numpy, scipy, threadpoolctl): pip install 'ember-eval[stats]'; "
     "table and markdown also need tabulate ('ember-eval[cli]'). A progress bar counts the resamples on a terminal."
 )
@@ -72,7 +73,7 @@ STATS_EPILOG = (
 def stats_arguments(stats):
     arguments.add_results(stats)
     arguments.add_output(stats, "write here instead of standard output")
-    stats_formats = "json (default: statistics.json's canonical bytes), table (plain text) or markdown"
+    stats_formats = f"json (default: {STATISTICS_FILE}'s canonical bytes), table (plain text) or markdown"
     arguments.add_format(stats, ("json", "table", "markdown"), stats_formats)
     add_resampling(stats)
 
@@ -154,20 +155,15 @@ def evaluate_arguments(evaluate):
     retries_help = "times an episode whose worker was lost is tried again (default: 2)"
     evaluate.add_argument("--retries", type=arguments.count(0), default=2, metavar="N", help=retries_help)
     evaluate.add_argument("--retry-failed", action="store_true", help="run again the episodes whose last row is failed")
-    keep_help = "store each run episode's record as RESULTS_DIR/records/POLICY/SCENARIO/SEED.record.gz"
+    keep_help = f"store each run episode's record as RESULTS_DIR/{kept_record('POLICY', 'SCENARIO', 'SEED')}"
     evaluate.add_argument("--keep-records", action="store_true", help=keep_help)
 
 
-def rank_results(console, results_dir):
-    """ranking.json (ranking.md) of a finished results directory, written atomically; the leaderboard text."""
+def leaderboard_text(ranking):
+    """The leaderboard table of ``ranking``, or None without tabulate (ranking.json is written anyway)."""
     from ..errors import MissingExtraError
-    from ..ranking import format_leaderboard, ranking_bytes, ranking_of
-    from ..results import read_results
+    from ..ranking import format_leaderboard
 
-    results = read_results(results_dir)
-    ranking = ranking_of(results)
-    print_warnings(console, results_dir, results.warnings)
-    write_result(console, os.path.join(results_dir, "ranking.json"), ranking_bytes(ranking))
     try:
         return format_leaderboard(ranking, "table")
     except MissingExtraError:
@@ -176,30 +172,34 @@ def rank_results(console, results_dir):
 
 def cmd_evaluate(args, console):
     from ..campaign import Terminated, evaluate
+    from ..progress import episodes_progress
+    from ..results import EPISODES_FILE, RANKING_FILE
 
     try:
-        summary = evaluate(
-            args.campaign,
-            args.output,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            retries=args.retries,
-            retry_failed=args.retry_failed,
-            keep_records=args.keep_records,
-            stream=console.progress_stream,
-            warn=console.warn,
-        )
+        with episodes_progress(console.progress_stream) as on_episode:
+            summary = evaluate(
+                args.campaign,
+                args.output,
+                workers=args.workers,
+                scheduler=args.scheduler,
+                retries=args.retries,
+                retry_failed=args.retry_failed,
+                keep_records=args.keep_records,
+                progress=on_episode,
+                warn=console.warn,
+            )
     except Terminated:
-        console.say("ember: terminated; every finished episode is in episodes.jsonl, run again to resume.")
+        console.say(f"ember: terminated; every finished episode is in {EPISODES_FILE}, run again to resume.")
         return EXIT_TERMINATED
     except KeyboardInterrupt:
-        console.say("ember: interrupted; every finished episode is in episodes.jsonl, run again to resume.")
+        console.say(f"ember: interrupted; every finished episode is in {EPISODES_FILE}, run again to resume.")
         return EXIT_INTERRUPTED
-    leaderboard = rank_results(console, args.output)
+    print_warnings(console, args.output, summary.warnings)
+    leaderboard = leaderboard_text(summary.ranking)
     console.say(f"ember: {summary.line()}")
     if leaderboard is None:
         console.say(
-            "ember: ranking.json is written; the leaderboard table needs tabulate: pip install 'ember-eval[cli]'."
+            f"ember: {RANKING_FILE} is written; the leaderboard table needs tabulate: pip install 'ember-eval[cli]'."
         )
     else:
         console.write(leaderboard.rstrip("\n") + "\n")
@@ -225,9 +225,13 @@ def cmd_export(args, console):
 # -- verify ---------------------------------------------------------------------------------
 
 VERIFY_EPILOG = (
-    "Exit status: 0 when nothing mismatches (with --require-all: and nothing is unverifiable), 1 otherwise, "
-    "2 for bad input. The scenario comes from RESULTS_DIR/scenarios/ID.json, else a builtin: source, else the "
-    "source path relative to the --campaign file's folder. A progress bar shows on a terminal (the 'cli' extra)."
+    f"RESULTS_DIR/{RANKING_FILE} and {STATISTICS_FILE}, when there, are recomputed from the rows (the statistics "
+    "with the file's own replicates and seed; needs the stats extra) and must be the same bytes. "
+    "Exit status: 0 when every counting ok row is verified and every recomputed file identical (with "
+    "--allow-unverifiable: when nothing mismatches or differs), 1 otherwise, 2 for bad input. The scenario comes "
+    f"from RESULTS_DIR/{scenario_file('ID')}, else a builtin: source, else the source path relative to the "
+    "--campaign file's folder; a submitted record is found relative to that folder, or without --campaign to "
+    "RESULTS_DIR. A progress bar shows on a terminal (the 'cli' extra)."
 )
 
 
@@ -238,17 +242,21 @@ def verify_arguments(verify):
         "its folder"
     )
     verify.add_argument("--campaign", metavar="FILE", help=campaign_help)
-    require_help = "also fail (exit 1) when a row cannot be checked (no record, no scenario, no --campaign)"
-    verify.add_argument("--require-all", action="store_true", help=require_help)
+    strictness = verify.add_mutually_exclusive_group()
+    require_help = "fail (exit 1) when a row cannot be checked (no record, no scenario, no --campaign): the default"
+    strictness.add_argument("--require-all", action="store_true", help=require_help)
+    allow_help = "pass (exit 0) with rows that cannot be checked, as long as nothing mismatches"
+    strictness.add_argument("--allow-unverifiable", action="store_true", help=allow_help)
 
 
 def cmd_verify(args, console):
     from ..progress import items_progress
     from ..results.verify import report_lines, verify_results
+    from ..stats.recomputed import recomputed_files
 
     with items_progress("verifying rows", "rows", stream=console.progress_stream) as on_row:
-        report = verify_results(args.results, args.campaign, on_row=on_row)
+        report = verify_results(args.results, args.campaign, on_row=on_row, recomputed=recomputed_files())
     print_warnings(console, args.results, report.warnings)
     for line in report_lines(args.results, report):
         console.line(line)
-    return 0 if report.passed(args.require_all) else EXIT_MISMATCH
+    return 0 if report.passed(args.allow_unverifiable) else EXIT_MISMATCH

@@ -8,6 +8,17 @@ of the benchmark layer: it imports the engine and the base modules, never
 a campaign, a ranking or the command line.
 """
 
+from .layout import (
+    CAMPAIGN_FILE,
+    EPISODES_FILE,
+    LOGS_DIR,
+    RANKING_FILE,
+    RECORDS_DIR,
+    SCENARIOS_DIR,
+    STATISTICS_FILE,
+    TORN_FILE,
+)
+from .presence import RecordPresence
 from .reader import (
     Results,
     check_campaign,
@@ -17,21 +28,12 @@ from .reader import (
     read_campaign_value,
     read_results,
     results_of_bytes,
-    verifiable_is_complete,
-    verifiable_note,
 )
 from .schema import (
-    CAMPAIGN_FILE,
-    EPISODES_FILE,
     MAX_CAMPAIGN_BYTES,
     MAX_LINE_BYTES,
     POLICY_KINDS,
-    RANKING_FILE,
-    RECORDS_DIR,
     ROW_KEYS,
-    SCENARIOS_DIR,
-    STATISTICS_FILE,
-    TORN_FILE,
     CampaignJson,
     CountingRows,
     EpisodeOutcome,
@@ -45,6 +47,7 @@ from .schema import (
 __all__ = [
     "CAMPAIGN_FILE",
     "EPISODES_FILE",
+    "LOGS_DIR",
     "MAX_CAMPAIGN_BYTES",
     "MAX_LINE_BYTES",
     "POLICY_KINDS",
@@ -57,6 +60,7 @@ __all__ = [
     "CampaignJson",
     "CountingRows",
     "EpisodeOutcome",
+    "RecordPresence",
     "Results",
     "Row",
     "RowRules",
@@ -70,6 +74,4 @@ __all__ = [
     "read_results",
     "results_of_bytes",
     "strict_json",
-    "verifiable_is_complete",
-    "verifiable_note",
 ]
