@@ -250,10 +250,11 @@ def policy_files(entry, folder):
     return agent_files(entry["agent"], folder)
 
 
-def policy_launcher(entry, folder, mode):
+def policy_launcher(entry, folder, mode, own_session=False):
     """How the processes of an agent or python policy entry start (``ember.isolation.boundary.Launcher``).
 
-    They join the episode process's session (own_session False): the watcher ends it as a whole.
+    In an episode they join the episode process's session (``own_session`` False): the watcher ends it
+    as a whole; the command's check of a module leads a session of its own, ended with the check.
     """
     return Launcher(
         mode,
@@ -261,7 +262,7 @@ def policy_launcher(entry, folder, mode):
         cwd=folder,
         env=entry.get("env"),
         limits=policy_limits(entry),
-        own_session=False,
+        own_session=own_session,
     )
 
 
@@ -276,7 +277,7 @@ def check_python_policies(campaign, mode):
     foreign code.  Raises ``CampaignError`` naming the place."""
     for i, entry in enumerate(campaign.policies):
         if "python" in entry:
-            launcher = policy_launcher(entry, campaign.folder, mode)
+            launcher = policy_launcher(entry, campaign.folder, mode, own_session=True)
             problem = check_python_source(entry["python"], launcher, work_timeout(entry["step_timeout"]))
             if problem is not None:
                 raise CampaignError(f"{campaign.path}: policies[{i}].python: {problem}")
