@@ -143,3 +143,7 @@ class ResultsIOError(EmberError, OSError):
 
 class InteropError(EmberError, ValueError):
     """An export for an outside tool (``ember.interop``) was given a bad argument (the message names it)."""
+
+
+class SandboxError(EmberError, OSError):
+    """The sandbox of isolation.md §2 cannot be made here, or failed to start (the message names what is missing)."""
