@@ -29,6 +29,18 @@ fire p = 1/4; seed 1):
   small: measure 20 ``measure_run`` on ``builtin:long-horizon`` + random, 20,000 steps
   small: metrics 20 ``ember metrics`` on that 20,000-step record
 
+``--scale2`` (issue 30): one table of every figure of that issue beside BASE
+(``--base``, default ea058d3) in the same run, ``--repeat`` rounds of
+alternating old and new runs: the public ``Simulator`` loop (also beside
+2b1401f), ``measure_run`` and ``ember metrics`` on a generated 1,000x1,000
+floor with 50,000 people and 120 steps (``ember generate hall --seed 1
+--rows 1000 --cols 1000 --people 50000 --max-steps 120``; its record has
+step lines of about 8 MB, past the old fast path's 4 MiB), with peak RSS
+and whether the outputs are identical; then the per-unit cost of
+``measure_run`` (CPU microseconds per active person + burning cell, per
+step) on the 200x200 hall of ``--stadium`` and on that floor, each code
+against its own 200x200 figure.
+
 ``--stadium``: the new code alone, ``measure_run`` with greedy on generated
 halls of 200x200 / 1,000 people, 500x500 / 6,000 and 1,000x1,000 / 25,000
 (``--sizes`` to choose): steps, milliseconds per step, that cost divided by
@@ -40,6 +52,7 @@ Usage::
     python benchmarks/bench_scale.py --repeat 5 --only "measure greedy" "sim greedy"
     python benchmarks/bench_scale.py --stadium
     python benchmarks/bench_scale.py --stadium --sizes 200 500
+    python benchmarks/bench_scale.py --scale2 --repeat 1
 """
 
 import argparse
@@ -54,6 +67,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "2b1401f"  # the code before issue 21
+BASE = "ea058d3"  # the code before issue 30
 LARGE = "builtin:ember-v1/large-hall-casualty"
 SMALL = "builtin:long-horizon"
 
@@ -118,6 +132,25 @@ def measure(kind, scenario_arg, policy_name, steps):
         result = measure_run(scenario, policy_name, 1)
         metrics = getattr(result, "metrics", result)  # a MeasuredRun once measure_run returns one
         done = metrics["time"]["episode_steps"]
+    elif kind == "units":  # measure_run, counting the work of each step: active people + burning cells
+        import ember.engine
+        from ember.canonical import canonical_json
+
+        units = [0]
+        step = ember.engine.MeasuringSink.step
+
+        def counting(self, value, final_state):
+            units[0] += len(value["movements"]) + len(value["snapshot"]["burning"] or ())
+            step(self, value, final_state)
+
+        ember.engine.MeasuringSink.step = counting
+        started = time.process_time()
+        metrics = measure_run(scenario, policy_name, 1).metrics
+        seconds = time.process_time() - started
+        digest = hashlib.sha256(canonical_json(metrics.to_dict())).hexdigest()
+        steps = metrics["time"]["episode_steps"]
+        print(json.dumps({"seconds": seconds, "steps": steps, "units": units[0], "digest": digest}))
+        return
     else:
         raise SystemExit(f"unknown kind {kind}")
     print(json.dumps({"seconds": time.process_time() - started, "steps": done}))
@@ -241,17 +274,7 @@ def stadium(args):
     rows = []
     for side in args.sizes:
         people = STADIUM.get(side) or side * side // 40
-        path = args.data_dir / f"stadium-{side}.scenario.json"
-        if not path.exists():
-            print(f"generating {path.name} ...", file=sys.stderr, flush=True)
-            scale = side * side / (200 * 200)
-            command = [
-                sys.executable, "-m", "ember.cli", "generate", "hall", "--seed", "1", "--rows", str(side),
-                "--cols", str(side), "--people", str(people), "--pillars", str(round(250 * scale)),
-                "--pillar-size", "3", "--exits", str(min(64, max(6, round(6 * side / 200)))), "--door", "3",
-                "--ignitions", "3", "--spread", "1/4", "--id", f"stadium-{side}", "-o", str(path),
-            ]  # fmt: skip
-            run(command, ROOT / "src")
+        path = stadium_scenario(side, args.data_dir)
         out, _, rss = run([sys.executable, __file__, "--measure", "measure", str(path), "greedy", "0"], ROOT / "src")
         result = json.loads(out)
         per_step = result["seconds"] / result["steps"] * 1000
@@ -269,9 +292,103 @@ def stadium(args):
     print("per-step cost grows no faster than cells + people")
 
 
+def scale2_scenario(data_dir):
+    """The issue-30 floor: 1,000x1,000, 50,000 people, 120 steps (the defaults of ``ember generate hall``)."""
+    path = data_dir / "stadium50k.json"
+    if not path.exists():
+        print(f"generating {path.name} ...", file=sys.stderr, flush=True)
+        command = [
+            sys.executable, "-m", "ember.cli", "generate", "hall", "--seed", "1", "--rows", "1000", "--cols", "1000",
+            "--people", "50000", "--max-steps", "120", "-o", str(path),
+        ]  # fmt: skip
+        run(command, ROOT / "src")
+    return path
+
+
+def stadium_scenario(side, data_dir):
+    """The ``--stadium`` hall of ``side`` (written once)."""
+    people = STADIUM.get(side) or side * side // 40
+    path = data_dir / f"stadium-{side}.scenario.json"
+    if not path.exists():
+        print(f"generating {path.name} ...", file=sys.stderr, flush=True)
+        scale = side * side / (200 * 200)
+        command = [
+            sys.executable, "-m", "ember.cli", "generate", "hall", "--seed", "1", "--rows", str(side),
+            "--cols", str(side), "--people", str(people), "--pillars", str(round(250 * scale)),
+            "--pillar-size", "3", "--exits", str(min(64, max(6, round(6 * side / 200)))), "--door", "3",
+            "--ignitions", "3", "--spread", "1/4", "--id", f"stadium-{side}", "-o", str(path),
+        ]  # fmt: skip
+        run(command, ROOT / "src")
+    return path
+
+
+def scale2(args):
+    """Every figure of issue 30 beside BASE (and 2b1401f for the public loop), in one run."""
+    new_src = ROOT / "src"
+    sources = {rev: baseline_src(rev, args.data_dir) for rev in (args.base, args.baseline)}
+    big = scale2_scenario(args.data_dir)
+    record = record_file(big, "greedy", args.data_dir, new_src)
+    me = [sys.executable, __file__, "--measure"]
+    cases = [  # (name, command, old revision, how its output is compared)
+        ("sim greedy (public Simulator)", me + ["sim", LARGE, "greedy", "0"], args.baseline, "steps"),
+        ("sim greedy (public Simulator)", me + ["sim", LARGE, "greedy", "0"], args.base, "steps"),
+        ("50k stadium: measure_run", me + ["units", str(big), "greedy", "0"], args.base, "digest"),
+        ("50k stadium: ember metrics", [sys.executable, "-m", "ember.cli", "metrics", str(big), str(record)],
+         args.base, "bytes"),
+    ]  # fmt: skip
+    ratios = {k: [] for k in range(len(cases))}
+    rss, outputs, units_seen = {}, {}, {}
+    for round_ in range(args.repeat):
+        for k, (name, command, old, how) in enumerate(cases):
+            order = ("old", "new") if round_ % 2 == 0 else ("new", "old")
+            seconds = {}
+            for which in order:
+                out, cpu, peak = run(command, sources[old] if which == "old" else new_src)
+                if how == "bytes":
+                    seconds[which], output = cpu, hashlib.sha256(out).hexdigest()
+                else:
+                    result = json.loads(out)
+                    seconds[which], output = result["seconds"], result[how]
+                    units_seen.setdefault((k, which), result)
+                outputs.setdefault((k, which), set()).add(output)
+                rss[(k, which)] = max(rss.get((k, which), 0), peak)
+            ratios[k].append(seconds["old"] / seconds["new"])
+            print(f"  round {round_ + 1}: {name} against {old} done", file=sys.stderr, flush=True)
+    header = f"{'case':<32} {'old':>8} {'x old (old/new CPU)':>24} {'peak RSS MB old / new':>22} {'output':>10}"
+    print(header)
+    print("-" * len(header))
+    for k, (name, _, old, _) in enumerate(cases):
+        same = outputs[(k, "old")] == outputs[(k, "new")] and len(outputs[(k, "new")]) == 1
+        memory = f"{rss[(k, 'old')]:.1f} / {rss[(k, 'new')]:.1f}"
+        print(f"{name:<32} {old:>8} {spread(ratios[k]):>24} {memory:>22} {'same' if same else 'DIFFERS':>10}")
+    # Per-unit cost: each code's figures against its own 200x200 figure, in the same run (the 50,000-people
+    # floor's from the rounds above, its first round).
+    rows = []
+    for which, src in (("old", sources[args.base]), ("new", new_src)):
+        code = args.base if which == "old" else "new"
+        for side in (200, 1000):
+            people = STADIUM[side]
+            out, _, peak = run(me + ["units", str(stadium_scenario(side, args.data_dir)), "greedy", "0"], src)
+            rows.append((f"{side}x{side} / {people:,} people", code, json.loads(out), peak))
+            print(f"  per-unit {side}x{side} under {code} done", file=sys.stderr, flush=True)
+        rows.append(("1000x1000 / 50,000, 120 steps", code, units_seen[(2, which)], rss[(2, which)]))
+    print(f"\n{'per-unit cost of measure_run':<32} {'code':>8} {'steps':>6} {'units/step':>11} {'us/unit':>8}"
+          f" {'x 200x200':>10} {'peak RSS MB':>12}")  # fmt: skip
+    first = {}
+    for label, code, result, peak in rows:
+        cost = result["seconds"] / result["units"] * 1e6
+        first.setdefault(code, cost)
+        print(f"{label:<32} {code:>8} {result['steps']:>6} {result['units'] / result['steps']:>11,.0f}"
+              f" {cost:>8.3f} {cost / first[code]:>10.2f} {peak:>12.1f}")  # fmt: skip
+    print("\nunits: active people + burning cells, summed over the steps; us/unit: CPU microseconds of")
+    print("measure_run per unit; x 200x200: against the same code's 200x200 figure")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stadium", action="store_true", help="per-step cost of measure_run on stadium-sized halls")
+    parser.add_argument("--scale2", action="store_true", help="issue 30: every figure beside --base, in one table")
+    parser.add_argument("--base", default=BASE, help=f"git revision of the issue-30 base (default {BASE})")
     parser.add_argument("--sizes", type=int, nargs="+", default=list(STADIUM), help="stadium grid sides")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of old and new runs (default 3)")
     parser.add_argument("--only", nargs="+", metavar="CASE", help=f"cases to run: {', '.join(CASES)}")
@@ -284,7 +401,9 @@ def main():
         return
     args.data_dir.mkdir(exist_ok=True)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
-    if args.stadium:
+    if args.scale2:
+        scale2(args)
+    elif args.stadium:
         stadium(args)
     else:
         print(f"old: {args.baseline}; new: this checkout; {args.repeat} rounds, CPU seconds per run\n")

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 import ember
 from ember.canonical import canonical_json, canonical_json_reference, canonical_record
-from ember.record import frontend
 from ember.record.limits import record_limits
 from ember.scenario import compile_scenario
 
@@ -232,8 +231,8 @@ def endless(head, filler, counter, total=GIB):
 def refused_early(head, filler, match, scenario=LIMITED):
     """Feed ``head`` + 1 GiB of ``filler`` to episode_metrics: refused, reading and holding little.
 
-    The bound on what is read: the fast path buffers one line up to
-    MAX_LINE_BYTES, and the reader refuses a part past max_part_bytes.
+    The bound on what is read: the fast path buffers one line up to the
+    part limit, and the reader refuses a part past it.
     """
     counter = [0]
     tracemalloc.start()
@@ -243,7 +242,7 @@ def refused_early(head, filler, match, scenario=LIMITED):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    most = (frontend.MAX_LINE_BYTES + part_limit(scenario)) // CHUNK + 2
+    most = 2 * part_limit(scenario) // CHUNK + 2
     assert counter[0] <= most, f"read {counter[0]} chunks of 64 KiB (at most {most} expected)"
     assert peak < 64 << 20, f"peak {peak / 2**20:.0f} MiB of Python memory for a 1 GiB input"
     return str(info.value)

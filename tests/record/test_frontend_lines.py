@@ -85,3 +85,42 @@ def test_every_chunking_takes_every_step_line_of_a_record_as_written(monkeypatch
         taken.clear()
         assert outcome_in_chunks(RECORD, size) == want
         assert taken == [True] * steps, size
+
+
+def crowd_scenario(people, id_length=60):
+    """An open square floor of ``people`` with long IDs and no fire spread: steps of about 330 bytes a person."""
+    side = 2 * int(people**0.5) + 2
+    cells = [[r, c] for r in range(1, side) for c in range(1, side) if (r + c) % 2 == 0][:people]
+    return {
+        "schema_version": "1.0",
+        "scenario_id": "crowd",
+        "grid": {"rows": side + 1, "cols": side + 1},
+        "walls": [],
+        "exits": [{"exit_id": "door", "position": [0, 0]}],
+        "people": [{"person_id": f"p{k:0{id_length - 1}d}", "position": cell} for k, cell in enumerate(cells)],
+        "fire": {"ignitions": [[side, side]], "spread_probability": "0/1", "enter_fire": "casualty"},
+        "termination": {"max_steps": 2},
+    }
+
+
+def test_a_step_line_longer_than_4_mib_takes_the_fast_path(monkeypatch):
+    scenario = crowd_scenario(14_000)
+    out = io.BytesIO()
+    ember.run_episode(scenario, "stay", 0, out)
+    record = out.getvalue()
+    lines = record.split(b"\n")
+    assert min(len(line) for line in lines[3:5]) > 4 * 1024 * 1024  # both step lines, beyond the old ceiling
+    want = ember.episode_metrics(scenario, record).to_dict()
+    taken = []
+    original = EpisodeEngine.take_line
+
+    def spy(self, index, line):
+        taken.append(original(self, index, line))
+        return taken[-1]
+
+    monkeypatch.setattr(EpisodeEngine, "take_line", spy)
+    stream = ember.MetricsStream(scenario)
+    for start in range(0, len(record), 1 << 16):  # a line arrives in many chunks and is joined once
+        stream.feed(record[start : start + (1 << 16)])
+    assert stream.close().to_dict() == want
+    assert taken == [True, True]

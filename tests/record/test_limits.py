@@ -236,7 +236,8 @@ def test_the_fast_path_never_buffers_more_than_one_capped_line():
     stream.feed(HEAD)
     lines = stream._input.front_end.chosen  # AnyLayout chose CanonicalLines from the first bytes
     assert isinstance(lines, frontend.CanonicalLines)
-    most = frontend.MAX_LINE_BYTES + CHUNK
+    most = lines.max_line_bytes + CHUNK
+    assert lines.max_line_bytes == part_limit(LIMITED)
     with pytest.raises(ember.MetricsInputError, match="Limit exceeded"):
         stream.feed(b'{"actions":{"A":"')
         for _ in range(GIB // CHUNK):
@@ -244,7 +245,7 @@ def test_the_fast_path_never_buffers_more_than_one_capped_line():
             assert lines.partial_size <= most
     assert lines.partial_size == 0 and not lines.active
     # Long lines that do end: each is compared once, then the strict reader takes over.
-    long = b"a" * (frontend.MAX_LINE_BYTES - 100)
+    long = b"a" * (2 * lines.max_line_bytes)  # past the line ceiling and max_string_length
     refused_early(b'{"header":{"x":"' + long + b'"},\n', b" ", r"^\$\.header\.x: Limit exceeded")
     refused_early(
         HEAD + b'{"actions":{"A":"stay"},"x":"' + long + b'"},\n', b" ", r"^\$\.steps\[0\]\.x: Limit exceeded"

@@ -138,27 +138,6 @@ def test_the_collector_state_is_restored_by_step_and_observe():
         gc.enable()
 
 
-def test_every_list_handed_out_is_fresh():
-    sim = Simulator(scenario_for("hall", max_steps=30, p="1/1"), 0)
-    policy = make_policy("random", sim.scenario, 0)
-    for _ in range(3):
-        step = sim.step(policy(sim.observe()))
-    snapshot_burning = step["snapshot"]["burning"]
-    expected = [list(cell) for cell in snapshot_burning]
-    observation = sim.observe()
-    assert observation["burning"] == expected
-    snapshot_burning[0][0] = -1  # a caller scribbling on what it was given
-    observation["burning"][1][1] = -1
-    observation["people"][0]["position"][0] = -1
-    step["snapshot"]["people"][0]["position"][0] = -1
-    again = sim.observe()
-    assert again["burning"] == expected
-    assert again["people"][0]["position"][0] >= 0
-    nxt = sim.step(policy(again))
-    assert nxt["snapshot"]["burning"][: len(expected)] != [] and [-1] not in [c[:1] for c in nxt["snapshot"]["burning"]]
-    assert all(p["position"][0] >= 0 for p in nxt["snapshot"]["people"])
-
-
 @pytest.mark.parametrize(
     "actions, message",
     [

@@ -1,13 +1,15 @@
-"""The simulator's burning list (``SortedCells``): merged per step, handed out fresh or shared.
+"""The simulator's burning list (``SortedCells``): merged per step, shared, plain or read-only.
 
 Compared after every merge with the list a plain sort of every cell so far
 gives (the recomputation the incremental structure replaces).
 """
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ember.canonical import canonical_json
+from ember.sim.frozen import BurningCells, FrozenList
 from ember.sim.simulator import BurningText, SortedCells
 
 
@@ -21,34 +23,40 @@ def batches(draw):
     return rows, cols, groups
 
 
-@settings(max_examples=200, deadline=None)
-@given(batches())
-def test_the_list_after_every_merge_is_the_sorted_list_of_every_cell_so_far(case):
+@pytest.mark.parametrize("frozen", [False, True])
+@settings(max_examples=100, deadline=None)
+@given(case=batches())
+def test_the_list_after_every_merge_is_the_sorted_list_of_every_cell_so_far(frozen, case):
     rows, cols, groups = case
-    cells = SortedCells(groups[0], cols, rows)
+    cells = SortedCells(groups[0], cols, rows, frozen=frozen)
     so_far = list(groups[0])
     handed_out = [(cells.shared(), [list(c) for c in cells.shared()])]
     for group in groups[1:]:
         cells.add(group)
         so_far += group
         want = [[c // cols, c % cols] for c in sorted(so_far)]
-        assert cells.fresh() == want
         assert cells.shared() == want
+        assert type(cells.shared()) is (BurningCells if frozen else list)
+        assert all(type(cell) is (FrozenList if frozen else list) for cell in cells.shared())
         handed_out.append((cells.shared(), want))
     # A merge builds a new list: every list handed out before still holds what it held.
     for shared, content in handed_out:
         assert shared == content
 
 
-def test_fresh_lists_are_fresh_and_shared_lists_are_the_kept_ones():
-    cells = SortedCells([5, 1, 3], 4, 2)
-    fresh, again = cells.fresh(), cells.fresh()
-    assert fresh == again == [[0, 1], [0, 3], [1, 1]]
-    assert all(a is not b for a, b in zip(fresh, again))
-    assert all(a is not b for a, b in zip(fresh, cells.shared()))
-    assert all(a is b for a, b in zip(cells.shared(), cells.shared()))
-    fresh[0][0] = -1
-    assert cells.fresh()[0] == [0, 1]
+def test_frozen_lists_are_the_kept_ones_and_refuse_changes():
+    cells = SortedCells([5, 1, 3], 4, 2, frozen=True)
+    kept = cells.shared()
+    assert kept is cells.shared() and kept == [[0, 1], [0, 3], [1, 1]] and kept.source is cells
+    for change in (lambda: kept.append([1, 2]), lambda: kept[0].__setitem__(0, -1), lambda: kept.sort()):
+        with pytest.raises(TypeError, match="read-only"):
+            change()
+    copy = list(kept)
+    copy[0] = [9, 9]
+    assert kept == [[0, 1], [0, 3], [1, 1]]
+    cells.add([2])
+    assert kept == [[0, 1], [0, 3], [1, 1]] and cells.shared() == [[0, 1], [0, 2], [0, 3], [1, 1]]
+    assert cells.shared()[0] is kept[0]  # the cells' lists are shared by every list made after
 
 
 @settings(max_examples=300, deadline=None)

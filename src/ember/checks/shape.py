@@ -51,8 +51,10 @@ def describe(value):
     return f"{type(value).__name__} {value!r}"
 
 
+# Objects and arrays are checked with isinstance: the public simulator's own snapshots hold read-only
+# subclasses (``sim.frozen``), which are a JSON object and array to every encoder; parsed JSON is exact.
 def require_object(value, path, keys):
-    if type(value) is not dict:
+    if not isinstance(value, dict):
         fail(path, f"expected an object, got {describe(value)}.")
     if value.keys() != keys:
         missing = sorted(keys - value.keys())
@@ -63,7 +65,7 @@ def require_object(value, path, keys):
 
 
 def require_list(value, path):
-    if type(value) is not list:
+    if not isinstance(value, list):
         fail(path, f"expected a list, got {describe(value)}.")
 
 
@@ -79,11 +81,11 @@ def require_id(value, path):
 
 def require_pair(value, path):
     """A ``[row, col]`` pair of integers, in bounds or not."""
-    if type(value) is not list or len(value) != 2 or type(value[0]) is not int or type(value[1]) is not int:
+    if not isinstance(value, list) or len(value) != 2 or type(value[0]) is not int or type(value[1]) is not int:
         fail(
             path,
             "expected a cell [row, col] of two integers, got "
-            f"{describe(value) if type(value) is not list else value!r}.",
+            f"{describe(value) if not isinstance(value, list) else list(value)!r}.",
         )
 
 
@@ -191,7 +193,7 @@ def check_step(value, path, scenario):
     require_object(value, path, STEP_KEYS)
     require_int(value["step"], f"{path}.step")
     actions = value["actions"]
-    if type(actions) is not dict:
+    if not isinstance(actions, dict):
         fail(f"{path}.actions", f"expected an object {{person_id: action}}, got {describe(actions)}.")
     for pid, action in actions.items():
         require_id(pid, f"{path}.actions")

@@ -314,10 +314,9 @@ def people_family(outcome, last, resolutions, movement, replanning, exposure, lo
     scenario, status = outcome.scenario, outcome.status
     grid = scenario.grid
     efficiency, detour = _efficiencies(outcome, movement, lower)
-    exposures = exposure_floats(exposure.person_histogram)  # no distance 0: fire_exposure_family checked
+    exposures = exposure.person_exposures()  # (nearest, float); no distance 0: fire_exposure_family checked
     people = {}
     for i, pid in enumerate(outcome.ids):
-        histogram = exposure.person_histogram[i]
         people[pid] = {
             "person_id": pid,
             "initial_position": grid.cell(scenario.start_cells[i]),
@@ -335,7 +334,7 @@ def people_family(outcome, last, resolutions, movement, replanning, exposure, lo
             "static_exit_distance": lower[i],
             "path_efficiency": _float(efficiency[i]),
             "detour_ratio": _float(detour[i]),
-            "min_fire_distance": min(histogram) if histogram else None,
-            "fire_exposure": exposures[i],
+            "min_fire_distance": exposures[i][0],
+            "fire_exposure": exposures[i][1],
         }
     return people

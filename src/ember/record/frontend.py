@@ -22,9 +22,6 @@ from ..canonical import INITIAL_LINE_START, RECORD_HEAD, STEP_LINE_START, STEPS_
 from .placeholders import Placeholders
 from .reader import RecordParser
 
-# A step line longer than this is read by the strict reader instead, so the
-# fast path never buffers more than one ordinary step.
-MAX_LINE_BYTES = 4 * 1024 * 1024
 _COMMA = ord(",")
 
 
@@ -34,10 +31,19 @@ class CanonicalLines:
     ``take_line(index, line)`` gets step ``index``'s line without its
     newline and separating comma and returns True when it has taken the
     step from it; ``sink`` and ``limits`` are the strict reader's.
+
+    A line is held until its newline, up to ``limits.max_part_bytes``
+    (``max_line_bytes``): the largest step the scenario's records can hold
+    is within that limit (``record.limits.record_limits``), so a stadium's
+    steps of tens of megabytes take the fast path too, and what is held is
+    bounded by the grid and the population, as the strict reader's part is.
+    A longer line cannot be a step of the replay and goes to the strict
+    reader, which refuses it by the same limit.
     """
 
     def __init__(self, take_line, sink, limits):
         self.take_line = take_line
+        self.max_line_bytes = limits.max_part_bytes
         self.placeholder_filter = Placeholders(sink)
         self.parser = RecordParser(self.placeholder_filter, limits)
         self.active = True
@@ -124,7 +130,7 @@ class CanonicalLines:
         before = self.partial_size
         self.partial.append(piece)
         self.partial_size += len(piece)
-        if self.partial_size > MAX_LINE_BYTES:
+        if self.partial_size > self.max_line_bytes:
             self._stop()
         elif before < len(STEP_LINE_START):
             # A line that cannot be a canonical step line goes to the strict reader at

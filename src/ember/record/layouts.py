@@ -39,7 +39,7 @@ import json
 import re
 
 from ..canonical import RECORD_HEAD, STEP_LINE_START, canonical_json
-from .frontend import MAX_LINE_BYTES, CanonicalLines
+from .frontend import CanonicalLines
 from .placeholders import Placeholders
 from .reader import RecordParser
 
@@ -47,6 +47,9 @@ _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 _RECORD_KEYS = ("header", "initial_state", "final_state")
 _CANONICAL_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, UnicodeError)
+# A step text longer than this is read by the strict reader instead: the walk decodes each step into
+# Python values and a str besides its bytes, so it holds back no more than one ordinary step.
+MAX_STEP_TEXT_BYTES = 4 * 1024 * 1024
 
 
 class AnyLayout:
@@ -106,7 +109,7 @@ class StepTexts:
         self.take_line = take_line
         self.placeholder_filter = Placeholders(sink)
         self.parser = RecordParser(self.placeholder_filter, limits)
-        self.max_step = min(MAX_LINE_BYTES, limits.max_part_bytes // 2)
+        self.max_step = min(MAX_STEP_TEXT_BYTES, limits.max_part_bytes // 2)
         self.active = True
         self.data = b""  # input not yet given to the strict reader ...
         self.text = ""  # ... and the same, decoded (ASCII only, so indexes agree)

@@ -9,6 +9,7 @@ import random
 from ..grid.cells import DIRECTIONS, FAR, UNREACHABLE, around
 from ..grid.exit_distances import ExitDistances, LazyExitDistances
 from ..scenario import compile_scenario
+from .frozen import BurningCells
 
 POLICY_NAMES = ("stay", "random", "greedy", "planner")
 _RANDOM_ACTIONS = ("stay", "north", "south", "west", "east")
@@ -102,7 +103,10 @@ class _BurningTracker:
     ``shared=True`` (observations of a ``Simulator(shared_lists=True)``,
     whose lists are never modified and always grow by insertions) it is
     the observation's list itself, nothing is checked, and comparing a cell
-    list with itself costs no look at its contents.
+    list with itself costs no look at its contents.  The same holds, without
+    being told, for a public simulator's read-only burning lists
+    (``frozen.BurningCells``): one that comes from the same source as the
+    previous one is trusted as a shared list is.
     """
 
     def __init__(self, grid, shared=False):
@@ -117,7 +121,8 @@ class _BurningTracker:
             return []
         if len(burning) < len(previous):
             return None  # some cell of the previous list must have left
-        inserted = _insertions(burning, previous, check=not self.shared)
+        shared = self.shared or _same_source(burning, previous)
+        inserted = _insertions(burning, previous, check=not shared)
         if inserted is None:
             return self._scan(burning)
         cols, seen = self.grid.cols, self.seen
@@ -129,7 +134,7 @@ class _BurningTracker:
                 return self._scan(burning)  # listed twice, or a cell left the list: the scan says None
             seen[cell] = 1
             new.append(cell)
-        if self.shared:
+        if shared or type(burning) is BurningCells:
             self.previous = burning  # the simulator's own list, never modified
             return new
         # The new previous list: the old stretches and copies of the inserted cells.
@@ -153,8 +158,17 @@ class _BurningTracker:
                 new.append(cell)
         if len(self.previous) + len(new) != len(burning):
             return None
-        self.previous = list(burning) if self.shared else [[r, c] for r, c in burning]
+        if self.shared or type(burning) is BurningCells:
+            self.previous = burning  # never modified: kept as it is
+        else:
+            self.previous = [[r, c] for r, c in burning]
         return new
+
+
+def _same_source(burning, previous):
+    """Whether both are read-only burning lists of one simulator's (``frozen.BurningCells``): the
+    later then holds the earlier's cells, the same objects, with the new cells inserted."""
+    return type(burning) is BurningCells and type(previous) is BurningCells and burning.source is previous.source
 
 
 def _insertions(longer, shorter, check=True):

@@ -25,6 +25,7 @@ from ..grid.reachability import ExitReachability
 from ..scenario import compile_scenario
 from ..versions import OBSERVATION_VERSION, SCHEMA_VERSION, SIMULATOR_VERSION
 from .fire import FireSpread
+from .frozen import BurningCells, frozen_list
 
 ACTIONS = ("stay", "north", "south", "west", "east")
 ACTION_SET = frozenset(ACTIONS)
@@ -121,37 +122,49 @@ class SortedCells:
     the old, one copy where inserting the k cells one by one costs k
     memmoves.
 
-    ``fresh()`` copies every cell's list, the cheapest way CPython has to
-    make many small lists (``list(map(list, ...))``): 37,000 of them for a
-    snapshot on a burnt-out large hall.  ``shared()`` is ``items`` itself,
-    for callers that never modify what they get.
+    ``frozen=True`` (a public simulator's): the lists are ``FrozenList``s
+    and the outer one a ``BurningCells`` of this source, which refuse
+    changes (``sim.frozen``), so they are handed out as they are, step
+    after step, to policies and callers that may try to edit them.  With
+    ``frozen=False`` they are plain lists, for callers that never modify
+    what they get.
     """
 
-    def __init__(self, cells, cols, rows=0):
+    def __init__(self, cells, cols, rows=0, frozen=False):
         self.cols = cols
+        self.frozen = frozen
         # One int object per row and column number: rows and columns above 256 (not cached by
         # CPython) would otherwise cost two int objects per burning cell.
         self.numbers = list(range(max(rows, cols)))
-        numbers = self.numbers
-        self.items = [[numbers[c // cols], numbers[c % cols]] for c in sorted(cells)]
+        self.items = self._outer()
+        list.extend(self.items, map(self._cell, sorted(cells)))
+
+    def _outer(self):
+        if not self.frozen:
+            return []
+        outer = frozen_list((), BurningCells)
+        outer.source = self
+        return outer
+
+    def _cell(self, cell):
+        numbers, cols = self.numbers, self.cols
+        pair = (numbers[cell // cols], numbers[cell % cols])
+        return frozen_list(pair) if self.frozen else [*pair]
 
     def add(self, cells):
         """Add new cells (sorted, not yet present)."""
-        old, cols, numbers = self.items, self.cols, self.numbers
-        merged = []
+        old, make = self.items, self._cell
+        merged = self._outer()
+        extend, append = list.extend, list.append  # the base class's: a frozen list refuses its own
         at = 0
         for cell in cells:
-            item = [numbers[cell // cols], numbers[cell % cols]]
+            item = make(cell)
             k = bisect_left(old, item, at)
-            merged += old[at:k]
-            merged.append(item)
+            extend(merged, old[at:k])
+            append(merged, item)
             at = k
-        merged += old[at:]
+        extend(merged, old[at:])
         self.items = merged
-
-    def fresh(self):
-        """A fresh list of fresh ``[row, col]`` lists, in order."""
-        return [*map(list, self.items)]
 
     def shared(self):
         """The kept list of the kept ``[row, col]`` lists, in order: never to be modified."""
@@ -242,11 +255,16 @@ class Simulator:
     """One deterministic episode of a scenario under a seed."""
 
     def __init__(self, scenario, seed, shared_lists=False, burning_lists=True):
-        """``shared_lists=True`` is for callers that never modify a step, snapshot or observation
-        they are given (the replay check, ``measure_run`` with a built-in policy): the
-        ``[row, col]`` lists of the burning set and the entries of people who did not change are
-        then shared between steps instead of made afresh for each (tens of thousands of small
-        lists a step on a large floor).  The values, and so the records, are the same.
+        """The burning list and its ``[row, col]`` lists are shared between steps (and between a
+        snapshot and the next observation), never made afresh for each: tens of thousands of
+        small lists a step on a large floor.  By default they are read-only (``sim.frozen``):
+        a policy editing its observation, or a caller its step, gets a ``TypeError`` and
+        changes nothing the simulator hands out later; everything else a step, snapshot or
+        observation holds is made afresh for it.  ``shared_lists=True`` is for callers that
+        never modify a step, snapshot or observation they are given (the replay check,
+        ``measure_run`` with a built-in policy): the burning lists are plain, and the entries
+        of people who did not change are shared between snapshots too.  The values, and so
+        the records, are the same either way.
 
         ``burning_lists=False`` is for the replay check alone, which compares a step's burning
         list by its canonical text (``burning_json``): after the initial state, each snapshot
@@ -266,7 +284,7 @@ class Simulator:
         self.burning = bytearray(grid.size)
         for cell in sc.ignitions:
             self.burning[cell] = 1
-        self.burning_cells = SortedCells(sc.ignitions, grid.cols, grid.rows)
+        self.burning_cells = SortedCells(sc.ignitions, grid.cols, grid.rows, frozen=not shared_lists)
         self.burning_text = None  # a BurningText once burning_json() is first asked for
         self.fire = FireSpread(grid, self.seed, sc.spread_numerator, sc.spread_denominator)
         self.fire.burn(sc.ignitions, self.burning)
@@ -314,7 +332,7 @@ class Simulator:
     def burning_list(self):
         """The current snapshot's burning list, as a snapshot holds it; kept up to date from then on
         (see ``burning_lists``)."""
-        return self._sorted_cells().shared() if self.shared_lists else self._sorted_cells().fresh()
+        return self._sorted_cells().shared()
 
     def observe(self):
         """The observation of the current state, for the step about to be taken."""
@@ -511,7 +529,9 @@ class Simulator:
 
     def _sorted_cells(self):
         if self.burning_cells is None:
-            self.burning_cells = SortedCells(marked_cells(self.burning), self.grid.cols, self.grid.rows)
+            self.burning_cells = SortedCells(
+                marked_cells(self.burning), self.grid.cols, self.grid.rows, frozen=not self.shared_lists
+            )
         return self.burning_cells
 
     def _trapped(self):
@@ -519,13 +539,13 @@ class Simulator:
         return [ids[i] for i in self.active if not reach[position[i]]]
 
     def _snapshot(self):
-        if self.burning_cells is None:
-            burning = None  # burning_lists=False, and nobody has asked for the list yet
-        else:
-            burning = self.burning_cells.shared() if self.shared_lists else self.burning_cells.fresh()
+        # burning_lists=False, and nobody has asked for the list yet: None
+        burning = None if self.burning_cells is None else self.burning_cells.shared()
         if self.shared_lists:
             people = self.snapshot_entries[:]
         else:
+            # Made afresh: a step has as many new entries as movers, and a read-only entry costs
+            # about three plain ones to make (the burning list is what a copy a step cost).
             people = [
                 {"person_id": pid, "status": s, "position": [*rc]}
                 for pid, s, rc in zip(self.ids, self.status, self.position_rc)
