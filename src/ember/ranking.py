@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from .canonical import canonical_json_reference
 from .errors import MissingExtraError
-from .results import EPISODES_FILE, Episode, exposure_of, results_of_bytes
+from .results import EPISODES_FILE, Episode, OkRows, exposure_of, results_of_bytes
 from .results import parse_campaign as read_campaign
 from .versions import METRICS_VERSION, RANKING_VERSION
 
@@ -73,7 +73,7 @@ class _Totals:
         return exposure_of(self.histogram)
 
 
-def _ranked_entry(name, kind, counting, campaign):
+def _ranked_entry(name, kind, ok_rows, campaign):
     """The ``ranked`` entry of a policy whose counting rows are all ok (rank added later), and its order key."""
     total = _Totals()
     by_scenario = {}
@@ -81,7 +81,7 @@ def _ranked_entry(name, kind, counting, campaign):
     for scenario_hash, (scenario_id, seeds) in campaign.scenarios.items():
         part = _Totals()
         for seed in seeds:
-            row = counting[name, (scenario_hash, seed)]
+            row = ok_rows[name, (scenario_hash, seed)]
             if row.previous:  # earlier rows exist, all failed (nothing follows an ok row)
                 failed_before_ok += 1
             part.add(row.episode)
@@ -115,11 +115,11 @@ def _ranked_entry(name, kind, counting, campaign):
     return (total.casualties, total.stranded, total.time_to_safety, exposure), entry
 
 
-def _pair(above, below, counting, campaign):
+def _pair(above, below, ok_rows, campaign):
     """ranking.md §4: how often, episode by episode, ``above`` is better, worse or equal."""
     tally = {"above_better": 0, "below_better": 0, "equal": 0}
     for key in campaign.keys:
-        mine, theirs = counting[above, key].episode, counting[below, key].episode
+        mine, theirs = ok_rows[above, key].episode, ok_rows[below, key].episode
         first, second = mine.counts_key(), theirs.counts_key()
         if first == second:  # the exact exposure only when it decides
             first, second = mine.exposure(), theirs.exposure()
@@ -135,22 +135,26 @@ def compute_ranking(campaign, episodes):
     for ``episodes.jsonl``, the 1-based line) on input ranking.md §1 refuses.
     Warnings (a torn last line) are returned, not printed.
     """
-    results = results_of_bytes(campaign, episodes)
-    return ranking_of(results), results.warnings
+    ok_rows = OkRows()
+    results = results_of_bytes(campaign, episodes, consumers=(ok_rows,))
+    return ranking_of(results, ok_rows), results.warnings
 
 
-def ranking_of(results):
-    """Ranking 1.0 (``ranking.json``'s dict) of checked ``Results`` (``ember.results.read_results``)."""
+def ranking_of(results, ok_rows):
+    """Ranking 1.0 (``ranking.json``'s dict) of checked ``Results`` and their ``OkRows``.
+
+    Both come from one reading: ``read_results(directory, consumers=(ok_rows,))``.
+    """
     resolved = results.campaign
-    counting = results.counting
+    table = results.statuses
     scored, unranked = [], []
     for name in sorted(resolved.policies):
         kind = resolved.policies[name]
-        statuses = [counting[name, key].ok if (name, key) in counting else None for key in resolved.keys]
-        if all(statuses):
-            scored.append(_ranked_entry(name, kind, counting, resolved))
+        statuses = [table.get(name, key) for key in resolved.keys]
+        if all(status == "ok" for status in statuses):
+            scored.append(_ranked_entry(name, kind, ok_rows, resolved))
         else:
-            ok, failed = statuses.count(True), statuses.count(False)
+            ok, failed = statuses.count("ok"), statuses.count("failed")
             missing = len(statuses) - ok - failed
             unranked.append({"policy": name, "kind": kind, "ok": ok, "failed": failed, "missing": missing})
     # Code-point order of names within a tuple: the sort is stable and ``scored`` is in name order.
@@ -159,7 +163,7 @@ def ranking_of(results):
     for position, (order, entry) in enumerate(scored):
         tied = position and order == scored[position - 1][0]
         ranked.append({"rank": ranked[-1]["rank"] if tied else position + 1, **entry})
-    pairs = [_pair(above["policy"], below["policy"], counting, resolved) for above, below in itertools.pairwise(ranked)]
+    pairs = [_pair(above["policy"], below["policy"], ok_rows, resolved) for above, below in itertools.pairwise(ranked)]
     return {
         "ranking_version": RANKING_VERSION,
         "metrics_version": METRICS_VERSION,

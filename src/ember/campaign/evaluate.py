@@ -159,7 +159,7 @@ def evaluate(
         store.lock()
         existing = store.existing()  # the whole directory checked, before anything runs or is written
         torn = b""
-        statuses = None  # the counting rows' statuses (a StatusTable) of a resumed directory
+        statuses = None  # the counting rows' statuses (a CountingTable) of a resumed directory
         if existing is not None:
             torn = existing.torn
             resolved = merge_campaign(existing.campaign.value, resolved, store.file("campaign.json"))

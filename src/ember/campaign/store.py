@@ -212,7 +212,7 @@ class ResultsDir:
                     "give a new or empty folder, or a results directory."
                 )
             return None
-        return read_results(self.path, statuses_only=True)  # a byte per episode: a resume needs no more
+        return read_results(self.path)  # no consumer: a resume needs the counting table only
 
     def prepare(self, resolved):
         """Check the campaign.json a run will write, before anything is written.

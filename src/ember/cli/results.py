@@ -30,10 +30,11 @@ def rank_arguments(rank):
 
 def cmd_rank(args, console):
     from ..ranking import format_leaderboard, ranking_bytes, ranking_of
-    from ..results import read_results
+    from ..results import OkRows, read_results
 
-    results = read_results(args.results)
-    ranking = ranking_of(results)
+    ok_rows = OkRows()
+    results = read_results(args.results, consumers=(ok_rows,))
+    ranking = ranking_of(results, ok_rows)
     if args.format == "json":
         data = ranking_bytes(ranking)
     else:
@@ -162,10 +163,11 @@ def rank_results(console, results_dir):
     """ranking.json (ranking.md) of a finished results directory, written atomically; the leaderboard text."""
     from ..errors import MissingExtraError
     from ..ranking import format_leaderboard, ranking_bytes, ranking_of
-    from ..results import read_results
+    from ..results import OkRows, read_results
 
-    results = read_results(results_dir)
-    ranking = ranking_of(results)
+    ok_rows = OkRows()
+    results = read_results(results_dir, consumers=(ok_rows,))
+    ranking = ranking_of(results, ok_rows)
     print_warnings(console, results_dir, results.warnings)
     write_result(console, os.path.join(results_dir, "ranking.json"), ranking_bytes(ranking))
     try:
@@ -215,10 +217,9 @@ def export_arguments(export):
 
 
 def cmd_export(args, console):
-    from ..campaign import export_csv
+    from ..results.export import export_chunks
 
-    text = export_csv(args.results, warn=console.warn)
-    write_result(console, args.output, text.encode("utf-8"))
+    write_result(console, args.output, export_chunks(args.results, warn=console.warn))
     return 0
 
 

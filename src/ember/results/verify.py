@@ -27,7 +27,7 @@ from ..engine import authenticate_record
 from ..errors import MetricsInputError, ResultsError, ScenarioError
 from ..scenario import BUILTIN_PREFIX, MAX_SCENARIO_BYTES, compile_scenario
 from .reader import open_regular, read_results, read_row_again
-from .schema import EPISODES_FILE, MAX_CAMPAIGN_BYTES, SCENARIOS_DIR, shown
+from .schema import EPISODES_FILE, MAX_CAMPAIGN_BYTES, SCENARIOS_DIR, OkRows, shown
 
 KEEP_RECORDS = "run 'ember evaluate --keep-records' to keep records"
 
@@ -224,10 +224,11 @@ def verify_results(directory, campaign_file=None, on_row=None):
     the results layer refuses, a bad ``--campaign`` file, a scenario file
     that is not a regular file).
     """
-    results = read_results(directory)
+    ok_rows = OkRows()
+    results = read_results(directory, consumers=(ok_rows,))
     folder = None if campaign_file is None else _campaign_folder(campaign_file, results.campaign)
     scenarios = _Scenarios(directory, results.campaign, folder)
-    rows = results.ok_rows()
+    rows = ok_rows.rows()
     report = VerifyReport(len(rows), results.warnings)
     for done, row in enumerate(rows, 1):
         kind = results.campaign.policies[row.policy]
