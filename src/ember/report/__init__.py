@@ -89,10 +89,16 @@ def report_of(results, ok_rows, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED
     ranking = ranking_of(results, ok_rows)
     statistics = statistics_of(results, ok_rows, replicates, seed, ranking=ranking)
     policies = [entry["policy"] for entry in ranking["ranked"]]
+    data = collect(results, ok_rows, policies) if policies else None
+    return report_page(results, ranking, statistics, data)
+
+
+def report_page(results, ranking, statistics, data):
+    """The page of ``Results``, their ranking and statistics, and the ``PlotData`` (None: nothing ranked)."""
+    policies = [entry["policy"] for entry in ranking["ranked"]]
     figures = []
     episodes = {}
-    if policies:
-        data = collect(results, ok_rows, policies)
+    if data is not None:
         episodes = data.episodes
         figures = [(name, title, plot(data, policies), caption) for name, title, plot, caption in _FIGURES]
     return render_page(results.campaign.value, ranking, episodes, figures, verifiable_note(results), statistics)
