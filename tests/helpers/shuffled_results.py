@@ -13,7 +13,7 @@ import json
 import random
 
 from ember.report.data import EpisodeView, PlotData, evacuation_curve
-from ember.results import Episode
+from ember.results import EpisodeOutcome
 from ember.results.export import FIXED_COLUMNS
 
 from helpers.ranking_results import ResultsDir, campaign_dict, failed_row, hand_metrics, ok_row
@@ -166,7 +166,7 @@ def plot_data_whole(campaign, data, policies):
             views = []
             for seed in scenario["seeds"]:
                 metrics = counting[policy, (shash, seed)]["metrics"]
-                views.append(EpisodeView(seed, Episode(metrics), metrics))
+                views.append(EpisodeView(seed, EpisodeOutcome(metrics), metrics))
             episodes[scenario_id][policy] = views
             evacuation[scenario_id][policy] = MatrixBand(views)
     return PlotData(episodes, evacuation)

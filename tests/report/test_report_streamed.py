@@ -11,7 +11,7 @@ import pytest
 from ember.ranking import ranking_of
 from ember.report import build_report, report_of_directory, report_page
 from ember.report.data import EpisodeView, EvacuationBand, SeedView, collect, evacuation_curve
-from ember.results import Episode, OkRows, StatisticsRules, read_results
+from ember.results import EpisodeOutcome, OkRows, StatisticsRules, read_results
 from ember.stats import statistics_of
 
 from helpers.ranking_results import hand_metrics
@@ -61,7 +61,7 @@ def test_a_band_is_the_matrix_bit_for_bit_where_the_order_of_the_sums_shows():
             "s", H1, seed, population=7, stranded=7 - len(evacuation_steps), evacuation_steps=evacuation_steps
         )
         metrics["time"]["episode_steps"] = steps
-        views.append(EpisodeView(seed, Episode(metrics), metrics))
+        views.append(EpisodeView(seed, EpisodeOutcome(metrics), metrics))
     band = EvacuationBand()
     for view in views:
         band.add(view)

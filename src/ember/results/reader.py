@@ -22,7 +22,7 @@ from .schema import (
     EPISODES_FILE,
     MAX_CAMPAIGN_BYTES,
     MAX_LINE_BYTES,
-    Campaign,
+    CampaignJson,
     CountingTable,
     Invalid,
     check_row,
@@ -135,9 +135,9 @@ def parse_campaign(data, directory=None):
 
 
 def check_campaign(value, directory=None, rules=None):
-    """A ``Campaign`` of a parsed ``campaign.json``; raises ``ResultsError``."""
+    """A ``CampaignJson`` of a parsed ``campaign.json``; raises ``ResultsError``."""
     try:
-        campaign = Campaign(value)
+        campaign = CampaignJson(value)
         reason = rules.check_campaign(campaign) if rules is not None else None
         if reason is not None:
             raise Invalid(reason)
@@ -149,7 +149,7 @@ def check_campaign(value, directory=None, rules=None):
 class Results:
     """A results directory's checked content: the campaign, where each counting row is, what was left aside.
 
-    ``campaign`` is the ``Campaign`` (``campaign.value`` the parsed file);
+    ``campaign`` is the ``CampaignJson`` (``campaign.value`` the parsed file);
     ``statuses`` the ``CountingTable`` (each (policy, episode key)'s
     counting row: its status and place); ``lines`` the number of complete
     lines, ``episodes_sha256`` the hex SHA-256 of ``episodes.jsonl`` up to
