@@ -82,9 +82,8 @@ def test_the_streamed_page_is_the_page_of_the_rows_held_whole(tmp_path):
     ranking = ranking_of(results, ok_rows)
     statistics = statistics_of(results, ok_rows, 1000, 3, ranking=ranking)
     policies = [entry["policy"] for entry in ranking["ranked"]]
-    expected = report_page(
-        results, ranking, statistics, plot_data_whole(results_dir.campaign, results_dir.episodes(), policies)
-    )
+    whole = plot_data_whole(results_dir.campaign, results_dir.episodes(), policies)
+    expected = report_page(results, ok_rows, ranking, statistics, whole)
     page, warnings = build_report(results_dir.campaign, results_dir.episodes(), 1000, 3)
     assert warnings == [] and page == expected
     assert report_of_directory(results_dir.path, 1000, 3)[0] == expected

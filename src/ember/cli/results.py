@@ -39,26 +39,26 @@ def cmd_rank(args, console):
         data = ranking_bytes(ranking)
     else:
         data = (format_leaderboard(ranking, args.format) + "\n").encode("utf-8")
-    write_board(console, args, results, data)
+    write_board(console, args, results, ok_rows, data)
     return 0
 
 
-def write_board(console, args, results, data):
-    """Write ``data``, computed from ``results`` (rank, stats), with what a reader should hear about the rows.
+def write_board(console, args, results, ok_rows, data):
+    """Write ``data``, computed from ``results`` and ``ok_rows`` (rank, stats), with what to hear about the rows.
 
-    The directory's warnings first; rows ``ember verify`` cannot check are a
-    warning said with them; a board it can check whole is said once the
-    result is written.
+    The directory's warnings first; rows ``ember verify`` cannot check (their
+    record not present) are a warning said with them; a board it can check
+    whole is said once the result is written.
     """
-    from ..results import verifiable_is_complete, verifiable_note
+    from ..results import RecordPresence
 
     print_warnings(console, args.results, results.warnings)
-    complete = verifiable_is_complete(results)
-    if not complete:
-        console.warn(verifiable_note(results))
+    presence = RecordPresence(results, ok_rows)
+    if not presence.complete():
+        console.warn(presence.note())
     write_result(console, args.output, data)
-    if complete:
-        console.say(f"ember: {verifiable_note(results)}")
+    if presence.complete():
+        console.say(f"ember: {presence.note()}")
 
 
 # -- stats ----------------------------------------------------------------------------------
@@ -100,14 +100,14 @@ def cmd_stats(args, console):
     if args.format != "json":
         require_tabulate()
     with items_progress("resampling", "resamples", console.progress_stream) as on_item:
-        statistics, results = statistics_of_directory(
+        statistics, results, ok_rows = statistics_of_directory(
             args.results, args.replicates, args.seed, lambda done: on_item(done, args.replicates)
         )
     if args.format == "json":
         data = statistics_bytes(statistics)
     else:
         data = (format_statistics(statistics, args.format) + "\n").encode("utf-8")
-    write_board(console, args, results, data)
+    write_board(console, args, results, ok_rows, data)
     return 0
 
 
@@ -226,9 +226,13 @@ def cmd_export(args, console):
 # -- verify ---------------------------------------------------------------------------------
 
 VERIFY_EPILOG = (
-    "Exit status: 0 when nothing mismatches (with --require-all: and nothing is unverifiable), 1 otherwise, "
-    "2 for bad input. The scenario comes from RESULTS_DIR/scenarios/ID.json, else a builtin: source, else the "
-    "source path relative to the --campaign file's folder. A progress bar shows on a terminal (the 'cli' extra)."
+    "RESULTS_DIR/ranking.json and statistics.json, when there, are recomputed from the rows (the statistics with "
+    "the file's own replicates and seed; needs the stats extra) and must be the same bytes. "
+    "Exit status: 0 when every counting ok row is verified and every recomputed file identical (with "
+    "--allow-unverifiable: when nothing mismatches or differs), 1 otherwise, 2 for bad input. The scenario comes "
+    "from RESULTS_DIR/scenarios/ID.json, else a builtin: source, else the source path relative to the --campaign "
+    "file's folder; a submitted record is found relative to that folder, or without --campaign to RESULTS_DIR. "
+    "A progress bar shows on a terminal (the 'cli' extra)."
 )
 
 
@@ -239,17 +243,21 @@ def verify_arguments(verify):
         "its folder"
     )
     verify.add_argument("--campaign", metavar="FILE", help=campaign_help)
-    require_help = "also fail (exit 1) when a row cannot be checked (no record, no scenario, no --campaign)"
-    verify.add_argument("--require-all", action="store_true", help=require_help)
+    strictness = verify.add_mutually_exclusive_group()
+    require_help = "fail (exit 1) when a row cannot be checked (no record, no scenario, no --campaign): the default"
+    strictness.add_argument("--require-all", action="store_true", help=require_help)
+    allow_help = "pass (exit 0) with rows that cannot be checked, as long as nothing mismatches"
+    strictness.add_argument("--allow-unverifiable", action="store_true", help=allow_help)
 
 
 def cmd_verify(args, console):
     from ..progress import items_progress
     from ..results.verify import report_lines, verify_results
+    from ..stats.recomputed import recomputed_files
 
     with items_progress("verifying rows", "rows", stream=console.progress_stream) as on_row:
-        report = verify_results(args.results, args.campaign, on_row=on_row)
+        report = verify_results(args.results, args.campaign, on_row=on_row, recomputed=recomputed_files())
     print_warnings(console, args.results, report.warnings)
     for line in report_lines(args.results, report):
         console.line(line)
-    return 0 if report.passed(args.require_all) else EXIT_MISMATCH
+    return 0 if report.passed(args.allow_unverifiable) else EXIT_MISMATCH

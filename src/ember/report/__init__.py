@@ -8,7 +8,7 @@ Needs the ``report`` extra (matplotlib, and the stats extra for the statistics).
 
 from ..errors import MissingExtraError
 from ..ranking import ranking_of
-from ..results import OkRows, StatisticsRules, read_results, results_of_bytes, verifiable_note
+from ..results import OkRows, RecordPresence, StatisticsRules, read_results, results_of_bytes
 from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED, check_replicates, check_seed, statistics_of
 from ..stats import require as require_statistics
 from . import plots
@@ -50,7 +50,7 @@ _FIGURES = (
 )
 
 
-def build_report(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):
+def build_report(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, public_seeds=True):
     """The report page (str) and the warnings, from parsed ``campaign.json`` and ``episodes.jsonl`` bytes.
 
     The page shows the ranking and its statistics (statistics.md, ``replicates``
@@ -58,11 +58,12 @@ def build_report(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=DEFAULT
     statistics.md §1's rules too.  Raises ``ResultsError`` for input either
     refuses, ``StatisticsParameterError`` for B or the seed, and
     ``MissingExtraError`` without matplotlib, numpy or scipy.
+    ``public_seeds``: as ``report_of``.
     """
     _require(replicates, seed)
     ok_rows = OkRows()
     results = results_of_bytes(campaign, episodes, rules=StatisticsRules(), consumers=(ok_rows,))
-    return report_of(results, ok_rows, replicates, seed), results.warnings
+    return report_of(results, ok_rows, replicates, seed, public_seeds), results.warnings
 
 
 def _require(replicates, seed):
@@ -78,30 +79,40 @@ def _require(replicates, seed):
         ) from None
 
 
-def report_of(results, ok_rows, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):
+def report_of(results, ok_rows, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, public_seeds=True):
     """The report page (str) of checked ``Results`` and their ``OkRows`` (one reading).
 
     The ranked policies' rows are read again one at a time for the plots
     (``data.collect``): the page holds the statistics' inputs and the
     plots' per-seed numbers and curves, never the rows.
+
+    ``public_seeds``: the page says that a policy could have learned its seed
+    from the fire (isolation.md §4).  A results directory lists its seeds in
+    campaign.json and nothing in it says they were secret while the policies
+    ran, so this is the default; a caller that knows they were (a board's
+    hidden track) passes False.
     """
     _require(replicates, seed)
     ranking = ranking_of(results, ok_rows)
     statistics = statistics_of(results, ok_rows, replicates, seed, ranking=ranking)
     policies = [entry["policy"] for entry in ranking["ranked"]]
     data = collect(results, ok_rows, policies) if policies else None
-    return report_page(results, ranking, statistics, data)
+    return report_page(results, ok_rows, ranking, statistics, data, public_seeds)
 
 
-def report_page(results, ranking, statistics, data):
-    """The page of ``Results``, their ranking and statistics, and the ``PlotData`` (None: nothing ranked)."""
+def report_page(results, ok_rows, ranking, statistics, data, public_seeds=True):
+    """The page of ``Results`` and ``OkRows``, their ranking and statistics, and the ``PlotData``.
+
+    ``data`` is None when nothing is ranked; ``public_seeds`` as ``report_of``.
+    """
     policies = [entry["policy"] for entry in ranking["ranked"]]
     figures = []
     episodes = {}
     if data is not None:
         episodes = data.episodes
         figures = [(name, title, plot(data, policies), caption) for name, title, plot, caption in _FIGURES]
-    return render_page(results.campaign.value, ranking, episodes, figures, verifiable_note(results), statistics)
+    note = RecordPresence(results, ok_rows).note()
+    return render_page(results.campaign.value, ranking, episodes, figures, note, statistics, public_seeds)
 
 
 def report_of_directory(directory, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):

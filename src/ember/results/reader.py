@@ -174,10 +174,6 @@ class Results:
                 f"{EPISODES_FILE}:{lines + 1}: ignored {len(torn)} bytes after the last newline (a torn line)"
             )
 
-    def records_named(self):
-        """(counting ok rows naming a record, counting ok rows): what ``ember verify`` can try to check."""
-        return self.statuses.named, self.statuses.ok
-
     def counting_rows(self, slots):
         """For each (policy, episode key) of ``slots``, in that order: its counting ``Row`` read again, or None.
 
@@ -231,30 +227,6 @@ def _row_at(handle, place, directory, campaign):
         raise _changed(place.line, directory) from None
     row.line, row.offset, row.length = place.line, place.offset, place.length
     return row
-
-
-def verifiable_note(results):
-    """One line for ``rank``, ``stats`` and ``report``: how many rows of the board ``ember verify`` can check.
-
-    The command line says it as a warning when some counting ok row names no
-    record (``verifiable_is_complete`` is False).
-    """
-    named, ok = results.records_named()
-    if named == 0 and ok:
-        return (
-            f"0 of {ok} counting ok rows name a record: nothing here can be re-verified "
-            "(run 'ember evaluate --keep-records')"
-        )
-    note = f"{named} of {ok} counting ok rows name a record (ember verify checks them)"
-    if named < ok:
-        note += f"; {ok - named} cannot be re-verified (run 'ember evaluate --keep-records')"
-    return note
-
-
-def verifiable_is_complete(results):
-    """Whether every counting ok row names a record (so ``ember verify`` can check the whole board)."""
-    named, ok = results.records_named()
-    return named == ok
 
 
 def _lines_of_bytes(data, max_line_bytes):
@@ -382,6 +354,4 @@ __all__ = [
     "read_results",
     "read_row_again",
     "results_of_bytes",
-    "verifiable_is_complete",
-    "verifiable_note",
 ]

@@ -242,8 +242,7 @@ class CountingTable:
     in about 25 bytes per (policy, episode), however many rows there are
     (docs/campaigns.md).  ``add`` takes each checked ``Row`` in file order
     and refuses a row after an ok row (``Invalid``); ``get`` returns "ok",
-    "failed" or None; ``ok``, ``failed`` and ``named`` (ok rows naming a
-    record) count them.
+    "failed" or None; ``ok`` and ``failed`` count them.
     """
 
     _NAMES = (None, "failed", "ok")
@@ -256,7 +255,7 @@ class CountingTable:
         self._offsets = {}  # the same -> array of byte offsets
         self._lengths = {}  # the same -> array of line lengths (a line is at most MAX_LINE_BYTES)
         self._previous = {}  # (policy, key) -> rows before the counting one, only where there are some
-        self.ok = self.failed = self.named = 0
+        self.ok = self.failed = 0
 
     def _place(self, policy, key, create=False):
         """(slot, statuses or None, position or None) of a key; a key of no checked row has no statuses."""
@@ -315,7 +314,6 @@ class CountingTable:
         self._lengths[slot][position] = row.length
         self.ok += row.ok
         self.failed += not row.ok
-        self.named += row.ok and row.record is not None
 
 
 class CampaignJson:

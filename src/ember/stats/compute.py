@@ -288,13 +288,13 @@ def compute_statistics(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=D
 
 
 def statistics_of_directory(directory, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, progress=None):
-    """(``statistics.json``'s dict, the ``Results`` read) of a results directory, read through ``ember.results``."""
+    """(``statistics.json``'s dict, the ``Results`` and ``OkRows`` read) of a results directory (``ember.results``)."""
     check_replicates(replicates)
     check_seed(seed)
     require()  # a missing extra fails before the files are read
     ok_rows = OkRows()
     results = read_results(directory, rules=StatisticsRules(), consumers=(ok_rows,))
-    return statistics_of(results, ok_rows, replicates, seed, progress), results
+    return statistics_of(results, ok_rows, replicates, seed, progress), results, ok_rows
 
 
 def statistics_bytes(statistics):
