@@ -271,7 +271,7 @@ class CountingTable:
             statuses = self._statuses[slot] = bytearray(size)
             self._lines[slot] = array.array("Q", bytes(8 * size))
             self._offsets[slot] = array.array("Q", bytes(8 * size))
-            self._lengths[slot] = array.array("L", bytes(array.array("L").itemsize * size))
+            self._lengths[slot] = array.array("I", bytes(4 * size))
         return slot, statuses, members.position(seed)
 
     def get(self, policy, key):
