@@ -181,6 +181,25 @@ def ranking_bytes(ranking):
     return canonical_json_reference(ranking) + b"\n"
 
 
+def write_ranking(directory, results=None, ok_rows=None):
+    """Write ``directory``'s ``ranking.json`` (ranking.md §5) and return the ranking dict.
+
+    ``results`` and ``ok_rows``: the directory's ``Results`` and ``OkRows``
+    if already read together (else read here with ``read_results``).
+    Written by the results writer: atomically, never through a symbolic
+    link (``ResultsIOError`` naming the file).
+    """
+    from .results import RANKING_FILE, read_results
+    from .results.writer import write_file
+
+    if results is None:
+        ok_rows = OkRows()
+        results = read_results(directory, consumers=(ok_rows,))
+    ranking = ranking_of(results, ok_rows)
+    write_file(directory, RANKING_FILE, ranking_bytes(ranking))
+    return ranking
+
+
 # --- leaderboard text ------------------------------------------------------------------
 
 LEADERBOARD_FORMATS = ("table", "markdown")
