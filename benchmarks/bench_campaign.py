@@ -20,15 +20,26 @@ seconds (min-max) and the targets' ratios (issue 21 item 3):
   dask-1 / workers=1        <= 1.15
   dask-2 throughput / dask-1 >= 1.7
 
+``--marginal`` measures instead what Dask costs beyond start-up (issue 30,
+Dask overhead): against one real ``dask scheduler`` + one ``dask worker``
+per tree, the campaign at ``--seeds`` and at twice as many, interleaved
+``--rounds`` times; the command's CPU (user + system of the whole process)
+plus the scheduler's (``/proc/PID/stat``) of the larger run minus the
+smaller one's, per extra episode (start-up cancels).  Rows are compared
+(sorted, without ``elapsed_s``) between the trees and with ``--workers 1``
+of this tree.  Target: <= 0.5 ms an episode.
+
 Usage::
 
     python benchmarks/bench_campaign.py                        # office, 60 seeds, 3 rounds, old 2b1401f
     python benchmarks/bench_campaign.py --rounds 5 --old none  # this tree only
+    python benchmarks/bench_campaign.py --marginal --seeds 150 --old ea058d3   # 300 against 600 episodes
 """
 
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -76,6 +87,7 @@ class Tree:
         started = time.perf_counter()
         done = subprocess.run([sys.executable, *args], env=self.env, capture_output=True, timeout=1800, check=False)
         elapsed = time.perf_counter() - started
+        self.last_cpu = cpu_of_children()
         if done.returncode != 0:
             raise SystemExit(f"bench: {self.name}: {args[:4]} exited {done.returncode}: {done.stderr.decode()[-2000:]}")
         return elapsed
@@ -124,6 +136,109 @@ class Tree:
                     process.wait(START_S)
 
 
+_children_before = [0.0]
+
+
+def cpu_of_children():
+    """User + system CPU seconds of the children waited for since the last call."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = usage.ru_utime + usage.ru_stime
+    spent, _children_before[0] = total - _children_before[0], total
+    return spent
+
+
+def cpu_of(pid):
+    """User + system CPU seconds of a running process so far (``/proc/PID/stat``)."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def sorted_rows(results):
+    """The rows of a results directory, sorted, without ``elapsed_s`` (what must not depend on how it ran)."""
+    with open(os.path.join(results, "episodes.jsonl"), "rb") as handle:
+        rows = [json.loads(line) for line in handle]
+    for row in rows:
+        del row["elapsed_s"]
+    return sorted(json.dumps(row, sort_keys=True) for row in rows)
+
+
+def marginal(args, folder):
+    """--marginal: command + scheduler CPU per episode beyond start-up, on one real scheduler + worker a tree."""
+    small, large = args.seeds, 2 * args.seeds
+    paths = {}
+    for seeds in (small, large):
+        paths[seeds] = os.path.join(folder, f"campaign-{seeds}.toml")
+        with open(paths[seeds], "w") as handle:
+            handle.write(campaign_text(args.scenario, seeds))
+    trees = [Tree("new", os.path.join(ROOT, "src"), folder)]
+    if args.old != "none":
+        trees.append(Tree(f"old {args.old}", old_tree(args.old, folder), folder))
+    spent = {(tree.name, seeds): [] for tree in trees for seeds in (small, large)}
+    rows = {}
+    try:
+        for tree in trees:
+            tree.start_cluster(1)
+        for tree in trees:  # a first run each, not counted: the workers import and warm up
+            address = tree.clusters[1][0]
+            results = os.path.join(folder, f"warm-{time.monotonic_ns()}")
+            tree.run("-m", "ember.cli", "evaluate", paths[small], "-o", results, "--scheduler", address)
+            shutil.rmtree(results, ignore_errors=True)
+        for number in range(args.rounds):
+            for tree in trees if number % 2 == 0 else trees[::-1]:
+                address, processes = tree.clusters[1]
+                for seeds in (small, large) if number % 2 == 0 else (large, small):
+                    results = os.path.join(folder, f"res-{time.monotonic_ns()}")
+                    before = cpu_of(processes[0].pid)
+                    seconds = tree.run(
+                        "-m", "ember.cli", "evaluate", paths[seeds], "-o", results, "--scheduler", address
+                    )
+                    scheduler = cpu_of(processes[0].pid) - before
+                    spent[tree.name, seeds].append((tree.last_cpu, scheduler))
+                    rows.setdefault((tree.name, seeds), sorted_rows(results))
+                    shutil.rmtree(results, ignore_errors=True)
+                    print(
+                        f"round {number + 1} {tree.name} {2 * seeds} episodes: {seconds:.1f} s, command "
+                        f"{tree.last_cpu:.2f} s CPU, scheduler {scheduler:.2f} s CPU",
+                        file=sys.stderr,
+                    )
+        local = os.path.join(folder, "local")
+        trees[0].run("-m", "ember.cli", "evaluate", paths[large], "-o", local, "--workers", "1")
+        rows["local", large] = sorted_rows(local)
+    finally:
+        for tree in trees:
+            tree.stop()
+    extra = 2 * (large - small)  # episodes: seeds x 2 policies
+    print(
+        f"{args.scenario}: {2 * small} against {2 * large} episodes (greedy, random), one dask scheduler + one dask "
+        f"worker (--nworkers 1 --nthreads 1) a tree; {args.rounds} interleaved rounds; {os.cpu_count()} CPUs; "
+        f"load average {os.getloadavg()[0]:.1f}; Python {sys.version.split()[0]}"
+    )
+    print()
+    print(
+        "| tree | command ms/episode | scheduler ms/episode | command + scheduler ms/episode (median, min–max) "
+        "| target |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    for tree in trees:
+        pairs = list(zip(spent[tree.name, small], spent[tree.name, large], strict=True))
+        command = [1000 * (b[0] - a[0]) / extra for a, b in pairs]
+        scheduler = [1000 * (b[1] - a[1]) / extra for a, b in pairs]
+        both = [c + s for c, s in zip(command, scheduler, strict=True)]
+        met = "met" if statistics.median(both) <= 0.5 else "**not met**"
+        print(
+            f"| {tree.name} | {statistics.median(command):.2f} | {statistics.median(scheduler):.2f} | "
+            f"{spread(both)} | <= 0.5 {met} |"
+        )
+    print()
+    same_trees = all(rows[tree.name, seeds] == rows[trees[0].name, seeds] for tree in trees for seeds in (small, large))
+    same_local = rows["local", large] == rows["new", large]
+    print(
+        f"rows identical between the trees: {'yes' if same_trees else '**NO**'}; "
+        f"Dask rows identical to --workers 1: {'yes' if same_local else '**NO**'}"
+    )
+
+
 def old_tree(commit, folder):
     target = os.path.join(folder, f"old-{commit}")
     os.makedirs(target)
@@ -143,7 +258,12 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--old", default="2b1401f", help="the commit to compare with, or 'none'")
     parser.add_argument("--skip-dask", action="store_true")
+    parser.add_argument("--marginal", action="store_true", help="Dask CPU per episode beyond start-up (see above)")
     args = parser.parse_args()
+    if args.marginal:
+        with tempfile.TemporaryDirectory(prefix="ember-bench-") as folder:
+            marginal(args, folder)
+        return
     episodes = args.seeds * 2
     ways = ["bare", "workers=1", "workers=2"] + ([] if args.skip_dask else ["dask-1", "dask-2"])
     with tempfile.TemporaryDirectory(prefix="ember-bench-") as folder:

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from .canonical import canonical_json_reference
 from .errors import MissingExtraError
-from .results import EPISODES_FILE, exposure_of, results_of_bytes
+from .results import EPISODES_FILE, OkRows, exposure_of, results_of_bytes
 from .versions import METRICS_VERSION, RANKING_VERSION
 
 FORMULA = (
@@ -68,7 +68,7 @@ class _Totals:
         return exposure_of(self.histogram)
 
 
-def _ranked_entry(name, kind, counting, campaign):
+def _ranked_entry(name, kind, ok_rows, campaign):
     """The ``ranked`` entry of a policy whose counting rows are all ok (rank added later), and its order key."""
     total = _Totals()
     by_scenario = {}
@@ -76,7 +76,7 @@ def _ranked_entry(name, kind, counting, campaign):
     for scenario_hash, (scenario_id, seeds) in campaign.scenarios.items():
         part = _Totals()
         for seed in seeds:
-            row = counting[name, (scenario_hash, seed)]
+            row = ok_rows[name, (scenario_hash, seed)]
             if row.previous:  # earlier rows exist, all failed (nothing follows an ok row)
                 failed_before_ok += 1
             part.add(row.episode)
@@ -110,11 +110,11 @@ def _ranked_entry(name, kind, counting, campaign):
     return (total.casualties, total.stranded, total.time_to_safety, exposure), entry
 
 
-def _pair(above, below, counting, campaign):
+def _pair(above, below, ok_rows, campaign):
     """ranking.md §4: how often, episode by episode, ``above`` is better, worse or equal."""
     tally = {"above_better": 0, "below_better": 0, "equal": 0}
     for key in campaign.keys:
-        mine, theirs = counting[above, key].episode, counting[below, key].episode
+        mine, theirs = ok_rows[above, key].episode, ok_rows[below, key].episode
         first, second = mine.counts_key(), theirs.counts_key()
         if first == second:  # the exact exposure only when it decides
             first, second = mine.exposure(), theirs.exposure()
@@ -130,22 +130,26 @@ def compute_ranking(campaign, episodes):
     for ``episodes.jsonl``, the 1-based line) on input ranking.md §1 refuses.
     Warnings (a torn last line) are returned, not printed.
     """
-    results = results_of_bytes(campaign, episodes)
-    return ranking_of(results), results.warnings
+    ok_rows = OkRows()
+    results = results_of_bytes(campaign, episodes, consumers=(ok_rows,))
+    return ranking_of(results, ok_rows), results.warnings
 
 
-def ranking_of(results):
-    """Ranking 1.0 (``ranking.json``'s dict) of checked ``Results`` (``ember.results.read_results``)."""
+def ranking_of(results, ok_rows):
+    """Ranking 1.0 (``ranking.json``'s dict) of checked ``Results`` and their ``OkRows``.
+
+    Both come from one reading: ``read_results(directory, consumers=(ok_rows,))``.
+    """
     resolved = results.campaign
-    counting = results.counting
+    table = results.statuses
     scored, unranked = [], []
     for name in sorted(resolved.policies):
         kind = resolved.policies[name]
-        statuses = [counting[name, key].ok if (name, key) in counting else None for key in resolved.keys]
-        if all(statuses):
-            scored.append(_ranked_entry(name, kind, counting, resolved))
+        statuses = [table.get(name, key) for key in resolved.keys]
+        if all(status == "ok" for status in statuses):
+            scored.append(_ranked_entry(name, kind, ok_rows, resolved))
         else:
-            ok, failed = statuses.count(True), statuses.count(False)
+            ok, failed = statuses.count("ok"), statuses.count("failed")
             missing = len(statuses) - ok - failed
             unranked.append({"policy": name, "kind": kind, "ok": ok, "failed": failed, "missing": missing})
     # Code-point order of names within a tuple: the sort is stable and ``scored`` is in name order.
@@ -154,7 +158,7 @@ def ranking_of(results):
     for position, (order, entry) in enumerate(scored):
         tied = position and order == scored[position - 1][0]
         ranked.append({"rank": ranked[-1]["rank"] if tied else position + 1, **entry})
-    pairs = [_pair(above["policy"], below["policy"], counting, resolved) for above, below in itertools.pairwise(ranked)]
+    pairs = [_pair(above["policy"], below["policy"], ok_rows, resolved) for above, below in itertools.pairwise(ranked)]
     return {
         "ranking_version": RANKING_VERSION,
         "metrics_version": METRICS_VERSION,
@@ -177,19 +181,21 @@ def ranking_bytes(ranking):
     return canonical_json_reference(ranking) + b"\n"
 
 
-def write_ranking(directory, results=None):
+def write_ranking(directory, results=None, ok_rows=None):
     """Write ``directory``'s ``ranking.json`` (ranking.md §5) and return the ranking dict.
 
-    ``results``: the directory's ``Results`` if already read (else read
-    here with ``read_results``).  Written by the results writer: atomically,
-    never through a symbolic link (``ResultsIOError`` naming the file).
+    ``results`` and ``ok_rows``: the directory's ``Results`` and ``OkRows``
+    if already read together (else read here with ``read_results``).
+    Written by the results writer: atomically, never through a symbolic
+    link (``ResultsIOError`` naming the file).
     """
     from .results import RANKING_FILE, read_results
     from .results.writer import write_file
 
     if results is None:
-        results = read_results(directory)
-    ranking = ranking_of(results)
+        ok_rows = OkRows()
+        results = read_results(directory, consumers=(ok_rows,))
+    ranking = ranking_of(results, ok_rows)
     write_file(directory, RANKING_FILE, ranking_bytes(ranking))
     return ranking
 

@@ -257,11 +257,11 @@ def test_a_dask_worker_killed_mid_run(tmp_path, monkeypatch):
         assert_same(row["metrics"], builtin_metrics(SMALL, "greedy", seed, tmp_path)[0])
 
 
-def test_a_dask_batch_holds_about_a_quarter_second_of_episodes():
+def test_a_dask_batch_holds_about_a_second_of_episodes():
     from ember.campaign.dask_runner import DASK_BATCH, DASK_BATCH_MAX, DASK_TASK_S, batch_size
 
     assert batch_size(0, 0.0) == DASK_BATCH  # before any row
-    assert batch_size(100, 100 * 0.017) == round(DASK_TASK_S / 0.017)  # office episodes: 15
+    assert batch_size(100, 100 * 0.017) == round(DASK_TASK_S / 0.017)  # office episodes: 59
     assert batch_size(10, 30.0) == 1  # episodes of 3 s go one by one
     assert batch_size(1000, 0.5) == DASK_BATCH_MAX  # half a millisecond each: as many as allowed
     assert batch_size(5, 0.0) == DASK_BATCH_MAX  # rows rounded to 0.000 s

@@ -13,6 +13,7 @@ from ember import errors
 from ember.errors import EmberError, ResultsError
 from ember.results import (
     MAX_LINE_BYTES,
+    OkRows,
     StatisticsRules,
     read_results,
     results_of_bytes,
@@ -83,7 +84,7 @@ def test_lines_that_are_not_rows(line, message):
 def test_a_row_after_an_ok_row_is_refused_and_a_failed_row_may_be_followed():
     failed = failed_row("p", "a", H1, 0)
     results = results_of_bytes(campaign(), canonical_line(failed) + canonical_line(row()))
-    counting = results.counting[("p", (H1, 0))]
+    counting = results.statuses.place("p", (H1, 0))
     assert counting.ok and counting.previous == 1 and counting.line == 2
     error = refused(campaign(), failed, row(), row())
     assert str(error) == f'episodes.jsonl:3: a row for policy "p", scenario "{H1}", seed 0 after its ok row on line 2'
@@ -92,8 +93,9 @@ def test_a_row_after_an_ok_row_is_refused_and_a_failed_row_may_be_followed():
 def test_a_record_path_may_leave_the_folder_it_is_relative_to():
     """A records entry's path is relative to the campaign file's folder, which it may leave (../subs)."""
     kept = row(record="../subs/a/0.record", record_sha256="a" * 64)
-    results = results_of_bytes(campaign(), canonical_line(kept))
-    assert results.counting[("p", (H1, 0))].record == "../subs/a/0.record"
+    ok_rows = OkRows()
+    results_of_bytes(campaign(), canonical_line(kept), consumers=(ok_rows,))
+    assert ok_rows[("p", (H1, 0))].record == "../subs/a/0.record"
 
 
 @pytest.mark.parametrize(
@@ -162,12 +164,23 @@ def test_the_file_reader_and_the_bytes_reader_agree(tmp_path):
         from_file.episodes_sha256 == from_bytes.episodes_sha256 == hashlib.sha256(whole[: -len(b'{"torn')]).hexdigest()
     )
     assert from_file.lines == from_bytes.lines == 4
-    for key in set(from_file.counting) | set(from_bytes.counting):
-        a, b = from_file.counting[key], from_bytes.counting[key]
+    slots = [(policy, (H1, seed)) for policy in ("p", "q") for seed in (0, 1, 2)]
+    having = []
+    for slot in slots:
+        a, b = from_file.statuses.place(*slot), from_bytes.statuses.place(*slot)
+        assert (a is None) == (b is None)
+        if a is None:
+            continue
+        having.append(slot)
         assert (a.line, a.offset, a.length, a.ok, a.previous) == (b.line, b.offset, b.length, b.ok, b.previous)
         # The offset and length locate the line in the file.
         assert json.loads(whole[a.offset : a.offset + a.length]) == lines[a.line - 1]
-    assert sorted(from_file.counting) == [("p", (H1, 0)), ("p", (H1, 2)), ("q", (H1, 0))]
+    assert having == [("p", (H1, 0)), ("p", (H1, 2)), ("q", (H1, 0))]
+    # Read again at their places, from the file or the bytes: the same rows.
+    for again in (list(from_file.counting_rows(slots)), list(from_bytes.counting_rows(slots))):
+        assert [None if r is None else r.value for r in again] == [
+            lines[from_file.statuses.place(*slot).line - 1] if slot in having else None for slot in slots
+        ]
 
 
 def test_a_line_longer_than_the_limit_is_refused_in_both_readers(tmp_path):

@@ -1,10 +1,14 @@
-"""The results layer's statuses-only reading (``read_results(statuses_only=True)``, evaluate's resume).
+"""The results layer's counting table (``Results.statuses``, what evaluate's resume and every reader use).
 
-It keeps a byte per (policy, episode) instead of a ``Row``: compared here,
-row by row, with the full reading of the same bytes: the same status for
-every key, the same counts, and the same refusals with the same messages.
+It keeps a few bytes per (policy, episode) instead of a ``Row``: compared
+here, key by key, with the counting rows computed whole from the parsed
+lines (the last row of each policy and key): the same status, line and
+place for every key, the same counts; and the consumers of the one row
+iterator see every row, in file order.
 """
 
+import hashlib
+import json
 import random
 
 import pytest
@@ -20,8 +24,24 @@ POLICIES = ("p", "q", "r")
 SCENARIOS = [("a", H1, "a.json", [0, 3, 5, 9, 20]), ("b", H2, "b.json", [7, 2, 40, 1])]  # b: seeds not ascending
 
 
-def statuses_of_full(results):
-    return {(policy, key): ("ok" if row.ok else "failed") for (policy, key), row in results.counting.items()}
+def counting_of_lines(data):
+    """(policy, key) -> (status, line, offset, length, previous) of the last row of each, computed whole."""
+    counting, offset = {}, 0
+    for number, line in enumerate(data.split(b"\n")[:-1], 1):
+        value = json.loads(line)
+        slot = (value["policy"], (value["scenario_hash"], value["seed"]))
+        previous = counting[slot][4] + 1 if slot in counting else 0
+        counting[slot] = (value["status"], number, offset, len(line), previous)
+        offset += len(line) + 1
+    return counting
+
+
+class Seen:
+    def __init__(self):
+        self.lines = []
+
+    def add(self, row):
+        self.lines.append((row.line, row.value["policy"], row.ok, row.metrics is not None))
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -43,18 +63,35 @@ def test_statuses_equal_the_full_reading(seed):
             continue  # a row after an ok row is refused (below); keep this file readable
         seen_ok |= {key} if value["status"] == "ok" else set()
         data += canonical_line(value)
-    full = results_of_bytes(campaign, data)
-    compact = results_of_bytes(campaign, data, statuses_only=True)
-    assert compact.counting is None
-    expected = statuses_of_full(full)
+    seen = Seen()
+    compact = results_of_bytes(campaign, data, consumers=(seen,))
+    expected = counting_of_lines(data)
     for policy in POLICIES + ("new-policy",):
         for _, shash, _, seeds in SCENARIOS + [("z", "sha256:" + "9" * 64, "z.json", [0])]:
             for episode_seed in seeds + [999]:
                 key = (shash, episode_seed)
-                assert compact.statuses.get(policy, key) == expected.get((policy, key))
-    assert compact.statuses.ok == sum(status == "ok" for status in expected.values())
-    assert compact.statuses.failed == sum(status == "failed" for status in expected.values())
-    assert (compact.lines, compact.episodes_sha256, compact.torn) == (full.lines, full.episodes_sha256, full.torn)
+                want = expected.get((policy, key))
+                assert compact.statuses.get(policy, key) == (None if want is None else want[0])
+                assert compact.statuses.line(policy, key) == (None if want is None else want[1])
+                place = compact.statuses.place(policy, key)
+                got = None if place is None else ("ok" if place.ok else "failed", *place_tuple(place))
+                assert got == want
+    assert compact.statuses.ok == sum(want[0] == "ok" for want in expected.values())
+    assert compact.statuses.failed == sum(want[0] == "failed" for want in expected.values())
+    assert compact.lines == len(lines_of(data))
+    assert compact.episodes_sha256 == hashlib.sha256(data).hexdigest() and compact.torn == b""
+    assert seen.lines == [
+        (number, json.loads(line)["policy"], json.loads(line)["status"] == "ok", json.loads(line)["status"] == "ok")
+        for number, line in enumerate(lines_of(data), 1)
+    ]
+
+
+def lines_of(data):
+    return data.split(b"\n")[:-1]
+
+
+def place_tuple(place):
+    return (place.line, place.offset, place.length, place.previous)
 
 
 def test_a_row_after_an_ok_row_is_refused_alike():
@@ -65,10 +102,8 @@ def test_a_row_after_an_ok_row_is_refused_alike():
         + canonical_line(ok_row("q", hand_metrics("a", H1, 9)))
         + canonical_line(failed_row("p", "b", H2, 40))
     )
-    messages = []
-    for statuses_only in (False, True):
-        with pytest.raises(ResultsError) as caught:
-            results_of_bytes(campaign, data, statuses_only=statuses_only)
-        messages.append(str(caught.value))
-    assert messages[0] == messages[1]
-    assert messages[0].endswith("after its ok row on line 2")
+    with pytest.raises(ResultsError) as caught:
+        results_of_bytes(campaign, data)
+    assert str(caught.value) == (
+        f'episodes.jsonl:4: a row for policy "p", scenario "{H2}", seed 40 after its ok row on line 2'
+    )

@@ -14,7 +14,7 @@ from ..errors import CampaignError, EmberError, ResultsIOError, SandboxError
 from ..isolation.boundary import OFF_WARNING
 from ..isolation.probe import require_sandbox
 from ..ranking import write_ranking
-from ..results import CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, read_results
+from ..results import CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, OkRows, read_results
 from ..results.writer import ResultsWriter
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION
 from .dask_runner import DaskRunner
@@ -87,8 +87,8 @@ class Summary:
         """ok, failed and missing from ``results`` (the directory read back at the end)."""
         keys = results.campaign.keys
         self.episodes = len(keys) * len(results.campaign.policies)
-        self.ok = sum(row.ok for row in results.counting.values())
-        self.failed = len(results.counting) - self.ok
+        self.ok = results.statuses.ok
+        self.failed = results.statuses.failed
         self.missing = self.episodes - self.ok - self.failed
 
     def line(self):
@@ -161,7 +161,7 @@ def evaluate(
         store.lock()
         existing = store.existing()  # the whole directory checked, before anything runs or is written
         torn = b""
-        statuses = None  # the counting rows' statuses (a StatusTable) of a resumed directory
+        statuses = None  # the counting rows' statuses (a CountingTable) of a resumed directory
         if existing is not None:
             torn = existing.torn
             resolved = merge_campaign(existing.campaign.value, resolved, store.file(CAMPAIGN_FILE))
@@ -230,10 +230,11 @@ def evaluate(
                 if lost:
                     store.remove_temporary_files()  # a worker lost mid-episode left its temporary files
         # What is on disk now, read once, still under the lock: the summary and ranking.json say the same.
-        results = read_results(store.path)
+        ok_rows = OkRows()
+        results = read_results(store.path, consumers=(ok_rows,))
         summary.count(results)
         summary.warnings = results.warnings
-        summary.ranking = write_ranking(store.path, results)
+        summary.ranking = write_ranking(store.path, results, ok_rows)
     return summary
 
 

@@ -2,19 +2,22 @@
 
 
 def write_result(console, output, data):
-    """``data`` (bytes) on standard output, or atomically to ``output`` (never a partial file).
+    """``data`` (bytes, or an iterable of bytes pieces) on standard output, or atomically to ``output``.
 
-    A failing write names what failed: ``standard output`` (the console) or
-    the path (``files.output_file``).
+    The file is never partial.  A failing write names what failed:
+    ``standard output`` (the console) or the path (``files.output_file``).
     """
+    pieces = (data,) if isinstance(data, (bytes, bytearray)) else data
     if output in (None, "-"):
-        console.write_bytes(data)
+        for piece in pieces:
+            console.write_bytes(piece)
         console.flush()
         return
     from ..files import output_file
 
     with output_file(output) as stream:
-        stream.write(data)
+        for piece in pieces:
+            stream.write(piece)
 
 
 def record_source(name):

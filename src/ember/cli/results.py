@@ -31,20 +31,21 @@ def rank_arguments(rank):
 
 def cmd_rank(args, console):
     from ..ranking import format_leaderboard, ranking_bytes, ranking_of
-    from ..results import read_results
+    from ..results import OkRows, read_results
 
-    results = read_results(args.results)
-    ranking = ranking_of(results)
+    ok_rows = OkRows()
+    results = read_results(args.results, consumers=(ok_rows,))
+    ranking = ranking_of(results, ok_rows)
     if args.format == "json":
         data = ranking_bytes(ranking)
     else:
         data = (format_leaderboard(ranking, args.format) + "\n").encode("utf-8")
-    write_board(console, args, results, data)
+    write_board(console, args, results, ok_rows, data)
     return 0
 
 
-def write_board(console, args, results, data):
-    """Write ``data``, computed from ``results`` (rank, stats), with what a reader should hear about the rows.
+def write_board(console, args, results, ok_rows, data):
+    """Write ``data``, computed from ``results`` and ``ok_rows`` (rank, stats), with what to hear about the rows.
 
     The directory's warnings first; rows ``ember verify`` cannot check (their
     record not present) are a warning said with them; a board it can check
@@ -53,7 +54,7 @@ def write_board(console, args, results, data):
     from ..results import RecordPresence
 
     print_warnings(console, args.results, results.warnings)
-    presence = RecordPresence(results)
+    presence = RecordPresence(results, ok_rows)
     if not presence.complete():
         console.warn(presence.note())
     write_result(console, args.output, data)
@@ -100,14 +101,14 @@ def cmd_stats(args, console):
     if args.format != "json":
         require_tabulate()
     with items_progress("resampling", "resamples", console.progress_stream) as on_item:
-        statistics, results = statistics_of_directory(
+        statistics, results, ok_rows = statistics_of_directory(
             args.results, args.replicates, args.seed, lambda done: on_item(done, args.replicates)
         )
     if args.format == "json":
         data = statistics_bytes(statistics)
     else:
         data = (format_statistics(statistics, args.format) + "\n").encode("utf-8")
-    write_board(console, args, results, data)
+    write_board(console, args, results, ok_rows, data)
     return 0
 
 
@@ -217,10 +218,9 @@ def export_arguments(export):
 
 
 def cmd_export(args, console):
-    from ..results.export import export_csv
+    from ..results.export import export_chunks
 
-    text = export_csv(args.results, warn=console.warn)
-    write_result(console, args.output, text.encode("utf-8"))
+    write_result(console, args.output, export_chunks(args.results, warn=console.warn))
     return 0
 
 

@@ -8,7 +8,7 @@ Needs the ``report`` extra (matplotlib, and the stats extra for the statistics).
 
 from ..errors import MissingExtraError
 from ..ranking import ranking_of
-from ..results import RecordPresence, StatisticsRules, read_results, results_of_bytes
+from ..results import OkRows, RecordPresence, StatisticsRules, read_results, results_of_bytes
 from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED, check_replicates, check_seed, statistics_of
 from ..stats import require as require_statistics
 from . import plots
@@ -61,8 +61,9 @@ def build_report(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=DEFAULT
     ``public_seeds``: as ``report_of``.
     """
     _require(replicates, seed)
-    results = results_of_bytes(campaign, episodes, keep_rows=True, rules=StatisticsRules())
-    return report_of(results, replicates, seed, public_seeds), results.warnings
+    ok_rows = OkRows()
+    results = results_of_bytes(campaign, episodes, rules=StatisticsRules(), consumers=(ok_rows,))
+    return report_of(results, ok_rows, replicates, seed, public_seeds), results.warnings
 
 
 def _require(replicates, seed):
@@ -78,8 +79,12 @@ def _require(replicates, seed):
         ) from None
 
 
-def report_of(results, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, public_seeds=True):
-    """The report page (str) of checked ``Results`` read with ``keep_rows=True``.
+def report_of(results, ok_rows, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, public_seeds=True):
+    """The report page (str) of checked ``Results`` and their ``OkRows`` (one reading).
+
+    The ranked policies' rows are read again one at a time for the plots
+    (``data.collect``): the page holds the statistics' inputs and the
+    plots' per-seed numbers and curves, never the rows.
 
     ``public_seeds``: the page says that a policy could have learned its seed
     from the fire (isolation.md §4).  A results directory lists its seeds in
@@ -88,20 +93,31 @@ def report_of(results, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, public_
     hidden track) passes False.
     """
     _require(replicates, seed)
-    ranking = ranking_of(results)
-    statistics = statistics_of(results, replicates, seed, ranking=ranking)
+    ranking = ranking_of(results, ok_rows)
+    statistics = statistics_of(results, ok_rows, replicates, seed, ranking=ranking)
+    policies = [entry["policy"] for entry in ranking["ranked"]]
+    data = collect(results, ok_rows, policies) if policies else None
+    return report_page(results, ok_rows, ranking, statistics, data, public_seeds)
+
+
+def report_page(results, ok_rows, ranking, statistics, data, public_seeds=True):
+    """The page of ``Results`` and ``OkRows``, their ranking and statistics, and the ``PlotData``.
+
+    ``data`` is None when nothing is ranked; ``public_seeds`` as ``report_of``.
+    """
     policies = [entry["policy"] for entry in ranking["ranked"]]
     figures = []
-    views = {}
-    if policies:
-        views = collect(results.campaign, results.counting, policies)
-        figures = [(name, title, plot(views, policies), caption) for name, title, plot, caption in _FIGURES]
-    note = RecordPresence(results).note()
-    return render_page(results.campaign.value, ranking, views, figures, note, statistics, public_seeds)
+    episodes = {}
+    if data is not None:
+        episodes = data.episodes
+        figures = [(name, title, plot(data, policies), caption) for name, title, plot, caption in _FIGURES]
+    note = RecordPresence(results, ok_rows).note()
+    return render_page(results.campaign.value, ranking, episodes, figures, note, statistics, public_seeds)
 
 
 def report_of_directory(directory, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):
     """(The report page, its ``Results``) of a results directory; bad input is a ``ResultsError``."""
     _require(replicates, seed)  # fail on a missing extra before any reading
-    results = read_results(directory, keep_rows=True, rules=StatisticsRules())
-    return report_of(results, replicates, seed), results
+    ok_rows = OkRows()
+    results = read_results(directory, rules=StatisticsRules(), consumers=(ok_rows,))
+    return report_of(results, ok_rows, replicates, seed), results

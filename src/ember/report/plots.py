@@ -9,7 +9,6 @@ to the mean bar.  matplotlib is imported when a figure is drawn, never at
 import io
 
 from ..errors import MissingExtraError
-from .data import evacuation_curve
 
 #: One colour per policy, in leaderboard order (matplotlib's tab10, colour-blind aware enough
 #: for ten policies; more cycle).
@@ -94,7 +93,8 @@ def _legend(fig, axes, policies, colour):
 
 
 def _per_scenario(views, policies, salt, panel):
-    """A figure of one panel per scenario, each drawn by ``panel(ax, scenario_id, by_policy, policies, colour)``."""
+    """A figure of one panel per scenario of ``views`` ({scenario_id: {policy: ...}}), each drawn by
+    ``panel(ax, scenario_id, by_policy, policies, colour)``."""
     matplotlib, plt = _pyplot()
     colour = colours(policies)
     with matplotlib.rc_context(_STYLE):
@@ -105,21 +105,21 @@ def _per_scenario(views, policies, salt, panel):
         return _svg(matplotlib, plt, fig, salt)
 
 
-def evacuation_curves(views, policies):
+def evacuation_curves(data, policies):
     """Cumulative share evacuated against the step, per scenario: mean over seeds, band from min to max."""
-    return _per_scenario(views, policies, "evacuation", _evacuation_panel)
+    return _per_scenario(data.evacuation, policies, "evacuation", _evacuation_panel)
 
 
 def _evacuation_panel(ax, scenario_id, by_policy, policies, colour):
     import numpy as np
 
-    horizon = max(max(v.steps for v in episodes) for episodes in by_policy.values())
+    horizon = max(band.horizon for band in by_policy.values())
     steps = np.arange(horizon + 1)
     for policy in policies:
-        shares = np.array([evacuation_curve(v, horizon) for v in by_policy[policy]])
+        low, mean, high = by_policy[policy].curves(horizon)
         c = colour[policy]
-        ax.fill_between(steps, shares.min(axis=0), shares.max(axis=0), step="post", color=c, alpha=0.18, linewidth=0)
-        ax.step(steps, shares.mean(axis=0), where="post", color=c, lw=1.8, label=policy)
+        ax.fill_between(steps, low, high, step="post", color=c, alpha=0.18, linewidth=0)
+        ax.step(steps, mean, where="post", color=c, lw=1.8, label=policy)
     ax.set_title(scenario_id)
     ax.set_xlabel("step")
     ax.set_ylabel("share evacuated")
@@ -134,8 +134,9 @@ def _dots(ax, x, values, colour, width):
     ax.scatter([x + o for o in offsets], values, s=14, color=colour, edgecolor="white", linewidth=0.5, zorder=3)
 
 
-def casualties(views, policies):
+def casualties(data, policies):
     """Casualties as a share of the people, per scenario and policy: mean bar, one dot per seed."""
+    views = data.episodes
     matplotlib, plt = _pyplot()
     colour = colours(policies)
     scenarios = list(views)
@@ -166,9 +167,9 @@ def casualties(views, policies):
         return _svg(matplotlib, plt, fig, "casualties")
 
 
-def exit_shares(views, policies):
+def exit_shares(data, policies):
     """Each exit's share of an episode's evacuations, per scenario and policy: mean bar, one dot per seed."""
-    return _per_scenario(views, policies, "exits", _exits_panel)
+    return _per_scenario(data.episodes, policies, "exits", _exits_panel)
 
 
 def _exits_panel(ax, scenario_id, by_policy, policies, colour):
@@ -191,9 +192,9 @@ def _exits_panel(ax, scenario_id, by_policy, policies, colour):
         ax.text(0.5, 0.5, "no exit data", transform=ax.transAxes, ha="center", color="#6b7280")
 
 
-def fire_distances(views, policies):
+def fire_distances(data, policies):
     """The fire-distance histogram: share of person-states at each distance d, pooled; band over seeds."""
-    return _per_scenario(views, policies, "fire", _fire_panel)
+    return _per_scenario(data.episodes, policies, "fire", _fire_panel)
 
 
 def _fire_panel(ax, scenario_id, by_policy, policies, colour):

@@ -30,35 +30,65 @@ def _cell(value):
     return str(value)
 
 
-def export_csv(results_dir, warn=None):
-    """The CSV text of a results directory; raises ``ResultsError`` for bad input (``ember.results``).
+class MetricColumns:
+    """A reader's consumer: the names of every metric leaf of the rows, which are the CSV's columns."""
 
-    ``warn(text)`` receives each warning (a torn last line), its file named in ``results_dir``.
+    def __init__(self):
+        self.names = set()
+
+    def add(self, row):
+        if row.metrics is not None:
+            found = {}
+            _leaves(row.metrics, "", found)
+            self.names.update(found)
+
+
+#: The CSV is handed on in pieces of about this many characters.
+CHUNK_CHARS = 1 << 20
+
+
+def export_chunks(results_dir, warn=None):
+    """The CSV of a results directory as an iterator of UTF-8 pieces; raises ``ResultsError`` for bad input.
+
+    The directory is read and checked whole first (``warn(text)`` receives
+    each warning, its file named in ``results_dir``); then the counting rows
+    are read again one at a time, policy by policy in the campaign's order,
+    scenario by scenario, seeds ascending, so memory holds one row and the
+    counting table however many rows there are.
     """
-    results = read_results(results_dir, keep_rows=True)
+    columns = MetricColumns()
+    results = read_results(results_dir, consumers=(columns,))
     if warn is not None:
         for warning in results.warnings:
             warn(os.path.join(results_dir, warning))
+    return _pieces(results, sorted(columns.names))
+
+
+def _pieces(results, metric_columns):
     campaign = results.campaign
-    ordered = []
-    for policy in campaign.policies:
-        for scenario_hash, (_, seeds) in campaign.scenarios.items():
-            for seed in sorted(seeds):
-                row = results.counting.get((policy, (scenario_hash, seed)))
-                if row is not None:
-                    ordered.append(row)
-    leaves = []
-    names = set()
-    for row in ordered:
-        found = {}
-        if row.metrics is not None:
-            _leaves(row.metrics, "", found)
-        leaves.append(found)
-        names.update(found)
-    metric_columns = sorted(names)
+    slots = (
+        (policy, (scenario_hash, seed))
+        for policy in campaign.policies
+        for scenario_hash, (_, seeds) in campaign.scenarios.items()
+        for seed in sorted(seeds)
+    )
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(FIXED_COLUMNS + tuple(metric_columns))
-    for row, found in zip(ordered, leaves):
+    for row in results.counting_rows(slots):
+        if row is None:
+            continue
+        found = {}
+        if row.metrics is not None:
+            _leaves(row.metrics, "", found)
         writer.writerow([_cell(row.value[c]) for c in FIXED_COLUMNS] + [_cell(found.get(c)) for c in metric_columns])
-    return out.getvalue()
+        if out.tell() >= CHUNK_CHARS:
+            yield out.getvalue().encode("utf-8")
+            out.seek(0)
+            out.truncate()
+    yield out.getvalue().encode("utf-8")
+
+
+def export_csv(results_dir, warn=None):
+    """The CSV text of a results directory (``export_chunks`` joined); raises ``ResultsError`` for bad input."""
+    return b"".join(export_chunks(results_dir, warn)).decode("utf-8")

@@ -1,7 +1,7 @@
 """Which counting ok rows ``ember verify`` can check: those whose record is present (isolation.md §3).
 
 ``rank``, ``stats`` and the report say it in one sentence,
-``RecordPresence(results).note()``: how many counting ok rows *have their record
+``RecordPresence(results, ok_rows).note()``: how many counting ok rows *have their record
 present* (a regular file at the row's ``record`` path in the results
 directory), not merely name one, since a row whose record was deleted
 is as unverifiable as a row without one.  A submitted record
@@ -27,7 +27,8 @@ def _rows(count, singular, plural):
 
 
 class RecordPresence:
-    """The counting ok rows of checked ``Results``: how many have their record present, and why the others do not.
+    """The counting ok rows of checked ``Results`` (``ok_rows``, their ``OkRows``): how many have their record
+    present, and why the others do not.
 
     ``rows``: counting ok rows; ``present``: with their record a regular
     file in the directory; ``unnamed``: naming no record; ``missing``: a
@@ -36,9 +37,9 @@ class RecordPresence:
     the directory.
     """
 
-    def __init__(self, results):
+    def __init__(self, results, ok_rows):
         self.rows = self.present = self.unnamed = self.missing = self.elsewhere = 0
-        for row in results.ok_rows():
+        for row in ok_rows.rows():
             self.rows += 1
             if row.record is None:
                 self.unnamed += 1

@@ -7,11 +7,12 @@ where a file belongs is refused at once, saying what it is (a FIFO would
 block ``open``, ``/dev/zero`` would never end); "missing" means missing.
 ``campaign.json`` is read whole up to ``MAX_CAMPAIGN_BYTES``;
 ``episodes.jsonl`` is streamed line by line, each line at most
-``MAX_LINE_BYTES``, so memory holds one line and the counting rows' values,
-never the file.
+``MAX_LINE_BYTES``, so memory holds one line, the counting table and what
+the reader's consumers keep, never the file.
 """
 
 import hashlib
+import io
 import os
 import stat
 
@@ -21,8 +22,9 @@ from .schema import (
     MAX_CAMPAIGN_BYTES,
     MAX_LINE_BYTES,
     CampaignJson,
-    CountingRows,
+    CountingTable,
     Invalid,
+    check_row,
     strict_json,
 )
 
@@ -144,33 +146,86 @@ def check_campaign(value, directory=None, rules=None):
 
 
 class Results:
-    """A results directory's checked content: the campaign, the counting rows, what was left aside.
+    """A results directory's checked content: the campaign, where each counting row is, what was left aside.
 
     ``campaign`` is the ``CampaignJson`` (``campaign.value`` the parsed file);
-    ``counting`` maps (policy, (scenario_hash, seed)) to its counting
-    ``Row``; ``lines`` is the number of complete lines, ``episodes_sha256``
-    the hex SHA-256 of ``episodes.jsonl`` up to its last newline, ``torn``
-    the bytes after it and ``warnings`` what a reader should say about them
-    (file names relative to ``directory``, None for bytes given directly).
+    ``statuses`` the ``CountingTable`` (each (policy, episode key)'s
+    counting row: its status and place); ``lines`` the number of complete
+    lines, ``episodes_sha256`` the hex SHA-256 of ``episodes.jsonl`` up to
+    its last newline, ``torn`` the bytes after it and ``warnings`` what a
+    reader should say about them (file names relative to ``directory``,
+    None for bytes given directly).  What a command keeps of the rows
+    themselves its consumers kept while they were read (``read_results``);
+    ``counting_rows`` reads counting rows again, in any order.
     """
 
-    def __init__(self, directory, campaign, counting, lines, episodes_sha256, torn, statuses=None):
+    def __init__(self, directory, campaign, statuses, lines, episodes_sha256, torn, source):
         self.directory = directory
         self.campaign = campaign
-        self.counting = counting
-        self.statuses = statuses  # a StatusTable, read with statuses_only (then counting is None)
+        self.statuses = statuses
         self.lines = lines
         self.episodes_sha256 = episodes_sha256
         self.torn = torn
+        self._source = source  # episodes.jsonl's path, or its bytes
         self.warnings = []
         if torn:
             self.warnings.append(
                 f"{EPISODES_FILE}:{lines + 1}: ignored {len(torn)} bytes after the last newline (a torn line)"
             )
 
-    def ok_rows(self):
-        """The counting rows that are ok, in file order."""
-        return sorted((row for row in self.counting.values() if row.ok), key=lambda row: row.line)
+    def counting_rows(self, slots):
+        """For each (policy, episode key) of ``slots``, in that order: its counting ``Row`` read again, or None.
+
+        Each row is read at its place and checked again (``Row.value`` and
+        ``Row.metrics`` kept), one at a time: memory holds one row.  A line
+        that is no longer the row that was checked is a ``ResultsError``.
+        """
+        if isinstance(self._source, (bytes, bytearray, memoryview)):
+            handle = io.BytesIO(self._source)
+        else:
+            handle = open_regular(self._source, EPISODES_FILE, self.directory)
+        with handle:
+            for policy, key in slots:
+                place = self.statuses.place(policy, key)
+                if place is None:
+                    yield None
+                    continue
+                row = _row_at(handle, place, self.directory, self.campaign)
+                if (row.policy, row.key) != (policy, key):
+                    raise _changed(place.line, self.directory)
+                row.previous = place.previous
+                yield row
+
+
+def _changed(line, directory):
+    return ResultsError(
+        EPISODES_FILE, line, "the line changed while it was read (is an 'ember evaluate' rewriting it?)", directory
+    )
+
+
+def _line_at(handle, place, directory):
+    """The parsed line at ``place`` (a ``Place`` or a ``Row``) of an open episodes.jsonl."""
+    try:
+        handle.seek(place.offset)
+        data = handle.read(place.length + 1)
+    except OSError as exc:
+        raise _read_failed(EPISODES_FILE, place.line, exc, directory) from None
+    try:
+        if len(data) != place.length + 1 or not data.endswith(b"\n"):
+            raise ValueError("the line moved")
+        return strict_json(data[:-1])
+    except ValueError:
+        raise _changed(place.line, directory) from None
+
+
+def _row_at(handle, place, directory, campaign):
+    value = _line_at(handle, place, directory)
+    try:
+        row = check_row(value, campaign)
+    except Invalid:
+        raise _changed(place.line, directory) from None
+    row.line, row.offset, row.length = place.line, place.offset, place.length
+    return row
 
 
 def _lines_of_bytes(data, max_line_bytes):
@@ -205,8 +260,9 @@ def _lines_of_file(handle, max_line_bytes, directory):
         offset += len(data)
 
 
-def _count(campaign, lines, directory, keep_rows, rules, max_line_bytes, statuses_only=False):
-    rows = CountingRows(campaign, keep_rows, rules, statuses_only)
+def _count(campaign, lines, directory, rules, consumers, max_line_bytes, source):
+    """The one row iterator: each line checked, then given to the counting table, ``rules`` and ``consumers``."""
+    statuses = CountingTable(campaign)
     sha = hashlib.sha256()
     number = 0
     while True:
@@ -225,43 +281,55 @@ def _count(campaign, lines, directory, keep_rows, rules, max_line_bytes, statuse
         sha.update(data)
         sha.update(b"\n")
         try:
-            rows.add(number, data, offset)
+            try:
+                value = strict_json(data)
+            except ValueError as exc:
+                raise Invalid(f"not a JSON text: {exc}") from None
+            row = check_row(value, campaign)
+            row.line, row.offset, row.length = number, offset, len(data)
+            statuses.add(row)
+            reason = rules.check_row(row, value) if rules is not None else None
+            if reason is not None:
+                raise Invalid(reason)
         except Invalid as exc:
             raise ResultsError(EPISODES_FILE, number, str(exc), directory) from None
-    return Results(directory, campaign, rows.counting, number, sha.hexdigest(), torn, rows.statuses)
+        for consumer in consumers:
+            consumer.add(row)
+        row.value = row.metrics = None  # a consumer keeps what it needs, never the parsed line
+    return Results(directory, campaign, statuses, number, sha.hexdigest(), torn, source)
 
 
-def read_results(directory, *, keep_rows=False, rules=None, max_line_bytes=MAX_LINE_BYTES, statuses_only=False):
+def read_results(directory, *, rules=None, consumers=(), max_line_bytes=MAX_LINE_BYTES):
     """Check a results directory's ``campaign.json`` and ``episodes.jsonl``; returns ``Results``.
 
     Raises ``ResultsError`` naming the file (in ``directory``, as given) and
-    for ``episodes.jsonl`` the 1-based line.  ``keep_rows`` keeps each
-    counting row's parsed line (``Row.value``, ``Row.metrics``); ``rules`` (a ``RowRules``) adds
-    input rules.  ``max_line_bytes`` counts a line's newline.  With
-    ``statuses_only`` (a resume) no row is kept: ``Results.statuses``
-    holds each counting row's status in a byte (``StatusTable``).
+    for ``episodes.jsonl`` the 1-based line.  ``rules`` (a ``RowRules``)
+    adds input rules.  Each checked row, in file order, goes to every one
+    of ``consumers`` (``add(row)``, ``Row.value`` and ``Row.metrics`` set
+    for the call only), which keep what they need of it (``OkRows``: the ok
+    rows' checked values).  ``max_line_bytes`` counts a line's newline.
     """
     check_directory(directory)
     # Both files are looked at before either is read: a missing or a strange one is named first.
     campaign_file = open_regular(os.path.join(directory, CAMPAIGN_FILE), CAMPAIGN_FILE, directory)
+    path = os.path.join(directory, EPISODES_FILE)
     try:
-        episodes_file = open_regular(os.path.join(directory, EPISODES_FILE), EPISODES_FILE, directory)
+        episodes_file = open_regular(path, EPISODES_FILE, directory)
     except BaseException:
         campaign_file.close()
         raise
     with episodes_file:
         campaign = check_campaign(read_campaign_value(directory, campaign_file), directory, rules)
         lines = _lines_of_file(episodes_file, max_line_bytes, directory)
-        return _count(campaign, lines, directory, keep_rows, rules, max_line_bytes, statuses_only)
+        return _count(campaign, lines, directory, rules, consumers, max_line_bytes, path)
 
 
-def results_of_bytes(
-    campaign, episodes, *, keep_rows=False, rules=None, max_line_bytes=MAX_LINE_BYTES, statuses_only=False
-):
+def results_of_bytes(campaign, episodes, *, rules=None, consumers=(), max_line_bytes=MAX_LINE_BYTES):
     """``read_results`` of a parsed ``campaign.json`` and the bytes of ``episodes.jsonl`` (no files)."""
     checked = check_campaign(campaign, None, rules)
-    lines = _lines_of_bytes(bytes(episodes), max_line_bytes)
-    return _count(checked, lines, None, keep_rows, rules, max_line_bytes, statuses_only)
+    data = bytes(episodes)
+    lines = _lines_of_bytes(data, max_line_bytes)
+    return _count(checked, lines, None, rules, consumers, max_line_bytes, data)
 
 
 def read_row_again(directory, row):
@@ -271,22 +339,7 @@ def read_row_again(directory, row):
     """
     path = os.path.join(directory, EPISODES_FILE)
     with open_regular(path, EPISODES_FILE, directory) as handle:
-        try:
-            handle.seek(row.offset)
-            data = handle.read(row.length + 1)
-        except OSError as exc:
-            raise _read_failed(EPISODES_FILE, row.line, exc, directory) from None
-    try:
-        if len(data) != row.length + 1 or not data.endswith(b"\n"):
-            raise ValueError("the line moved")
-        return strict_json(data[:-1])
-    except ValueError:
-        raise ResultsError(
-            EPISODES_FILE,
-            row.line,
-            "the line changed while it was read (is an 'ember evaluate' rewriting it?)",
-            directory,
-        ) from None
+        return _line_at(handle, row, directory)
 
 
 __all__ = [

@@ -2,8 +2,8 @@
 
 ``CampaignJson`` checks a parsed ``campaign.json``; ``check_row`` checks one
 parsed line of ``episodes.jsonl`` against it and returns a ``Row``;
-``CountingRows`` takes the rows in file order and keeps each (policy,
-episode key)'s counting row.  Every reader of a results directory (the
+``CountingTable`` takes the rows in file order and keeps where each (policy,
+episode key)'s counting row is; ``OkRows`` keeps the ok rows' values.  Every reader of a results directory (the
 store's resume, export, ranking, statistics, report, verify) goes through
 these, so every command accepts and refuses exactly the same files.
 
@@ -18,6 +18,7 @@ import bisect
 import json
 import math
 import re
+from collections.abc import Mapping
 from fractions import Fraction
 
 from ..versions import METRICS_VERSION, RANKING_VERSION
@@ -208,13 +209,32 @@ class SeedMembers:
         return self.position(seed) is not None
 
 
-class StatusTable:
-    """The counting status of every (policy, episode key) of a ``CampaignJson``: a byte each, and its line.
+class Place:
+    """Where a counting row is: its 1-based ``line``, ``offset`` and ``length`` in episodes.jsonl, and more.
 
-    What ``evaluate`` needs of a results directory it resumes (which
-    episodes have a row, which are ok), in about 9 bytes per (policy,
-    episode), however many rows there are (docs/campaigns.md).  ``get``
-    returns "ok", "failed" or None; ``ok`` and ``failed`` count them.
+    ``ok`` is its status, ``previous`` the rows for the same policy and key
+    before it (all failed: nothing may follow an ok row).
+    """
+
+    __slots__ = ("length", "line", "offset", "ok", "previous")
+
+    def __init__(self, ok, line, offset, length, previous):
+        self.ok = ok
+        self.line = line
+        self.offset = offset
+        self.length = length
+        self.previous = previous
+
+
+class CountingTable:
+    """The counting row of every (policy, episode key) of a ``CampaignJson``: its status, and where it is.
+
+    What every reader needs of a results directory (which episodes have a
+    row, which are ok, and where each counting row is, to read it again),
+    in about 25 bytes per (policy, episode), however many rows there are
+    (docs/campaigns.md).  ``add`` takes each checked ``Row`` in file order
+    and refuses a row after an ok row (``Invalid``); ``get`` returns "ok",
+    "failed" or None; ``ok`` and ``failed`` count them.
     """
 
     _NAMES = (None, "failed", "ok")
@@ -224,6 +244,9 @@ class StatusTable:
         self._members = campaign.keys.members
         self._statuses = {}  # (policy index, scenario_hash) -> bytearray over the seeds
         self._lines = {}  # the same -> array of line numbers
+        self._offsets = {}  # the same -> array of byte offsets
+        self._lengths = {}  # the same -> array of line lengths (a line is at most MAX_LINE_BYTES)
+        self._previous = {}  # (policy, key) -> rows before the counting one, only where there are some
         self.ok = self.failed = 0
 
     def _place(self, policy, key, create=False):
@@ -236,8 +259,11 @@ class StatusTable:
         slot = (index, scenario_hash)
         statuses = self._statuses.get(slot)
         if statuses is None and create:
-            statuses = self._statuses[slot] = bytearray(len(members.seeds))
-            self._lines[slot] = array.array("Q", bytes(8 * len(members.seeds)))
+            size = len(members.seeds)
+            statuses = self._statuses[slot] = bytearray(size)
+            self._lines[slot] = array.array("Q", bytes(8 * size))
+            self._offsets[slot] = array.array("Q", bytes(8 * size))
+            self._lengths[slot] = array.array("I", bytes(4 * size))
         return slot, statuses, members.position(seed)
 
     def get(self, policy, key):
@@ -247,18 +273,39 @@ class StatusTable:
 
     def line(self, policy, key):
         slot, statuses, position = self._place(policy, key)
-        return None if statuses is None or position is None else self._lines[slot][position]
+        return None if statuses is None or position is None or not statuses[position] else self._lines[slot][position]
 
-    def set(self, policy, key, ok, line):
-        slot, statuses, position = self._place(policy, key, create=True)
+    def place(self, policy, key):
+        """The counting row's ``Place`` for (policy, key), or None when it has no row."""
+        slot, statuses, position = self._place(policy, key)
+        if statuses is None or position is None or not statuses[position]:
+            return None
+        return Place(
+            statuses[position] == 2,
+            self._lines[slot][position],
+            self._offsets[slot][position],
+            self._lengths[slot][position],
+            self._previous.get((policy, key), 0),
+        )
+
+    def add(self, row):
+        """Take the checked ``row`` (its line, offset and length set); set its ``previous``; raises ``Invalid``."""
+        slot, statuses, position = self._place(row.policy, row.key, create=True)
         before = statuses[position]
+        if before == 2:
+            raise Invalid(
+                f"a row for policy {shown(row.policy)}, scenario {shown(row.key[0])}, seed {row.key[1]} "
+                f"after its ok row on line {self._lines[slot][position]}"
+            )
         if before:
-            self.ok -= before == 2
-            self.failed -= before == 1
-        statuses[position] = 2 if ok else 1
-        self._lines[slot][position] = line
-        self.ok += ok
-        self.failed += not ok
+            row.previous = self._previous[row.policy, row.key] = self._previous.get((row.policy, row.key), 0) + 1
+            self.failed -= 1
+        statuses[position] = 2 if row.ok else 1
+        self._lines[slot][position] = row.line
+        self._offsets[slot][position] = row.offset
+        self._lengths[slot][position] = row.length
+        self.ok += row.ok
+        self.failed += not row.ok
 
 
 class CampaignJson:
@@ -385,6 +432,37 @@ def exposure_of(histogram):
     return terms[0] if terms else Fraction(0)
 
 
+class Histogram(Mapping):
+    """A checked {d: count} distance histogram, read only, in two arrays of 64-bit integers (distances ascending).
+
+    About 16 bytes an entry where a dict of Python ints takes about 45:
+    what ranking, statistics and the report keep of every ok row.
+    """
+
+    __slots__ = ("_counts", "_distances")
+
+    def __init__(self, histogram):
+        ordered = sorted(histogram.items())
+        self._distances = array.array("q", [d for d, _ in ordered])
+        self._counts = array.array("q", [count for _, count in ordered])
+
+    def __getitem__(self, distance):
+        i = bisect.bisect_left(self._distances, distance)
+        if i < len(self._distances) and self._distances[i] == distance:
+            return self._counts[i]
+        raise KeyError(distance)
+
+    def __iter__(self):
+        return iter(self._distances)
+
+    def __len__(self):
+        return len(self._distances)
+
+    def items(self):
+        """(d, count) pairs, distances ascending."""
+        return zip(self._distances, self._counts, strict=True)
+
+
 class EpisodeOutcome:
     """The values ranking and statistics read from one ok row (ranking.md §1-2), checked."""
 
@@ -412,13 +490,14 @@ class EpisodeOutcome:
         )
         path = "$.metrics.fire_exposure.distance_histogram"
         histogram = _object(_member(fire, "distance_histogram", "$.metrics.fire_exposure"), path)
-        self.histogram = {}
+        checked = {}
         for key, count in histogram.items():
             if not _DISTANCE_KEY.fullmatch(key):
                 raise Invalid(f"{path}: key {shown(key)} is not a distance d >= 1 in decimal without leading zeros")
             if len(key) > 19 or int(key) >= MAX_INTEGER:
                 raise Invalid(f"{path}: distance {shown(key)} is out of range (d < 2^63)")
-            self.histogram[int(key)] = _integer(count, f"{path}.{key}")
+            checked[int(key)] = _integer(count, f"{path}.{key}")
+        self.histogram = Histogram(checked)
 
     def exposure(self):
         """x: Σ count / d over the histogram, exact."""
@@ -433,10 +512,10 @@ class Row:
     """One checked line of ``episodes.jsonl``: what readers need of it, not the whole row.
 
     ``value`` (the parsed line) and ``metrics`` (the whole metrics dict of
-    an ok row) are there only when the reader keeps rows (export and the
-    report draw from them), else None; ``episode`` is an ok row's checked
-    ``EpisodeOutcome`` values.  ``offset`` and ``length`` locate the line in the
-    file (its newline excluded), so that a row can be read again.
+    an ok row) are there while the reader's consumers see the row, then
+    dropped (None); ``episode`` is an ok row's checked ``EpisodeOutcome`` values.
+    ``offset`` and ``length`` locate the line in the file (its newline
+    excluded), so that a row can be read again.
     """
 
     __slots__ = (
@@ -607,64 +686,25 @@ class StatisticsRules(RowRules):
         return None
 
 
-class CountingRows:
-    """Rows in file order -> the counting row of each (policy, episode key) (campaign.md §4).
+class OkRows:
+    """A reader's consumer (``read_results(consumers=...)``): the ok rows' ``Row`` (their parsed line is dropped).
 
-    ``add`` checks one line's bytes; ``counting`` maps (policy, key) to its
-    last ``Row``.  A row after an ok row for the same policy and key is
-    refused.  Parsed rows (``Row.value``, ``Row.metrics``) are kept only
-    with ``keep_rows``.  With ``statuses_only`` no row is kept at all
-    (``counting`` is None): ``statuses``, a ``StatusTable``, has what a
-    resume needs, every row checked the same.
-    Raises ``Invalid`` (the caller knows the file and line).
+    What ranking and statistics read (``Row.episode``) and what ``verify``
+    checks (``Row.record``), keyed by (policy, episode key): an ok row is
+    always a counting row, nothing may follow it.  ``rows()`` lists them in
+    file order.
     """
 
-    def __init__(self, campaign, keep_rows=False, rules=None, statuses_only=False):
-        self.campaign = campaign
-        self.keep_rows = keep_rows
-        self.rules = rules
-        self.statuses = StatusTable(campaign) if statuses_only else None
-        self.counting = None if statuses_only else {}
-        self.lines = 0
+    def __init__(self):
+        self.by_key = {}  # (policy, (scenario_hash, seed)) -> Row
 
-    def add(self, line, data, offset=0):
-        try:
-            value = strict_json(data)
-        except ValueError as exc:
-            raise Invalid(f"not a JSON text: {exc}") from None
-        row = check_row(value, self.campaign)
-        row.line, row.offset, row.length = line, offset, len(data)
-        if self.statuses is not None:
-            self._add_status(row, value)
-            self.lines = line
-            return row
-        slot = (row.policy, row.key)
-        before = self.counting.get(slot)
-        if before is not None:
-            if before.ok:
-                raise Invalid(
-                    f"a row for policy {shown(row.policy)}, scenario {shown(row.key[0])}, seed {row.key[1]} "
-                    f"after its ok row on line {before.line}"
-                )
-            row.previous = before.previous + 1
-        if self.rules is not None:
-            reason = self.rules.check_row(row, value)
-            if reason is not None:
-                raise Invalid(reason)
-        if not self.keep_rows:
-            row.value = row.metrics = None
-        self.counting[slot] = row
-        self.lines = line
-        return row
+    def add(self, row):
+        if row.ok:
+            self.by_key[row.policy, row.key] = row
 
-    def _add_status(self, row, value):
-        if self.statuses.get(row.policy, row.key) == "ok":
-            raise Invalid(
-                f"a row for policy {shown(row.policy)}, scenario {shown(row.key[0])}, seed {row.key[1]} "
-                f"after its ok row on line {self.statuses.line(row.policy, row.key)}"
-            )
-        if self.rules is not None:
-            reason = self.rules.check_row(row, value)
-            if reason is not None:
-                raise Invalid(reason)
-        self.statuses.set(row.policy, row.key, row.ok, row.line)
+    def __getitem__(self, slot):
+        return self.by_key[slot]
+
+    def rows(self):
+        """The ok rows, in file order."""
+        return sorted(self.by_key.values(), key=lambda row: row.line)

@@ -38,7 +38,7 @@ from ..scenario import BUILTIN_PREFIX, MAX_SCENARIO_BYTES, compile_scenario
 from .campaign_file import read_campaign_file
 from .layout import EPISODES_FILE, SCENARIOS_DIR
 from .reader import open_regular, read_results, read_row_again
-from .schema import MAX_CAMPAIGN_BYTES, shown, strict_json
+from .schema import MAX_CAMPAIGN_BYTES, OkRows, shown, strict_json
 
 KEEP_RECORDS = "run 'ember evaluate --keep-records' to keep records"
 
@@ -47,8 +47,8 @@ class RecomputedFile(NamedTuple):
     """A file of the results directory made from its rows, which ``verify`` recomputes when it is there.
 
     ``name``: the file (``RANKING_FILE``, ``STATISTICS_FILE``);
-    ``recompute(results, data)``: the bytes it must hold, from the checked
-    ``Results`` and the file's own bytes ``data`` (statistics.json names its
+    ``recompute(results, ok_rows, data)``: the bytes it must hold, from the
+    checked ``Results``, their ``OkRows`` and the file's own bytes ``data`` (statistics.json names its
     B and seed).  ``MissingExtraError`` makes the file unverifiable; any
     other ``EmberError`` (rows it cannot be made from, a file naming no
     valid parameters) a mismatch, with its message.
@@ -271,7 +271,7 @@ def _difference(data, expected):
     return f"{where}: {path}: the file has {shown(mine)}, recomputed {shown(theirs)}"
 
 
-def _check_file(directory, results, recomputed):
+def _check_file(directory, results, ok_rows, recomputed):
     """(outcome, reason) of one recomputed file, or None when the directory holds no such file."""
     path = os.path.join(directory, recomputed.name)
     if not os.path.lexists(path):
@@ -284,7 +284,7 @@ def _check_file(directory, results, recomputed):
     if len(data) > MAX_CAMPAIGN_BYTES:
         return "mismatched", f"longer than {MAX_CAMPAIGN_BYTES:,} bytes: not a file EMBER wrote"
     try:
-        expected = recomputed.recompute(results, data)
+        expected = recomputed.recompute(results, ok_rows, data)
     except MissingExtraError as exc:
         return "unverifiable", str(exc)
     except EmberError as exc:
@@ -308,10 +308,11 @@ def verify_results(directory, campaign_file=None, on_row=None, recomputed=()):
     ``--campaign`` file, a scenario file or a recomputed file that is not a
     regular file).
     """
-    results = read_results(directory)
+    ok_rows = OkRows()
+    results = read_results(directory, consumers=(ok_rows,))
     folder = None if campaign_file is None else _campaign_folder(campaign_file, results.campaign)
     scenarios = _Scenarios(directory, results.campaign, folder)
-    rows = results.ok_rows()
+    rows = ok_rows.rows()
     report = VerifyReport(len(rows), results.warnings)
     for done, row in enumerate(rows, 1):
         kind = results.campaign.policies[row.policy]
@@ -327,7 +328,7 @@ def verify_results(directory, campaign_file=None, on_row=None, recomputed=()):
         if on_row is not None:
             on_row(done, len(rows))
     for recomputed_file in recomputed:
-        found = _check_file(directory, results, recomputed_file)
+        found = _check_file(directory, results, ok_rows, recomputed_file)
         if found is not None:
             report.files.append((recomputed_file.name, *found))
     return report

@@ -300,7 +300,7 @@ class ResultsWriter:
                 )
             refuse_links(self.path)
             return None
-        results = read_results(self.path, statuses_only=True)  # a byte per episode: a resume needs no more
+        results = read_results(self.path)  # no consumer: a resume needs the counting table only
         # After reading: a link to a FIFO or a device is refused by the reader, saying what it is.
         refuse_links(self.path)
         return results

@@ -15,7 +15,7 @@ from fractions import Fraction
 from ..canonical import canonical_json_reference
 from ..errors import MissingExtraError, ResultsError, StatisticsParameterError
 from ..ranking import ranking_of
-from ..results import CAMPAIGN_FILE, EPISODES_FILE, StatisticsRules, read_results, results_of_bytes
+from ..results import CAMPAIGN_FILE, EPISODES_FILE, OkRows, StatisticsRules, read_results, results_of_bytes
 from ..versions import STATISTICS_VERSION
 from .sign_test import sign_test_p_value
 
@@ -64,8 +64,8 @@ def check_seed(seed):
 # --- further input rules (statistics.md §1) ---------------------------------------------
 
 
-def check_statistics_rules(results):
-    """statistics.md §1's further rules on ``Results`` however they were read (``StatisticsRules`` again).
+def check_statistics_rules(results, ok_rows):
+    """statistics.md §1's further rules on ``Results`` and their ``OkRows`` however they were read.
 
     A read with ``rules=StatisticsRules()`` has already refused what breaks
     them, at the first bad line; this makes ``statistics_of`` safe on any
@@ -75,7 +75,7 @@ def check_statistics_rules(results):
     reason = rules.check_campaign(results.campaign)
     if reason is not None:
         raise ResultsError(CAMPAIGN_FILE, None, reason, results.directory)
-    for row in results.ok_rows():
+    for row in ok_rows.rows():
         reason = rules.check_row(row, None)
         if reason is not None:
             raise ResultsError(EPISODES_FILE, row.line, reason, results.directory)
@@ -123,11 +123,11 @@ def _int_interval(bounds):
 # --- statistics.json --------------------------------------------------------------------
 
 
-def _episode_values(resolved, counting, policies):
+def _episode_values(resolved, ok_rows, policies):
     """|K| × |P| object arrays of c, s, p, e (Python ints) and a function giving float(x) (statistics.md §1)."""
     import numpy as np
 
-    rows = [[counting[name, key].episode for name in policies] for key in resolved.keys]
+    rows = [[ok_rows[name, key].episode for name in policies] for key in resolved.keys]
     fields = {
         "casualties": "casualties",
         "stranded": "stranded",
@@ -202,10 +202,10 @@ def _pair_entry(j, above, below, ranking_pair, samples, replicates):
     return result
 
 
-def statistics_of(results, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, progress=None, ranking=None):
-    """``statistics.json``'s dict of checked ``Results`` (``ember.results``), B = ``replicates``, σ = ``seed``.
+def statistics_of(results, ok_rows, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, progress=None, ranking=None):
+    """``statistics.json``'s dict of checked ``Results`` and their ``OkRows``, B = ``replicates``, σ = ``seed``.
 
-    ``ranking`` is ``ranking_of(results)`` when the caller has it already.
+    ``ranking`` is ``ranking_of(results, ok_rows)`` when the caller has it already.
     ``progress(done)`` is called as blocks of replicates finish.  Raises
     ``StatisticsParameterError``, ``MissingExtraError`` and ``ResultsError``
     (statistics.md §1's further rules) before any resampling.
@@ -213,13 +213,13 @@ def statistics_of(results, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, pro
     check_replicates(replicates)
     check_seed(seed)
     require()
-    check_statistics_rules(results)
+    check_statistics_rules(results, ok_rows)
     if ranking is None:
-        ranking = ranking_of(results)
-    return _statistics(results.campaign, results.counting, ranking, replicates, seed, progress)
+        ranking = ranking_of(results, ok_rows)
+    return _statistics(results.campaign, ok_rows, ranking, replicates, seed, progress)
 
 
-def _statistics(resolved, counting, ranking, replicates, seed, progress):
+def _statistics(resolved, ok_rows, ranking, replicates, seed, progress):
     from .bootstrap import resample
 
     ranked = ranking["ranked"]
@@ -229,7 +229,7 @@ def _statistics(resolved, counting, ranking, replicates, seed, progress):
     episodes = len(resolved.keys)
     policy_entries, pair_entries = [], []
     if ranked:
-        rows, values, exposures = _episode_values(resolved, counting, policies)
+        rows, values, exposures = _episode_values(resolved, ok_rows, policies)
         samples = resample(values, exposures, sizes, replicates, seed, progress)
         # Pairs first: their differences need each replicate's totals side by side; then every
         # interval partitions the replicate values in place (no copy of the arrays that grow with B).
@@ -282,17 +282,19 @@ def compute_statistics(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=D
     check_replicates(replicates)
     check_seed(seed)
     require()
-    results = results_of_bytes(campaign, episodes, rules=StatisticsRules())
-    return statistics_of(results, replicates, seed, progress), results.warnings
+    ok_rows = OkRows()
+    results = results_of_bytes(campaign, episodes, rules=StatisticsRules(), consumers=(ok_rows,))
+    return statistics_of(results, ok_rows, replicates, seed, progress), results.warnings
 
 
 def statistics_of_directory(directory, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, progress=None):
-    """(``statistics.json``'s dict, the ``Results`` read) of a results directory, read through ``ember.results``."""
+    """(``statistics.json``'s dict, the ``Results`` and ``OkRows`` read) of a results directory (``ember.results``)."""
     check_replicates(replicates)
     check_seed(seed)
     require()  # a missing extra fails before the files are read
-    results = read_results(directory, rules=StatisticsRules())
-    return statistics_of(results, replicates, seed, progress), results
+    ok_rows = OkRows()
+    results = read_results(directory, rules=StatisticsRules(), consumers=(ok_rows,))
+    return statistics_of(results, ok_rows, replicates, seed, progress), results, ok_rows
 
 
 def statistics_bytes(statistics):

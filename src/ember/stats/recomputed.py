@@ -17,13 +17,13 @@ from ..results.verify import RecomputedFile
 from .compute import check_replicates, check_seed, require, statistics_bytes, statistics_of
 
 
-def ranking_file(results, data):
-    """``ranking.json``'s bytes for checked ``Results`` (``data``, the file's bytes, is not needed)."""
-    return ranking_bytes(ranking_of(results))
+def ranking_file(results, ok_rows, data):
+    """``ranking.json``'s bytes for checked ``Results`` and ``OkRows`` (``data``, the file's bytes, is not needed)."""
+    return ranking_bytes(ranking_of(results, ok_rows))
 
 
-def statistics_file(results, data):
-    """``statistics.json``'s bytes for checked ``Results``, with the B and seed that ``data`` (the file) names."""
+def statistics_file(results, ok_rows, data):
+    """``statistics.json``'s bytes for checked ``Results`` and ``OkRows``, with the B and seed ``data`` names."""
     require()  # without the extra the file is unverifiable, whatever it holds
     try:
         value = strict_json(data)
@@ -36,7 +36,7 @@ def statistics_file(results, data):
         seed = check_seed(value.get("seed"))
     except StatisticsParameterError as exc:
         raise ResultsError(STATISTICS_FILE, None, f"$.{exc}", results.directory) from None
-    return statistics_bytes(statistics_of(results, replicates, seed))
+    return statistics_bytes(statistics_of(results, ok_rows, replicates, seed))
 
 
 def recomputed_files():
