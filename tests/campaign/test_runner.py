@@ -64,7 +64,19 @@ def test_a_worker_killed_by_pid_is_retried(tmp_path):
     path = write_campaign(tmp_path / "c", BLOCKING.format(count=4, hook="blocking"), hooks=True)
     results = tmp_path / "res"
     process = subprocess.Popen(
-        [sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2"],
+        [
+            sys.executable,
+            "-m",
+            "ember.cli",
+            "evaluate",
+            str(path),
+            "-o",
+            str(results),
+            "--sandbox",
+            "off",
+            "--workers",
+            "2",
+        ],
         env=hook_env(hooks),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -155,7 +167,19 @@ def test_the_command_killed_mid_run_loses_nothing_and_resumes(tmp_path):
     path = write_campaign(tmp_path / "c", text, hooks=True)
     results = tmp_path / "res"
     process = subprocess.Popen(
-        [sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2"],
+        [
+            sys.executable,
+            "-m",
+            "ember.cli",
+            "evaluate",
+            str(path),
+            "-o",
+            str(results),
+            "--sandbox",
+            "off",
+            "--workers",
+            "2",
+        ],
         env=hook_env(hooks),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -190,7 +214,19 @@ def test_an_interrupted_run_keeps_finished_rows(tmp_path, signum, status):
     path = write_campaign(tmp_path / "c", BLOCKING.format(count=6, hook="blocking"), hooks=True)
     results = tmp_path / "res"
     process = subprocess.Popen(
-        [sys.executable, "-m", "ember.cli", "evaluate", str(path), "-o", str(results), "--workers", "2"],
+        [
+            sys.executable,
+            "-m",
+            "ember.cli",
+            "evaluate",
+            str(path),
+            "-o",
+            str(results),
+            "--sandbox",
+            "off",
+            "--workers",
+            "2",
+        ],
         env=hook_env(hooks),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
