@@ -58,6 +58,7 @@ python = "campaign_hooks:greedy"
 [[policies]]
 name = "agent"
 agent = "python3 agent.py"
+files = ["agent.py", "greedy_agent.py"]
 step_timeout = 30
 
 [[policies]]
@@ -83,7 +84,12 @@ python = "campaign_hooks:illegal"
     assert done.returncode == 0, done.stderr
     assert b"boom" not in done.stderr and b"hello" not in done.stderr  # agent stderr goes to logs only
     campaign = json.loads((results / "campaign.json").read_bytes())
-    assert campaign["policies"][1] == {"name": "agent", "agent": "python3 agent.py", "step_timeout": 30.0}
+    assert campaign["policies"][1] == {
+        "name": "agent",
+        "agent": "python3 agent.py",
+        "files": ["agent.py", "greedy_agent.py"],
+        "step_timeout": 30.0,
+    }
     assert campaign["policies"][3] == {"name": "crash", "agent": "python3 crash.py", "step_timeout": 10.0}
     rows = by_key(read_rows(results))
     assert len(rows) == 36

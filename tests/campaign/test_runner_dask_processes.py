@@ -38,7 +38,7 @@ def test_a_dask_worker_process_killed_by_pid_mid_run_changes_no_row(tmp_path):
     pytest.importorskip("distributed")
     path = write_campaign(tmp_path / "c", OFFICE)
     local = tmp_path / "local"
-    done = ember_cli("evaluate", path, "-o", local, "--workers", "1", timeout=300)
+    done = ember_cli("evaluate", "--sandbox", "off", path, "-o", local, "--workers", "1", timeout=300)
     assert done.returncode == 0, done.stderr
     results = tmp_path / "dask"
     episodes = results / "episodes.jsonl"
@@ -87,7 +87,9 @@ def test_a_daemon_started_by_a_python_policy_on_a_dask_worker_is_ended_with_its_
     pytest.importorskip("distributed")
     path = daemon_campaign(tmp_path / "c", DAEMON_POLICY, seeds="[0, 1]")
     with dask_processes(tmp_path / "cluster", workers=1) as cluster:
-        done = ember_cli("evaluate", path, "-o", tmp_path / "res", "--scheduler", cluster.address, timeout=300)
+        done = ember_cli(
+            "evaluate", "--sandbox", "off", path, "-o", tmp_path / "res", "--scheduler", cluster.address, timeout=300
+        )
         assert done.returncode == 0, done.stderr
         assert [row["status"] for row in read_rows(tmp_path / "res")] == ["ok"] * 2
         assert_daemons_ended(path.parent, expected=2)

@@ -95,7 +95,6 @@ def assert_none_left(tag, timeout=30):
 DAEMON_POLICY = """
 import os, pathlib, time
 from ember.sim.policies import GreedyPolicy
-from helpers.sandboxes import reachable
 
 HERE = pathlib.Path(__file__).resolve().parent
 STARTED = []

@@ -38,7 +38,8 @@ def ember_cli(*args, cwd=None, env=None, timeout=120):
     evaluates with ``--sandbox off``: its policies signal through them, which only a policy outside the
     sandbox can (the sandbox is tested in tests/isolation)."""
     args = [str(arg) for arg in args]
-    signalled = env is not None and ("EMBER_TEST_HOOK_DIR" in env or "EMBER_TEST_RUN" in env)
+    environment = os.environ if env is None else env
+    signalled = "EMBER_TEST_HOOK_DIR" in environment or "EMBER_TEST_RUN" in environment
     if signalled and args and args[0] == "evaluate" and "--sandbox" not in args:
         args += ["--sandbox", "off"]
     return subprocess.run(

@@ -71,6 +71,8 @@ class Heartbeat:
     def __init__(self, policy, beat):
         self.policy = policy
         self.beat = beat
+        # It passes each observation on at once, as it came: it reads it no more than its policy does.
+        self.reads_observations_only = getattr(policy, "reads_observations_only", False) is True
 
     def __call__(self, observation):
         step = observation["step"]

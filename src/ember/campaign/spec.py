@@ -24,6 +24,7 @@ from ..results import POLICY_KINDS
 from ..results.campaign_file import read_campaign_file
 from ..scenario import BUILTIN_PREFIX, ID_PATTERN, check_integer, compile_scenario
 from ..sim import policies as builtin_policies
+from . import processes
 
 DEFAULT_STEP_TIMEOUT = 10.0  # campaign.md §1; the same default as 'ember run --agent'
 #: What an episode process may spend outside a policy's answers (making a python policy, the
@@ -275,12 +276,22 @@ def check_python_policies(campaign, mode):
     """Every python policy's MODULE imports and has a callable NAME (campaign.md §2), checked by EMBER's host
     in a policy process started as the episodes' are (the sandbox with ``required``): importing is running
     foreign code.  Raises ``CampaignError`` naming the place."""
-    for i, entry in enumerate(campaign.policies):
-        if "python" in entry:
+    checked = [(i, entry) for i, entry in enumerate(campaign.policies) if "python" in entry]
+    if not checked:
+        return
+    # Without the sandbox's cgroups, what an import starts and abandons comes back here and is ended.
+    keep = processes.children()
+    adopting = not processes.is_subreaper() and processes.become_subreaper()
+    try:
+        for i, entry in checked:
             launcher = policy_launcher(entry, campaign.folder, mode, own_session=True)
             problem = check_python_source(entry["python"], launcher, work_timeout(entry["step_timeout"]))
             if problem is not None:
                 raise CampaignError(f"{campaign.path}: policies[{i}].python: {problem}")
+    finally:
+        if adopting:
+            processes.end_orphans(keep)
+            processes.stop_being_subreaper()
 
 
 def work_timeout(step_timeout):

@@ -95,7 +95,13 @@ class Launcher:
         self.mode = mode
         self.files = list(files)
         self.cwd = os.path.abspath(cwd or os.getcwd())
-        self.environment = policy_environment(env) if mode == "required" else {**os.environ, **(env or {})}
+        if mode == "required":
+            self.environment = policy_environment(env)
+        else:
+            # The operator's environment, and this process's module path after the campaign folder
+            # (a python policy imports as it did in the episode process before the boundary).
+            path = os.pathsep.join(entry for entry in sys.path if entry and os.path.isdir(entry))
+            self.environment = {**os.environ, "PYTHONPATH": path, **(env or {})}
         self.limits = limits or Limits()
         self.own_session = own_session
         self.python = python
