@@ -240,6 +240,8 @@ def verify_arguments(verify):
     verify.add_argument("--campaign", metavar="FILE", help=campaign_help)
     require_help = "also fail (exit 1) when a row cannot be checked (no record, no scenario, no --campaign)"
     verify.add_argument("--require-all", action="store_true", help=require_help)
+    log_help = "also check this audit log of a service board: its hash chain, and that the rows are its ranked rows"
+    verify.add_argument("--log", metavar="LOG", help=log_help)
 
 
 def cmd_verify(args, console):
@@ -251,4 +253,13 @@ def cmd_verify(args, console):
     print_warnings(console, args.results, report.warnings)
     for line in report_lines(args.results, report):
         console.line(line)
-    return 0 if report.passed(args.require_all) else EXIT_MISMATCH
+    passed = report.passed(args.require_all)
+    if args.log is not None:
+        from ..results.log import check_log
+
+        problems = check_log(args.results, args.log)
+        for line in problems:
+            console.line(line)
+        console.line(f"ember verify: the log {'fails' if problems else 'holds'}: {args.log}")
+        passed = passed and not problems
+    return 0 if passed else EXIT_MISMATCH
