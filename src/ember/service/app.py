@@ -109,7 +109,7 @@ class Service:
     # -- lookups -----------------------------------------------------------------------
 
     def board(self, name):
-        with self.db.transaction() as connection:
+        with self.db.transaction(read=True) as connection:
             board = load_board(connection, name)
         if board is None:
             raise ServiceRefusal(404, f"no board {name!r:.80}")
@@ -121,21 +121,21 @@ class Service:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token:
             raise ServiceRefusal(401, "missing bearer token (Authorization: Bearer TOKEN)")
-        with self.db.transaction() as connection:
+        with self.db.transaction(read=True) as connection:
             team = team_of_token(connection, token.strip())
         if team is None:
             raise ServiceRefusal(401, "unknown or revoked token")
         return team
 
     def accepted(self, submission_id, scenario_id, seed):
-        with self.db.transaction() as connection:
+        with self.db.transaction(read=True) as connection:
             return submissions.accepted(connection, submission_id, scenario_id, seed)
 
     def optional_team(self, request):
         return self.team(request) if "authorization" in request.headers else None
 
     def submission(self, submission_id, team):
-        with self.db.transaction() as connection:
+        with self.db.transaction(read=True) as connection:
             found = submissions.find(connection, submission_id, team)
             board = load_board(connection, found.board)
         return found, board
@@ -162,7 +162,7 @@ def routes(service):
 
     @answers(cors=True)
     def index(request):
-        with service.db.transaction() as connection:
+        with service.db.transaction(read=True) as connection:
             names = board_names(connection)
         items = "".join(f'<li><a href="/boards/{name}">{name}</a></li>' for name in names)
         return HTMLResponse(f"<!doctype html><title>EMBER boards</title><h1>EMBER boards</h1><ul>{items}</ul>", 200)
@@ -198,7 +198,7 @@ def routes(service):
             raise ServiceRefusal(404, "no ranked submission")
         path = os.path.join(found[1], file)
         etag = service.etag(path)
-        headers = {**CORS, "ETag": etag}
+        headers = {**CORS, "ETag": etag, "Ember-Board-Version": str(found[0])}
         if request.headers.get("if-none-match") == etag:
             return Response(status_code=304, headers=headers)
         media = "application/x-ndjson" if streamed else "application/json"
@@ -230,7 +230,7 @@ def routes(service):
         board = service.board(request.path_params["board"])
         after = _count_parameter(request, "after", 0, None)
         limit = _count_parameter(request, "limit", MAX_LOG, MAX_LOG)
-        with service.db.transaction() as connection:
+        with service.db.transaction(read=True) as connection:
             lines = audit.entries(connection, board.id, after, limit)
         return Response(b"".join(line + b"\n" for line in lines), media_type="application/x-ndjson", headers=CORS)
 
@@ -246,7 +246,7 @@ def routes(service):
         if not _RECORD.fullmatch(digest):
             raise ServiceRefusal(404, "no such record (expected 64 lowercase hex characters)")
         s, r = tables.submissions.c, tables.rows.c
-        with service.db.transaction() as connection:
+        with service.db.transaction(read=True) as connection:
             stored = connection.execute(
                 sa.select(r.stored)
                 .join(tables.submissions, s.id == r.submission_id)

@@ -50,12 +50,19 @@ class Database:
         return DatabaseUnavailableError(f"the database {self.shown} is unavailable: {_one_line(exc)}")
 
     @contextlib.contextmanager
-    def transaction(self):
+    def transaction(self, read=False):
         """A connection inside one transaction, committed on leaving the block; database failures are
-        ``DatabaseUnavailableError`` (an ``IntegrityError``, a constraint the caller relies on, is passed on)."""
+        ``DatabaseUnavailableError`` (an ``IntegrityError``, a constraint the caller relies on, is passed on).
+
+        ``read``: the block only reads (on SQLite a deferred ``BEGIN``: in WAL mode it sees one snapshot
+        and waits for no writer); otherwise SQLite's write lock is taken up front (``BEGIN IMMEDIATE``).
+        """
         try:
-            with self.engine.begin() as connection:
-                yield connection
+            with self.engine.connect() as connection:
+                if read:
+                    connection = connection.execution_options(ember_read=True)
+                with connection.begin():
+                    yield connection
         except sa.exc.IntegrityError:
             raise
         except (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.InternalError) as exc:
@@ -84,7 +91,7 @@ class Database:
         """The database's schema versions (empty for a new database)."""
         from alembic.runtime.migration import MigrationContext
 
-        with self.transaction() as connection:
+        with self.transaction(read=True) as connection:
             return set(MigrationContext.configure(connection).get_current_heads())
 
     def pending(self):
@@ -114,4 +121,4 @@ def _sqlite_connect(dbapi_connection, _record):
 
 
 def _sqlite_begin(connection):
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    connection.exec_driver_sql("BEGIN" if connection.get_execution_options().get("ember_read") else "BEGIN IMMEDIATE")

@@ -42,7 +42,7 @@ def latest(config, name):
 
 def derive(config, db, name, replicates=None):
     """Bring board ``name``'s derived files up to its current version; returns that version."""
-    with db.transaction() as connection:
+    with db.transaction(read=True) as connection:
         board = load_board(connection, name)
     have = latest(config, name)
     if have is not None and have[0] >= board.version:
@@ -96,7 +96,7 @@ class Deriver:
     def run(self):
         while not self.stop.is_set():
             try:
-                with self.db.transaction() as connection:
+                with self.db.transaction(read=True) as connection:
                     names = board_names(connection)
                 for name in names:
                     derive(self.config, self.db, name)

@@ -39,7 +39,7 @@ class NothingRanked(ServiceError):
 def snapshot(db, name):
     """(board, policies in close order, rows as (bytes, stored, row dict), log lines) read in one transaction."""
     s = tables.submissions.c
-    with db.transaction() as connection:
+    with db.transaction(read=True) as connection:
         board = load_board(connection, name)
         if board is None:
             raise ServiceError(f"board {name!r}: no such board")

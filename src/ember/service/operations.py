@@ -20,7 +20,7 @@ def reverify(config, db, name):
     Returns (rows checked, list of (row's record, reason) that differ).  No row is changed.
     """
     store = RecordStore(config.records)
-    with db.transaction() as connection:
+    with db.transaction(read=True) as connection:
         board = load_board(connection, name)
         if board is None:
             raise ServiceError(f"board {name!r}: no such board")

@@ -23,7 +23,7 @@ from .uploads import clear_slots
 
 def start_up(config, db):
     """The parent's sweep (service.md §8); returns the names of the files removed."""
-    with db.transaction() as connection:
+    with db.transaction(read=True) as connection:
         named = set(connection.execute(sa.select(tables.rows.c.stored)).scalars())
     clear_slots(db)
     return RecordStore(config.records).sweep(named)

@@ -114,7 +114,7 @@ def accepted(connection, submission_id, scenario_id, seed):
 
 def status(db, board, submission):
     """``GET /api/submissions/{id}``'s JSON."""
-    with db.transaction() as connection:
+    with db.transaction(read=True) as connection:
         c = tables.rows.c
         done = connection.execute(
             sa.select(c.scenario_id, c.seed, c.row).where(c.submission_id == submission.id).order_by(c.seq)
@@ -190,7 +190,7 @@ def accept(db, board, submission, row, stored):
                 )  # fmt: skip
                 return 201, row
     except sa.exc.IntegrityError:
-        with db.transaction() as connection:
+        with db.transaction(read=True) as connection:
             existing = accepted(connection, submission.id, *key)
     return same_record(existing, row["record_sha256"], key)
 
@@ -248,7 +248,7 @@ def listing(db, board, team=None):
         .where(s.c.board_id == board.id)
         .order_by(s.c.created_at, s.c.id)
     )
-    with db.transaction() as connection:
+    with db.transaction(read=True) as connection:
         found = connection.execute(query).all()
     return [
         {"id": row.id, "team": row.team, "policy": row.policy, "state": row.state, "closed_at": row.closed_at}
