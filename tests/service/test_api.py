@@ -1,6 +1,8 @@
 """The service end to end (service.md §3, §4, §7): three teams submit with ``ember submit``; what the API serves
 is byte for byte what ``ember rank``, ``ember stats`` and the export give; the export verifies, log included."""
 
+import gzip
+import hashlib
 import json
 import os
 
@@ -59,8 +61,6 @@ def test_three_teams_get_the_numbers_of_rank_and_stats_on_the_export(service, ru
     logged = ember("verify", export, "--log", os.path.join(export, "log.jsonl"), check=False)
     assert logged.returncode == 0 and "the log holds" in logged.stdout, logged.stdout
     # The ETag is the SHA-256 of the bytes; a conditional GET is answered 304.
-    import hashlib
-
     assert ranking.headers["etag"] == f'"{hashlib.sha256(ranking.content).hexdigest()}"'
     again = httpx.get(
         f"{server.url}/api/boards/office/ranking.json", headers={"If-None-Match": ranking.headers["etag"]}
@@ -123,8 +123,6 @@ def test_reupload_is_200_another_record_is_409_and_close_needs_every_key(service
         row = first.json()
         assert row["policy"] == "alpha.p1" and row["record"] == "records/alpha.p1/office-floor/0.record.gz"
         # The same record decompressed (another encoding, the same SHA-256) is the same record: 200, the same row.
-        import gzip
-
         plain = gzip.decompress(record_of(greedy, "greedy", 0))
         same = alpha.put(put, content=plain)
         assert (same.status_code, same.json()) == (200, row)
