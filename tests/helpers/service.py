@@ -248,3 +248,43 @@ def wait_for(condition, timeout=60, what="the condition"):
             return value
         time.sleep(0.1)
     raise AssertionError(f"{what} did not hold within {timeout} s")
+
+
+def raw_request(port, method, path, headers=(), body_parts=(), pause_after=None, timeout=60):
+    """An HTTP/1.1 request written by hand on a socket (paths sent as they are, bodies as slowly as asked):
+    (status, {header: value}, body bytes) of the answer.
+
+    ``body_parts`` are sent one after the other; after the part numbered ``pause_after`` nothing more is sent
+    until the server answers (a stalling body).
+    """
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        head += "".join(f"{name}: {value}\r\n" for name, value in headers) + "\r\n"
+        sock.sendall(head.encode("latin-1"))
+        for number, part in enumerate(body_parts):
+            try:
+                sock.sendall(part)
+            except (BrokenPipeError, ConnectionResetError):
+                break  # the server answered and closed: read what it said
+            if pause_after is not None and number == pause_after:
+                break
+        data = b""
+        while b"\r\n\r\n" not in data:
+            piece = sock.recv(65536)
+            if not piece:
+                raise AssertionError(f"the server closed the connection without an answer: {data!r}")
+            data += piece
+        head, _, rest = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        answer = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            answer[name.strip().lower()] = value.strip()
+        length = int(answer.get("content-length", "0"))
+        while len(rest) < length:
+            piece = sock.recv(65536)
+            if not piece:
+                break
+            rest += piece
+        return status, answer, rest
