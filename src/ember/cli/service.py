@@ -116,6 +116,39 @@ def cmd_token_revoke(args, console):
     return 0
 
 
+def board_reveal_arguments(parser):
+    _data(parser)
+    parser.add_argument("name", metavar="BOARD", help="the board whose hidden seeds and salt to publish")
+
+
+def cmd_board_reveal(args, console):
+    _service()
+    from ..service.hidden import reveal
+    from ..service.registry import open_service
+
+    _, db = open_service(args.data)
+    secret = reveal(db, args.name)
+    console.say(f"ember: board {args.name}: the hidden track is revealed ({len(secret['keys'])} keys and the salt).")
+    return 0
+
+
+def check_commitment_arguments(parser):
+    parser.add_argument("url", metavar="URL", help="the service (https://HOST; http:// only to a loopback address)")
+    parser.add_argument("board", metavar="BOARD")
+
+
+def cmd_check_commitment(args, console):
+    _service()
+    from ..service.hidden import check_commitment
+
+    found = check_commitment(args.url, args.board)
+    for problem in found.problems:
+        console.line(f"{args.board}: {problem}")
+    verdict = "holds" if found.holds else "does NOT hold"
+    console.line(f"ember service check-commitment: board {args.board}: commitment {found.commitment} {verdict}.")
+    return 0 if found.holds else EXIT_MISMATCH
+
+
 # -- serve, export, reverify, backup ---------------------------------------------------------------
 
 
@@ -133,7 +166,7 @@ def cmd_serve(args, console):
 
     console.say(f"ember: serving {args.data} on http://{args.host}:{args.port} ({args.workers} processes).")
     console.flush()
-    serve(args.data, args.host, args.port, args.workers)
+    serve(args.data, args.host, args.port, args.workers, scheduler=args.scheduler)
     return 0
 
 
@@ -198,6 +231,10 @@ def _service_commands():
     return (
         row("init", "make a service directory, or apply its pending migrations", init_arguments, cmd_init),
         row("board add", "add a board from a campaign file's scenarios and seeds", board_add_arguments, cmd_board_add),
+        row("board reveal", "publish a board's hidden seeds and salt (no job may be running)", board_reveal_arguments,
+            cmd_board_reveal),
+        row("check-commitment", "check a board's hidden-track commitment against its revealed seeds",
+            check_commitment_arguments, cmd_check_commitment, always),
         row("team add", "add a team; prints its first API token once", team_arguments, cmd_team_add, always),
         row("token add", "give a team another API token (printed once)", team_arguments, cmd_token_add, always),
         row("token revoke", "revoke a team's tokens (--all, or one by its prefix)", token_revoke_arguments,
@@ -239,7 +276,8 @@ def service_writes_stdout(args):
 
 SUBMIT_EPILOG = (
     "Exit status: 0 when the submission is closed (or complete, with --no-close), 1 when some episodes were "
-    "refused (each named with the server's message), 2 for bad input. A progress bar shows on a terminal."
+    "refused (each named with the server's message), 2 for bad input. A progress bar shows on a terminal. "
+    "With --agent BUNDLE (the hidden track): prints the job's id and exits 0 once the service accepts the bundle."
 )
 
 
@@ -247,18 +285,29 @@ def submit_arguments(parser):
     parser.add_argument("url", metavar="URL", help="the service (https://HOST; http:// only to a loopback address)")
     parser.add_argument("board", metavar="BOARD")
     parser.add_argument("--token-file", metavar="F", required=True, help="a file holding the team's API token")
-    parser.add_argument("--policy", metavar="NAME", required=True, help="the submission's policy name")
-    parser.add_argument("source", metavar="SOURCE", help="a results directory (--keep-records) or a records folder")
+    parser.add_argument("--policy", metavar="NAME", help="the submission's policy name (not with --agent)")
+    parser.add_argument(
+        "source", metavar="SOURCE", nargs="?", help="a results directory (--keep-records) or a records folder"
+    )
+    parser.add_argument("--agent", metavar="BUNDLE", help="a .tar.gz agent bundle for the hidden track (service.md §6)")
     parser.add_argument("--jobs", type=arguments.count(1), default=4, metavar="N", help="uploads at once (default 4)")
     parser.add_argument("--no-close", action="store_true", help="do not close the submission when it is complete")
 
 
 def cmd_submit(args, console):
     _service()
+    from ..errors import ServiceError
     from ..progress import items_progress
     from ..service.client import read_token, submit
 
+    if (args.agent is None) == (args.policy is None or args.source is None) or (args.agent and args.source):
+        raise ServiceError("ember submit: expected --policy NAME SOURCE (the open track) or --agent BUNDLE (hidden)")
     token = read_token(args.token_file)
+    if args.agent is not None:
+        from ..service.client import submit_agent
+
+        console.line(f"ember submit: job {submit_agent(args.url, args.board, token, args.agent)} is queued.")
+        return 0
     with items_progress("uploading", "records", console.progress_stream) as on_item:
         outcome = submit(args.url, args.board, token, args.policy, args.source, args.jobs, not args.no_close, on_item)
     for scenario_id, seed, message in outcome.refused:

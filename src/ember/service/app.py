@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from ..campaign.evaluate import package_version
 from ..errors import DatabaseUnavailableError, RecordStoreFullError, ServiceRefusal
-from . import audit, submissions, tables
+from . import audit, evaluation, submissions, tables
 from .boards import board_names, compiled_scenario, load_board
 from .config import read_config
 from .database import Database
@@ -191,9 +191,9 @@ def routes(service):
             raise ServiceRefusal(404, f"board {board.name} has no scenario {name!r:.80}")
         return Response(data, media_type="application/json", headers=CORS)
 
-    def derived_file(request, file, streamed=False):
+    def derived_file(request, file, streamed=False, track="open"):
         board = service.board(request.path_params["board"])
-        found = latest(service.config, board.name)
+        found = latest(service.config, board.name, track)
         if found is None or found[1] is None:
             raise ServiceRefusal(404, "no ranked submission")
         path = os.path.join(found[1], file)
@@ -221,9 +221,12 @@ def routes(service):
         board = service.board(request.path_params["board"])
         if board.hidden is None:
             raise ServiceRefusal(404, f"board {board.name} has no hidden track")
-        if request.path_params["file"] not in ("ranking.json", "statistics.json", "episodes.jsonl"):
+        name = request.path_params["file"]
+        if name not in ("ranking.json", "statistics.json", "episodes.jsonl"):
             raise ServiceRefusal(404, "no such file of the hidden track")
-        raise ServiceRefusal(404, "no ranked submission")
+        if name == "episodes.jsonl" and board.hidden.get("revealed") is None:
+            raise ServiceRefusal(404, "the hidden track's rows are served after the reveal")
+        return derived_file(request, name, streamed=name.endswith(".jsonl"), track="hidden")
 
     @answers(cors=True)
     def board_log(request):
@@ -252,6 +255,8 @@ def routes(service):
                 .join(tables.submissions, s.id == r.submission_id)
                 .where(r.record_sha256 == digest, s.state == "closed")
             ).scalar()
+            if stored is None:
+                stored = evaluation.revealed_record(connection, digest)
         if stored is None:
             raise ServiceRefusal(404, "no such record of a ranked row")
         return FileResponse(service.store.path(stored), media_type="application/octet-stream", headers=CORS)
@@ -291,17 +296,13 @@ def routes(service):
         return await upload(service, request)
 
     @answers()
-    def agents(request):
-        service.team(request)
-        board = service.board(request.path_params["board"])
-        if board.hidden is None:
-            raise ServiceRefusal(404, f"board {board.name} has no hidden track")
-        raise ServiceRefusal(503, "this server runs no hidden-track evaluator", headers=RETRY_AFTER)
+    async def agents(request):
+        return await evaluation.receive_bundle(service, request, _threaded)
 
     @answers()
     def job(request):
-        service.team(request)
-        raise ServiceRefusal(404, "no such job")
+        team = service.team(request)
+        return JSONResponse(evaluation.job_status(service, request.path_params["id"], team))
 
     return [
         Route("/", index, methods=["GET"]),

@@ -188,3 +188,18 @@ def submit(url, board, token, policy, source, jobs=4, close=True, progress=None,
             raise ServiceError(f"closing submission {outcome.id}: {_message(response)}")
         outcome.state = "closed"
     return outcome
+
+
+def submit_agent(url, board, token, bundle, transport=None):
+    """Send an agent bundle to ``board``'s hidden track; returns the job's id (service.md §3)."""
+    if not os.path.isfile(bundle):
+        raise ServiceError(f"{bundle}: expected a .tar.gz agent bundle (a file)")
+    client = Client(url, token, transport)
+    client.check_version()
+    with open(bundle, "rb") as handle:
+        response = client.call(
+            "POST", f"/api/boards/{board}/agents", content=handle, headers={"Content-Type": "application/gzip"}
+        )
+    if response.status_code != 202:
+        raise ServiceError(f"board {board}: the bundle is refused: {_message(response)}")
+    return response.json()["id"]

@@ -34,9 +34,23 @@ class Limits:
     # Request headers: complete within header_timeout_s, at most max_header_bytes.
     header_timeout_s: int = 10
     max_header_bytes: int = 16 * 1024
+    # The hidden track (service.md §6): a bundle as sent and unpacked, its manifest's maxima, jobs.
+    max_bundle_bytes: int = 64 * MiB
+    max_bundle_unpacked_bytes: int = 512 * MiB
+    max_bundle_members: int = 10_000
+    max_step_timeout: int = 10
+    max_memory_mb: int = 2048
+    max_episode_timeout: int = 3600
+    jobs_per_day: int = 3
+    # A job's lease: renewed every third of it while its evaluator lives; an expired lease is taken over.
+    job_lease_s: int = 30
 
     def verifications(self):
         return self.max_verifications or os.cpu_count() or 1
+
+
+#: The limits a ``[boards.NAME]`` table of service.toml may set for one board (its bundles' maxima).
+BOARD_LIMITS = ("max_step_timeout", "max_memory_mb", "max_episode_timeout")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +58,11 @@ class ServiceConfig:
     data: str
     database: str
     limits: Limits
+    boards: dict = dataclasses.field(default_factory=dict)
+
+    def board_limits(self, name):
+        """The limits that hold for board ``name``: ``[limits]`` with its ``[boards.NAME]`` maxima."""
+        return dataclasses.replace(self.limits, **self.boards.get(name, {}))
 
     @property
     def records(self):
@@ -88,8 +107,8 @@ def read_config(data):
     path = os.path.join(data, CONFIG_FILE)
     value = _toml(path)
     for key in value:
-        if key not in ("database", "limits"):
-            raise ServiceError(f"{path}: {key}: unknown key; expected 'database' or 'limits'")
+        if key not in ("database", "limits", "boards"):
+            raise ServiceError(f"{path}: {key}: unknown key; expected 'database', 'limits' or 'boards'")
     database = value.get("database")
     if not isinstance(database, str) or not database:
         raise ServiceError(f"{path}: database: expected a SQLAlchemy URL (a string), got {database!r}")
@@ -103,4 +122,14 @@ def read_config(data):
         minimum = 0 if key == "max_verifications" else 1
         if type(item) is not int or item < minimum:
             raise ServiceError(f"{path}: limits.{key}: expected an integer >= {minimum}, got {item!r}")
-    return ServiceConfig(os.path.abspath(data), database, Limits(**table))
+    boards = value.get("boards", {})
+    if not isinstance(boards, dict) or not all(isinstance(item, dict) for item in boards.values()):
+        raise ServiceError(f"{path}: boards: expected a table of [boards.NAME] tables")
+    for name, item in boards.items():
+        for key, limit in item.items():
+            if key not in BOARD_LIMITS:
+                expected = ", ".join(BOARD_LIMITS)
+                raise ServiceError(f"{path}: boards.{name}.{key}: unknown key; expected one of {expected}")
+            if type(limit) is not int or limit < 1:
+                raise ServiceError(f"{path}: boards.{name}.{key}: expected an integer >= 1, got {limit!r}")
+    return ServiceConfig(os.path.abspath(data), database, Limits(**table), boards)

@@ -21,13 +21,15 @@ NONE_SUFFIX = ".none"
 KEEP = 2  # versions kept: a file being streamed from the previous one stays readable
 
 
-def board_folder(config, name):
-    return os.path.join(config.derived, name)
+def board_folder(config, name, track="open"):
+    # The hidden track's versions sit in a folder of the open track's: ``latest`` skips its non-numeric name.
+    folder = os.path.join(config.derived, name)
+    return folder if track == "open" else os.path.join(folder, track)
 
 
-def latest(config, name):
+def latest(config, name, track="open"):
     """(version, its export folder or None when nothing is ranked) of the newest derived version, or None."""
-    folder = board_folder(config, name)
+    folder = board_folder(config, name, track)
     try:
         names = os.listdir(folder)
     except FileNotFoundError:
@@ -40,19 +42,21 @@ def latest(config, name):
     return max(found) if found else None
 
 
-def derive(config, db, name, replicates=None):
-    """Bring board ``name``'s derived files up to its current version; returns that version."""
+def derive(config, db, name, replicates=None, track="open"):
+    """Bring board ``name``'s derived files (of ``track``) up to its current version; returns that version."""
     with db.transaction(read=True) as connection:
         board = load_board(connection, name)
-    have = latest(config, name)
+    if track == "hidden" and board.hidden is None:
+        return board.version
+    have = latest(config, name, track)
     if have is not None and have[0] >= board.version:
         return have[0]
-    folder = board_folder(config, name)
+    folder = board_folder(config, name, track)
     os.makedirs(folder, exist_ok=True)
     work = os.path.join(folder, f"tmp-{os.getpid()}-{board.version}")
     shutil.rmtree(work, ignore_errors=True)
     try:
-        export_board(db, config, name, work, link=True, replicates=replicates)
+        export_board(db, config, name, work, track=track, link=True, replicates=replicates)
     except NothingRanked:
         shutil.rmtree(work, ignore_errors=True)
         with open(os.path.join(folder, f"{board.version}{NONE_SUFFIX}"), "wb"):
@@ -100,6 +104,7 @@ class Deriver:
                     names = board_names(connection)
                 for name in names:
                     derive(self.config, self.db, name)
+                    derive(self.config, self.db, name, track="hidden")
             except (EmberError, OSError):
                 pass  # the next round tries again (a database down, a full disk); requests answer for themselves
             self.stop.wait(self.interval)

@@ -66,6 +66,27 @@ def snapshot(db, name):
     return board, policies, [(bytes(row.row), row.stored) for row in rows], lines
 
 
+def hidden_snapshot(db, name):
+    """The hidden track's (board, ranked jobs as (team, policy, job id), rows as (bytes, stored), log lines,
+    the keys), read in one transaction."""
+    from .hidden import ranked_jobs, secret_keys
+
+    with db.transaction(read=True) as connection:
+        board = load_board(connection, name)
+        if board is None:
+            raise ServiceError(f"board {name!r}: no such board")
+        if board.hidden is None:
+            raise NothingRanked(f"board {name!r}: has no hidden track")
+        lines = audit.entries(connection, board.id)
+        policies = ranked_jobs(connection, board.id)
+        r = tables.hidden_rows.c
+        rows = connection.execute(
+            sa.select(r.row, r.stored).where(r.job_id.in_([job for _, _, job in policies])).order_by(r.seq)
+        ).all()
+        keys = secret_keys(connection, board.id)
+    return board, policies, [(bytes(row.row), row.stored) for row in rows], lines, keys
+
+
 def _place(source, target, link):
     os.makedirs(os.path.dirname(target), exist_ok=True)
     if link:
@@ -90,11 +111,17 @@ def export_board(db, config, name, out, track="open", link=False, replicates=Non
     ``link``: hard-link the records from the store where it can (the service's own derived copies).
     Raises ``NothingRanked`` (nothing written) when no submission is ranked.
     """
-    if track != "open":
-        raise NothingRanked(f"board {name!r}: the hidden track has no ranked submission on this service yet")
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
         raise ServiceError(f"{out}: expected a new or empty directory")
-    board, policies, rows, lines = snapshot(db, name)
+    if track == "open":
+        board, policies, rows, lines = snapshot(db, name)
+        scenarios = [(s, list(s.seeds)) for s in board.open]
+    else:
+        board, policies, rows, lines, keys = hidden_snapshot(db, name)
+        seeds = {}
+        for scenario_id, _, seed in keys:
+            seeds.setdefault(scenario_id, []).append(seed)
+        scenarios = [(s, sorted(seeds[s.scenario_id])) for s in board.hidden_scenarios]
     if not policies:
         raise NothingRanked(f"board {name!r}: no ranked submission (no closed, not withdrawn one) on the {track} track")
     os.makedirs(out, exist_ok=True)
@@ -109,20 +136,21 @@ def export_board(db, config, name, out, track="open", link=False, replicates=Non
                 "scenario_id": s.scenario_id,
                 "scenario_hash": s.scenario_hash,
                 "source": f"{SCENARIOS_DIR}/{s.scenario_id}.json",
-                "seeds": list(s.seeds),
+                "seeds": seeds,
             }
-            for s in board.open
+            for s, seeds in scenarios
         ],
         "policies": [
             {"name": f"{team}.{policy}", "records": f"{RECORDS_DIR}/{team}.{policy}"} for team, policy, _ in policies
         ],
     }
     os.makedirs(os.path.join(out, SCENARIOS_DIR))
-    for s in board.open:
+    for s, _ in scenarios:
         _write(os.path.join(out, SCENARIOS_DIR, f"{s.scenario_id}.json"), s.data + b"\n")
     for line, stored in rows:
         row = json.loads(line)
-        _place(store.path(stored), os.path.join(out, *row["record"].split("/")), link)
+        if stored is not None:
+            _place(store.path(stored), os.path.join(out, *row["record"].split("/")), link)
     _write(os.path.join(out, EPISODES_FILE), b"".join(line + b"\n" for line, _ in rows))
     _write(os.path.join(out, LOG_FILE), b"".join(line + b"\n" for line in lines))
     _write(os.path.join(out, CAMPAIGN_FILE), canonical_json_reference(campaign) + b"\n")

@@ -134,3 +134,24 @@ jobs = sa.Table(
     sa.Column("done_at", sa.String(32), nullable=True),
     sa.Column("data", sa.LargeBinary, nullable=True),
 )
+
+# --- the third schema version: the hidden track's rows, a job's manifest and failure ---
+
+jobs.append_column(sa.Column("manifest", sa.LargeBinary, nullable=True))  # canonical JSON of ember-agent.toml
+jobs.append_column(sa.Column("error", sa.Text, nullable=True))  # why a job failed (never a seed)
+
+hidden_rows = sa.Table(
+    "hidden_rows",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("job_id", sa.String(36), sa.ForeignKey("jobs.id"), nullable=False),
+    sa.Column("scenario_id", sa.String(64), nullable=False),
+    sa.Column("seed", sa.BigInteger, nullable=False),
+    sa.Column("row", sa.LargeBinary, nullable=False),  # the row's canonical JSON: secret until the reveal
+    sa.Column("row_sha256", sa.String(64), nullable=False),
+    sa.Column("record_sha256", sa.String(64), nullable=True),  # failed rows have no record
+    sa.Column("stored", sa.String(200), nullable=True),
+    sa.Column("seq", sa.Integer, nullable=False),  # its hidden_row entry's seq
+    # One row per episode of a job, however often its evaluator is killed and resumed (service.md §6).
+    sa.UniqueConstraint("job_id", "scenario_id", "seed"),
+)
