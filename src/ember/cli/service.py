@@ -287,9 +287,13 @@ def submit_arguments(parser):
     parser.add_argument("--token-file", metavar="F", required=True, help="a file holding the team's API token")
     parser.add_argument("--policy", metavar="NAME", help="the submission's policy name (not with --agent)")
     parser.add_argument(
-        "source", metavar="SOURCE", nargs="?", help="a results directory (--keep-records) or a records folder"
+        "source", metavar="SOURCE", help="a results directory (--keep-records) or a records folder; with --agent, "
+        "the bundle"
+    )  # fmt: skip
+    # --agent BUNDLE reads as the flag and SOURCE (argparse cannot take an optional positional before options).
+    parser.add_argument(
+        "--agent", action="store_true", help="SOURCE is a .tar.gz agent bundle for the hidden track (service.md §6)"
     )
-    parser.add_argument("--agent", metavar="BUNDLE", help="a .tar.gz agent bundle for the hidden track (service.md §6)")
     parser.add_argument("--jobs", type=arguments.count(1), default=4, metavar="N", help="uploads at once (default 4)")
     parser.add_argument("--no-close", action="store_true", help="do not close the submission when it is complete")
 
@@ -300,13 +304,13 @@ def cmd_submit(args, console):
     from ..progress import items_progress
     from ..service.client import read_token, submit
 
-    if (args.agent is None) == (args.policy is None or args.source is None) or (args.agent and args.source):
+    if args.agent == (args.policy is not None):
         raise ServiceError("ember submit: expected --policy NAME SOURCE (the open track) or --agent BUNDLE (hidden)")
     token = read_token(args.token_file)
-    if args.agent is not None:
+    if args.agent:
         from ..service.client import submit_agent
 
-        console.line(f"ember submit: job {submit_agent(args.url, args.board, token, args.agent)} is queued.")
+        console.line(f"ember submit: job {submit_agent(args.url, args.board, token, args.source)} is queued.")
         return 0
     with items_progress("uploading", "records", console.progress_stream) as on_item:
         outcome = submit(args.url, args.board, token, args.policy, args.source, args.jobs, not args.no_close, on_item)

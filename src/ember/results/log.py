@@ -10,7 +10,11 @@ here, so writer and checker share one definition.
 
 The check: the chain holds line by line, and the directory's
 ``episodes.jsonl`` is exactly the ``row`` entries' rows of the submissions
-that have a ``close`` entry and no later ``withdraw``, in log order.
+that have a ``close`` entry and no later ``withdraw``, in log order.  A
+hidden track's export (after the ``reveal``: its rows are on the revealed
+secret seeds) is checked against the ``hidden_row`` entries instead:
+each row's SHA-256 is the ``row_sha256`` of the log's ranked hidden row of
+its place (each policy's latest job, in log order).
 """
 
 import hashlib
@@ -112,6 +116,62 @@ def ranked_rows(entries):
     ]
 
 
+def hidden_ranked_sha256(entries):
+    """The ``row_sha256`` of the hidden rows a revealed board ranks, in log order: for each (team, policy), the
+    ``hidden_row`` entries of its latest job (the job, ``data.job``, whose first entry comes last)."""
+    latest = {}
+    for entry in entries:
+        if entry["event"] == "hidden_row":
+            job = (entry["data"] or {}).get("job")
+            submission = (entry["team"], entry["policy"])
+            if latest.get(submission, (None,))[0] != job:
+                latest[submission] = (job,)
+    chosen = {(team, policy, job[0]) for (team, policy), job in latest.items()}
+    return [
+        entry["row_sha256"]
+        for entry in entries
+        if entry["event"] == "hidden_row"
+        and (entry["team"], entry["policy"], (entry["data"] or {}).get("job")) in chosen
+    ]
+
+
+def _revealed_seeds(entries):
+    for entry in entries:
+        if entry["event"] == "reveal" and isinstance(entry["data"], dict):
+            return {
+                (key[0], key[2]) for key in entry["data"].get("keys", []) if isinstance(key, list) and len(key) == 3
+            }
+    return None
+
+
+def _check_hidden(where, actual, entries):
+    """The hidden track's rule: each row hashes to the ``row_sha256`` of the log's ranked hidden row of its place."""
+    expected = hidden_ranked_sha256(entries)
+    for number, (mine, theirs) in enumerate(zip(actual, expected), 1):
+        if mine is None or hashlib.sha256(mine).hexdigest() != theirs:
+            return [f"{where}:{number}: the row does not hash to the log's ranked hidden row {number} (its row_sha256)"]
+    if len(actual) != len(expected):
+        return [
+            f"{where}: {len(actual)} rows, the log ranks {len(expected)} hidden rows (the hidden_row entries of "
+            "each policy's latest job, in log order)"
+        ]
+    return []
+
+
+def _hidden_rows(actual, seeds):
+    """True when the directory's rows are the hidden track's: every one on a revealed secret seed."""
+    if not seeds or not actual:
+        return False
+    for line in actual:
+        try:
+            row = strict_json(line) if line is not None else None
+        except ValueError:
+            return False
+        if not isinstance(row, dict) or (row.get("scenario_id"), row.get("seed")) not in seeds:
+            return False
+    return True
+
+
 def check_log(directory, log_path):
     """The problems (strings, in order) of ``ember verify DIRECTORY --log LOG``: the chain, then the rows.
 
@@ -125,6 +185,8 @@ def check_log(directory, log_path):
     episodes = os.path.join(directory, EPISODES_FILE)
     actual = list(_lines(episodes, os.path.normpath(episodes)))
     where = os.path.normpath(episodes)
+    if _hidden_rows(actual, _revealed_seeds(entries)):
+        return _check_hidden(where, actual, entries)
     for number, (mine, theirs) in enumerate(zip(actual, expected), 1):
         if mine != theirs:
             return [f"{where}:{number}: the row is not the log's ranked row {number} (closed, not withdrawn)"]

@@ -58,8 +58,6 @@ def policy_entry(name, manifest, agent_folder):
     entry = {"name": name}
     if manifest.get("agent") is not None:
         entry["agent"] = shlex.join(manifest["agent"])
-        # The sandbox binds the bundle's own files: every top-level entry of it, the campaign file excepted.
-        entry["files"] = sorted(n for n in os.listdir(agent_folder) if n != jobs.CAMPAIGN_NAME)
     else:
         entry["python"] = manifest["python"]
     for key in ("step_timeout", "memory_mb", "episode_timeout"):
