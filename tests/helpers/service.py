@@ -105,10 +105,11 @@ class PostgresCluster:
 class Server:
     """``ember service serve DATA`` on a free loopback port, as a real process; ``url`` once it answers."""
 
-    def __init__(self, data, workers=1, env=None):
+    def __init__(self, data, workers=1, env=None, extra=()):
         self.data = data
         self.workers = workers
         self.env = env
+        self.extra = list(extra)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = None
@@ -118,7 +119,7 @@ class Server:
         self.log = open(os.path.join(os.path.dirname(self.data), f"server-{self.port}.log"), "ab")  # noqa: SIM115
         argv = [sys.executable, "-m", "ember.cli", "service", "serve", self.data, "--port", str(self.port)]
         self.process = subprocess.Popen(
-            [*argv, "--workers", str(self.workers)],
+            [*argv, "--workers", str(self.workers), *self.extra],
             stdout=self.log,
             stderr=self.log,
             start_new_session=True,

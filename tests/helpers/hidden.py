@@ -1,0 +1,104 @@
+"""A service with a hidden track for tests/service/test_hidden*.py: real ``ember service`` commands and servers.
+
+The service directory lives in a folder every uid may search (under
+/tmp, mode 0755): the sandbox's uid must reach each job's unpacked bundle
+(isolation.md §2); the sandbox, not the file modes, is what keeps the
+rest of DATA from the policy.
+"""
+
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+import time
+
+import httpx
+
+from helpers.service import Server, ember
+
+OPEN_CAMPAIGN = 'campaign = "open"\nseeds = [0]\nscenarios = ["builtin:office"]\n'
+HIDDEN_CAMPAIGN = 'campaign = "hidden"\nseeds = {{ start = 0, count = {count} }}\nscenarios = ["builtin:office"]\n'
+JOB_TIMEOUT_S = 300
+
+
+class HiddenService:
+    """DATA with board ``office``: one open seed and ``hidden_seeds`` secret ones on builtin:office; teams."""
+
+    def __init__(self, hidden_seeds=2, teams=("alpha", "beta"), limits=None):
+        self.root = tempfile.mkdtemp(prefix="ember-hidden-test-", dir="/tmp")
+        os.chmod(self.root, 0o755)
+        self.data = os.path.join(self.root, "DATA")
+        ember("service", "init", self.data)
+        if limits:
+            path = os.path.join(self.data, "service.toml")
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+            for key, value in limits.items():
+                text = "\n".join(line for line in text.splitlines() if not line.startswith(f"{key} = ")) + "\n"
+                text = text.replace("[limits]\n", f"[limits]\n{key} = {value}\n")
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        open_file = self.write("open.toml", OPEN_CAMPAIGN)
+        hidden_file = self.write("hidden.toml", HIDDEN_CAMPAIGN.format(count=hidden_seeds))
+        ember("service", "board", "add", self.data, "office", "--campaign", open_file, "--hidden", hidden_file)
+        self.tokens = {team: ember("service", "team", "add", self.data, team).stdout.strip() for team in teams}
+        self.server = None
+
+    def write(self, name, text, mode=0o644):
+        path = os.path.join(self.root, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(path, mode)
+        return path
+
+    def token_file(self, team):
+        return self.write(f"{team}.token", self.tokens[team] + "\n", 0o600)
+
+    def serve(self, workers=1, extra=()):
+        self.server = Server(self.data, workers, extra=extra)
+        return self.server
+
+    def client(self, team=None):
+        headers = {"Authorization": f"Bearer {self.tokens[team]}"} if team else {}
+        return httpx.Client(base_url=self.server.url, headers=headers, timeout=60)
+
+    def submit(self, team, bundle):
+        """``ember submit URL office --agent BUNDLE``: the job's id."""
+        done = ember("submit", self.server.url, "office", "--token-file", self.token_file(team), "--agent", bundle)
+        return done.stdout.split()[3]
+
+    def job(self, team, job_id):
+        with self.client(team) as client:
+            answer = client.get(f"/api/jobs/{job_id}")
+        assert answer.status_code == 200, answer.text
+        return answer
+
+    def wait_job(self, team, job_id, states=("done", "failed"), timeout=JOB_TIMEOUT_S, until=None):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status = self.job(team, job_id).json()
+            if status["state"] in states if until is None else until(status):
+                return status
+            time.sleep(0.2)
+        raise AssertionError(f"job {job_id} did not get there within {timeout} s: {status}\n{self.server.read_log()}")
+
+    def secret(self):
+        """The hidden keys and salt, read from the database as only the operator can."""
+        with sqlite3.connect(os.path.join(self.data, "ember.db")) as db:
+            (data,) = db.execute("SELECT hidden_secret FROM boards WHERE name = 'office'").fetchone()
+        return json.loads(data)
+
+    def database_rows(self, query, *args):
+        with sqlite3.connect(os.path.join(self.data, "ember.db")) as db:
+            return db.execute(query, args).fetchall()
+
+    def close(self):
+        if self.server is not None:
+            self.server.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def without_elapsed(row):
+    """A row without its wall time (the one field two runs of the same episode may differ in)."""
+    return {key: value for key, value in row.items() if key != "elapsed_s"}
