@@ -137,11 +137,11 @@ def has_stats_command():
 #: Until the command line has 'ember stats': the same reading and writing as 'ember rank', in a library call.
 LIBRARY_STATS = """
 import sys
-from ember.ranking import read_campaign
+from ember.results import parse_campaign
 from ember.stats import compute_statistics, statistics_bytes
 directory, output, replicates = sys.argv[1], sys.argv[2], int(sys.argv[3])
 with open(directory + "/campaign.json", "rb") as handle:
-    campaign = read_campaign(handle.read())
+    campaign = parse_campaign(handle.read())
 with open(directory + "/episodes.jsonl", "rb") as handle:
     episodes = handle.read()
 statistics, _ = compute_statistics(campaign, episodes, replicates)

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 import ember
-from ember.agent import AgentError, AgentPolicy
+from ember.agent import AgentPolicy
 from ember.canonical import canonical_json
 from ember.cli import main
+from ember.errors import AgentError
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEDY_AGENT = ROOT / "examples" / "greedy_agent.py"

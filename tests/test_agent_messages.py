@@ -10,7 +10,8 @@ import sys
 import pytest
 
 import ember
-from ember.agent import AgentError, AgentPolicy
+from ember.agent import AgentPolicy
+from ember.errors import AgentError
 
 TIMEOUT = 60  # only stops a hang
 

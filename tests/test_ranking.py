@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ember.errors import EmberError, MissingExtraError, RankingInputError
+from ember.errors import EmberError, MissingExtraError, ResultsError
 from ember.ranking import FORMULA, compute_ranking, format_leaderboard, ranking_bytes
 
 from helpers.ranking_results import (
@@ -564,7 +564,7 @@ def test_bad_row_names_file_and_line(name):
     line, reason = BAD_LINES[name]
     campaign = hand_campaign(["p", "q"])
     episodes = rows_bytes(hand_row("p", 0), hand_row("q", 0), line, hand_row("q", 1))
-    with pytest.raises(RankingInputError) as caught:
+    with pytest.raises(ResultsError) as caught:
         compute_ranking(campaign, episodes)
     error = caught.value
     assert isinstance(error, EmberError) and isinstance(error, ValueError)
@@ -625,7 +625,7 @@ def test_bad_campaign_is_an_input_error(name):
     changed = change(campaign)
     if isinstance(changed, list):
         campaign = changed
-    with pytest.raises(RankingInputError) as caught:
+    with pytest.raises(ResultsError) as caught:
         compute_ranking(campaign, b"")
     assert caught.value.file == "campaign.json" and caught.value.line is None
     assert reason in str(caught.value)

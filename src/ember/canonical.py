@@ -49,10 +49,10 @@ BETWEEN_STEPS = b",\n"
 AFTER_STEPS = b'\n],\n"final_state":'
 RECORD_TAIL = b"}\n"
 
-# How the first lines and a step line of a canonical record start (the
-# canonical-line fast path reads records by them).  A step's keys are
-# sorted, so its line starts with its actions object, which nests nothing.
-HEADER_LINE_START = RECORD_HEAD
+# How the other first lines and a step line of a canonical record start
+# (the canonical-line fast path reads records by them; the header line
+# starts with ``RECORD_HEAD``).  A step's keys are sorted, so its line
+# starts with its actions object, which nests nothing.
 INITIAL_LINE_START = AFTER_HEADER[len(b",\n") :]
 STEPS_LINE = AFTER_INITIAL[len(b",\n") :]
 STEP_LINE_START = b'{"actions":{'

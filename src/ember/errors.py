@@ -67,10 +67,6 @@ class ResultsError(EmberError, ValueError):
         self.directory = directory
 
 
-#: The name ranking gave this class first; one class, two names.
-RankingInputError = ResultsError
-
-
 class StatisticsParameterError(EmberError, ValueError):
     """A replicate count or resampling seed outside statistics.md §3 (the message names the parameter)."""
 

@@ -17,25 +17,20 @@ from fractions import Fraction
 
 from .canonical import canonical_json_reference
 from .errors import MissingExtraError
-from .results import EPISODES_FILE, Episode, exposure_of, results_of_bytes
-from .results import parse_campaign as read_campaign
+from .results import EPISODES_FILE, exposure_of, results_of_bytes
 from .versions import METRICS_VERSION, RANKING_VERSION
 
 FORMULA = (
     "sort ascending by (casualties, stranded, person_time_to_safety_total, exposure), "
     "each summed over the campaign's episodes; equal tuples share a rank"
 )
-#: ``Episode`` (the values read from an ok row) and ``exposure_of`` live in ``ember.results``, with the input rules.
 __all__ = [
     "FORMULA",
-    "Episode",
     "compute_ranking",
-    "exposure_of",
     "format_leaderboard",
     "leaderboard_rows",
     "ranking_bytes",
     "ranking_of",
-    "read_campaign",
     "unranked_reason",
 ]
 
@@ -131,7 +126,7 @@ def compute_ranking(campaign, episodes):
     """Ranking 1.0 of a results directory: returns (``ranking.json``'s dict, warnings).
 
     ``campaign`` is the parsed ``campaign.json``; ``episodes`` the raw bytes
-    of ``episodes.jsonl``.  Raises ``RankingInputError`` (naming the file and,
+    of ``episodes.jsonl``.  Raises ``ResultsError`` (naming the file and,
     for ``episodes.jsonl``, the 1-based line) on input ranking.md §1 refuses.
     Warnings (a torn last line) are returned, not printed.
     """

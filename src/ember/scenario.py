@@ -14,7 +14,8 @@ import re
 
 from .canonical import canonical_json
 from .errors import ScenarioError
-from .grid import UNREACHABLE, Grid
+from .grid.cells import UNREACHABLE
+from .grid.floor import Grid
 from .versions import SCHEMA_VERSION
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")

@@ -22,9 +22,8 @@ from pettingzoo.test import parallel_api_test, parallel_seed_test
 
 import ember
 import ember.envs
-from ember.errors import ActionError, EmberError, EnvConfigError
+from ember.errors import ActionError, EmberError, EnvConfigError, SeedError
 from ember.sim.policies import GreedyPolicy, RandomPolicy
-from ember.sim.simulator import SeedError
 
 from helpers.scenarios import picture_scenario, stay_all
 

@@ -2,7 +2,7 @@
 
 from collections import deque
 
-from ember.grid import UNREACHABLE
+from ember.grid.cells import UNREACHABLE
 
 
 def bfs(rows, cols, walls, exits, burning):

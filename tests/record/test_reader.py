@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from ember.errors import MetricsInputError
 from ember.record import reader
+from ember.record.limits import DEFAULT_LIMITS, Limits
 from ember.record.parts import iter_parts
-from ember.record.reader import BACKEND_NAME, DEFAULT_LIMITS, Limits, RecordParser
+from ember.record.reader import BACKEND_NAME, RecordParser
 
 from helpers.strict import no_hang
 

@@ -10,9 +10,10 @@ import pytest
 
 from ember.cli import main
 from ember.errors import MissingExtraError
-from ember.ranking import Episode, compute_ranking
+from ember.ranking import compute_ranking
 from ember.report import build_report
 from ember.report.data import EpisodeView, evacuation_curve
+from ember.results import EpisodeOutcome
 from ember.stats import compute_statistics
 from ember.stats.text import p_value_text, pair_sentence, percent, share_of_episodes_text
 
@@ -177,13 +178,13 @@ def test_same_input_same_page(results, report):
 
 def test_evacuation_curve_by_hand():
     metrics = hand_metrics("s1", H1, 0, population=5, casualties=1, evacuation_steps={"a": 5, "b": 4, "c": 7, "d": 7})
-    view = EpisodeView(0, Episode(metrics), metrics)
+    view = EpisodeView(0, EpisodeOutcome(metrics), metrics)
     assert evacuation_curve(view, 8) == [0.0, 0.0, 0.0, 0.0, 0.2, 0.4, 0.4, 0.8, 0.8]
 
 
 def test_evacuation_curve_of_a_real_episode():
     metrics = builtin_metrics("builtin:small-room", "greedy", 0)
-    view = EpisodeView(0, Episode(metrics), metrics)
+    view = EpisodeView(0, EpisodeOutcome(metrics), metrics)
     curve = evacuation_curve(view, view.steps)
     steps = metrics["time"]["evacuation_steps"]
     assert curve[-1] == metrics["safety"]["evacuated_rate"]

@@ -11,7 +11,7 @@ element: the new cells in list order, or None when cells left the list.
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ember.grid import Grid
+from ember.grid.floor import Grid
 from ember.sim.policies import _BurningTracker, _insertions
 
 ROWS, COLS = 6, 7

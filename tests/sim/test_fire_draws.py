@@ -10,7 +10,7 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ember.grid import Grid
+from ember.grid.floor import Grid
 from ember.sim.fire import TWO_64, FireSpread, fire_draw
 
 

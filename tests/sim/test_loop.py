@@ -3,7 +3,7 @@
 A sink that keeps every call shows what every user of the loop (the record
 writer, the engine's measuring sink, the environments) is given: ``start``
 once with the simulator's header and s_0, then ``step`` per step with the
-final state exactly at the last one.  The stepping form (``Episode``)
+final state exactly at the last one.  The stepping form (``EpisodeStepper``)
 driven from outside gives the same calls as the driven form
 (``run_policy``).
 """
@@ -19,7 +19,7 @@ import pytest
 import ember
 from ember.canonical import canonical_json
 from ember.errors import ActionError
-from ember.sim.loop import Episode, resolve_policy, run_policy
+from ember.sim.loop import EpisodeStepper, resolve_policy, run_policy
 from ember.sim.policies import RandomPolicy, make_policy
 from ember.sim.simulator import Simulator
 
@@ -73,7 +73,7 @@ def test_run_policy_gives_every_sink_the_record_in_order(scenario, policy, seed)
 def test_the_stepping_form_driven_from_outside_gives_the_same_calls():
     driven, stepped = Calls(), Calls()
     run_policy(Simulator(BURNING, 5), RandomPolicy(2), (driven,))
-    episode = Episode(Simulator(BURNING, 5), (stepped,))
+    episode = EpisodeStepper(Simulator(BURNING, 5), (stepped,))
     policy = RandomPolicy(2)
     steps = 0
     while not episode.terminated:
@@ -88,7 +88,7 @@ def test_the_stepping_form_driven_from_outside_gives_the_same_calls():
 
 def test_an_illegal_action_reaches_no_sink_and_the_episode_goes_on():
     calls = Calls()
-    episode = Episode(Simulator(BURNING, 1), (calls,))
+    episode = EpisodeStepper(Simulator(BURNING, 1), (calls,))
     assert len(calls.calls) == 1
     with pytest.raises(ActionError, match="unknown action 'up'"):
         episode.step({"a": "up", "b": "stay", "c": "stay", "d": "stay"})

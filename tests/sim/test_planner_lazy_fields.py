@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import ember
 from ember.generate import generate
-from ember.grid import UNREACHABLE
+from ember.grid.cells import UNREACHABLE
 from ember.sim.policies import PlannerPolicy
 
 

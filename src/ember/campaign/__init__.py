@@ -1,7 +1,6 @@
 """Campaigns (campaign.md): many policies on many episodes, locally or on a Dask cluster."""
 
-from ..results.export import export_csv
 from .evaluate import Summary, Terminated, evaluate
 from .spec import load_campaign
 
-__all__ = ["Summary", "Terminated", "evaluate", "export_csv", "load_campaign"]
+__all__ = ["Summary", "Terminated", "evaluate", "load_campaign"]

@@ -24,9 +24,9 @@ import stat
 import sys
 import uuid
 
-from ..agent import AgentError, AgentPolicy
+from ..agent import AgentPolicy
 from ..engine import authenticate_record, measure_run
-from ..errors import ActionError, EmberError, ResultsIOError
+from ..errors import ActionError, AgentError, EmberError, ResultsIOError
 from .logs import TEMPORARY_MARK
 from .spec import module_path, split_python_source
 

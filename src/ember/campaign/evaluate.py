@@ -48,7 +48,7 @@ def versions():
 
 
 def resolve(campaign):
-    """The campaign.json dict of a loaded ``Campaign``."""
+    """The campaign.json dict of a loaded ``ResolvedCampaign``."""
     return {
         "campaign": campaign.name,
         "versions": versions(),

@@ -52,7 +52,7 @@ class ScenarioEntry:
         }
 
 
-class Campaign:
+class ResolvedCampaign:
     """A validated campaign: its folder, scenarios (``ScenarioEntry``) and policies (campaign.json dicts)."""
 
     def __init__(self, path, name, scenarios, policies):
@@ -335,4 +335,4 @@ def load_campaign(path, with_policies=True):
         check_size(sum(len(entry.seeds) for entry in scenarios), max(len(policies), 1), "campaign file")
     except CampaignError as exc:
         raise CampaignError(f"{path}: {exc}") from None
-    return Campaign(path, name, scenarios, policies)
+    return ResolvedCampaign(path, name, scenarios, policies)

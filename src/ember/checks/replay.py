@@ -16,8 +16,8 @@ simulator's own steps to the engine.
 
 from ..accumulator import Accumulator
 from ..canonical import STEP_LINE_START, canonical_json, parse_json
-from ..errors import ActionError, ReplayMismatchError
-from ..sim.simulator import SeedError, Simulator
+from ..errors import ActionError, ReplayMismatchError, SeedError
+from ..sim.simulator import Simulator
 
 # A canonical step line starts with its actions object, which nests
 # nothing: its first "}" closes it.

@@ -14,7 +14,8 @@ state and check nothing (docs/decisions.md, "Replayed steps").
 """
 
 from ..accumulator import Accumulator
-from ..grid import DELTAS, ExitReachability
+from ..grid.cells import DELTAS
+from ..grid.reachability import ExitReachability
 from .shape import fail
 
 

@@ -215,7 +215,7 @@ def export_arguments(export):
 
 
 def cmd_export(args, console):
-    from ..campaign import export_csv
+    from ..results.export import export_csv
 
     text = export_csv(args.results, warn=console.warn)
     write_result(console, args.output, text.encode("utf-8"))

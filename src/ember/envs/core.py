@@ -1,6 +1,6 @@
 """What the Gymnasium and PettingZoo environments share: one recorded episode.
 
-An ``Episode`` is the one episode loop's stepping form (``sim.loop``) over
+A ``RecordedEpisode`` is the one episode loop's stepping form (``sim.loop``) over
 the project's ``Simulator``, with, when asked, the project's
 ``RecordWriter`` as its sink, streaming to a file opened by the one record
 opener: the loop feeds the writer exactly as ``run_episode``'s does, so the
@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import ActionError, EnvConfigError
 from ..record.writer import writing_record
-from ..sim.loop import Episode as SimEpisode
+from ..sim.loop import EpisodeStepper
 from ..sim.simulator import ACTIONS, Simulator, check_seed
 
 STATUS_CODES = {"active": 0, "evacuated": 1, "casualty": 2}
@@ -66,10 +66,10 @@ class RecordPath:
         return self.template.format(episode=episode, seed=seed)
 
 
-class Episode:
+class RecordedEpisode:
     """One episode of the simulator, stepped from outside, its record streaming to ``path`` when given.
 
-    The stepping form of the one episode loop (``sim.loop.Episode``) with
+    The stepping form of the one episode loop (``sim.loop.EpisodeStepper``) with
     the project's ``RecordWriter`` as its sink when there is a record, the
     file opened by the one record opener (``record.output``): a ``path``
     ending ``.gz`` or ``.zst`` is written compressed, and the file follows
@@ -82,7 +82,7 @@ class Episode:
         self.path = path
         with contextlib.ExitStack() as output:
             sinks = () if path is None else (output.enter_context(writing_record(path)),)
-            self.loop = SimEpisode(simulator, sinks)
+            self.loop = EpisodeStepper(simulator, sinks)
             self.output = output.pop_all()  # open as long as the episode runs
 
     @property
@@ -117,7 +117,7 @@ class EpisodeRunner:
         self.close()
         self.episode = None  # a failed start (say, an unwritable record path) leaves no episode to step
         path = None if self.record is None else self.record.for_episode(self.episodes_started, seed)
-        self.episode = Episode(self.compiled, seed, path)
+        self.episode = RecordedEpisode(self.compiled, seed, path)
         self.episodes_started += 1
         self.grid.start(self.compiled, self.episode.initial_state)
         return path

@@ -20,7 +20,8 @@ import dataclasses
 
 from ..canonical import canonical_json
 from ..errors import GenerationError
-from ..grid import UNREACHABLE, Grid
+from ..grid.cells import UNREACHABLE
+from ..grid.floor import Grid
 from ..scenario import ENTER_FIRE_MODES, PROBABILITY_PATTERN, validate_scenario
 from ..versions import SCHEMA_VERSION
 from .draws import Draws

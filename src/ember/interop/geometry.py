@@ -39,7 +39,7 @@ from collections import deque
 
 from ..errors import MissingExtraError
 from ..files import output_file
-from ..grid import around
+from ..grid.cells import around
 from ..scenario import compile_scenario
 from .coordinates import PlanCoordinates
 from .scale import Scale, decimal_text

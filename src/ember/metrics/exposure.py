@@ -24,7 +24,9 @@ from array import array
 from collections import Counter
 
 from ..accumulator import Accumulator
-from ..grid import FAR, ManhattanField, lower_distances
+from ..grid.breadth_first import lower_distances
+from ..grid.cells import FAR
+from ..grid.manhattan import ManhattanField
 
 #: Grids of at least this many cells keep the field with numpy: below it, one
 #: transform (about 15 numpy calls) costs more than the few cells the BFS visits.

@@ -18,7 +18,7 @@ The first line that is not such a step (or any layout other than the
 canonical one) sends everything from there on through the strict reader.
 """
 
-from ..canonical import HEADER_LINE_START, INITIAL_LINE_START, STEP_LINE_START, STEPS_LINE
+from ..canonical import INITIAL_LINE_START, RECORD_HEAD, STEP_LINE_START, STEPS_LINE
 from .placeholders import Placeholders
 from .reader import RecordParser
 
@@ -88,7 +88,7 @@ class CanonicalLines:
         """
         end = len(chunk) if newline < 0 else newline + 1
         piece = chunk[start:end]
-        expected = (HEADER_LINE_START, INITIAL_LINE_START, STEPS_LINE)[self.line_number]
+        expected = (RECORD_HEAD, INITIAL_LINE_START, STEPS_LINE)[self.line_number]
         head = self.line_head + piece[: len(expected) - len(self.line_head)]
         self.line_head = head
         self.parser.feed(piece)

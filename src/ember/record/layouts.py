@@ -38,7 +38,7 @@ exactly the strict reader's.
 import json
 import re
 
-from ..canonical import HEADER_LINE_START, STEP_LINE_START, canonical_json
+from ..canonical import RECORD_HEAD, STEP_LINE_START, canonical_json
 from .frontend import MAX_LINE_BYTES, CanonicalLines
 from .placeholders import Placeholders
 from .reader import RecordParser
@@ -46,7 +46,6 @@ from .reader import RecordParser
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 _RECORD_KEYS = ("header", "initial_state", "final_state")
-_CANONICAL_START = HEADER_LINE_START  # b'{"header":'
 _CANONICAL_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, UnicodeError)
 
 
@@ -72,7 +71,7 @@ class AnyLayout:
     def feed(self, chunk):
         if self._front_end is None:
             self._head += bytes(chunk)
-            if len(self._head) < len(_CANONICAL_START) and _CANONICAL_START.startswith(self._head):
+            if len(self._head) < len(RECORD_HEAD) and RECORD_HEAD.startswith(self._head):
                 return
             self._choose()
             return
@@ -90,7 +89,7 @@ class AnyLayout:
 
     def _choose(self):
         head, self._head = self._head, b""
-        if head.startswith(_CANONICAL_START[: len(head)]):
+        if head.startswith(RECORD_HEAD[: len(head)]):
             self._front_end = CanonicalLines(*self._args)
         else:
             self._front_end = StepTexts(*self._args)

@@ -7,7 +7,8 @@ Every reader of records goes through ``RecordInput`` (the engine's
 
 from .compression import Decompression
 from .layouts import AnyLayout
-from .reader import DEFAULT_LIMITS, RecordParser
+from .limits import DEFAULT_LIMITS
+from .reader import RecordParser
 from .source import iter_chunks
 
 

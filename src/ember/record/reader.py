@@ -40,8 +40,8 @@ import re
 import ijson
 
 from ..errors import MetricsInputError
-from .guard import ByteGuard as _ByteGuard
-from .limits import DEFAULT_LIMITS, Limits  # noqa: F401 (Limits: the reader's public API)
+from .guard import ByteGuard
+from .limits import DEFAULT_LIMITS
 
 try:
     _backend = ijson.get_backend("yajl2_c")
@@ -352,7 +352,7 @@ class RecordParser:
         self._builder = _build(self._record, limits)
         next(self._builder)
         self._yajl = _backend.basic_parse_basecoro(self._builder)
-        self._guard = _ByteGuard(limits.max_integer_digits)
+        self._guard = ByteGuard(limits.max_integer_digits)
         self._piece = max(1, min(_PIECE, limits.max_part_bytes // 16))
         self._head = b""  # the first bytes while they may be a byte-order mark; then None
         self._blank = True  # nothing but whitespace read so far

@@ -55,9 +55,9 @@ def build_report(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=DEFAULT
 
     The page shows the ranking and its statistics (statistics.md, ``replicates``
     resamples from stream seed ``seed``), so the rows are read with
-    statistics.md §1's rules too.  Raises ``ResultsError`` (alias
-    ``RankingInputError``) for input either refuses, ``StatisticsParameterError``
-    for B or the seed, and ``MissingExtraError`` without matplotlib, numpy or scipy.
+    statistics.md §1's rules too.  Raises ``ResultsError`` for input either
+    refuses, ``StatisticsParameterError`` for B or the seed, and
+    ``MissingExtraError`` without matplotlib, numpy or scipy.
     """
     _require(replicates, seed)
     results = results_of_bytes(campaign, episodes, keep_rows=True, rules=StatisticsRules())

@@ -3,12 +3,11 @@
 Every reader of a results directory (``evaluate``'s resume, ``export``,
 ``rank``, ``stats``, ``report``, ``verify``) reads it here, so every
 command accepts and refuses exactly the same files; ``ResultsError``
-(also named ``RankingInputError``) names the file and line.  This part
-sits at the base of the benchmark layer: it imports the engine and the
-base modules, never a campaign, a ranking or the command line.
+(``ember.errors``) names the file and line.  This part sits at the base
+of the benchmark layer: it imports the engine and the base modules, never
+a campaign, a ranking or the command line.
 """
 
-from ..errors import RankingInputError, ResultsError
 from .reader import (
     Results,
     check_campaign,
@@ -33,9 +32,9 @@ from .schema import (
     SCENARIOS_DIR,
     STATISTICS_FILE,
     TORN_FILE,
-    Campaign,
+    CampaignJson,
     CountingRows,
-    Episode,
+    EpisodeOutcome,
     Row,
     RowRules,
     StatisticsRules,
@@ -55,12 +54,10 @@ __all__ = [
     "SCENARIOS_DIR",
     "STATISTICS_FILE",
     "TORN_FILE",
-    "Campaign",
+    "CampaignJson",
     "CountingRows",
-    "Episode",
-    "RankingInputError",
+    "EpisodeOutcome",
     "Results",
-    "ResultsError",
     "Row",
     "RowRules",
     "StatisticsRules",

@@ -21,7 +21,7 @@ from .schema import (
     EPISODES_FILE,
     MAX_CAMPAIGN_BYTES,
     MAX_LINE_BYTES,
-    Campaign,
+    CampaignJson,
     CountingRows,
     Invalid,
     strict_json,
@@ -133,9 +133,9 @@ def parse_campaign(data, directory=None):
 
 
 def check_campaign(value, directory=None, rules=None):
-    """A ``Campaign`` of a parsed ``campaign.json``; raises ``ResultsError``."""
+    """A ``CampaignJson`` of a parsed ``campaign.json``; raises ``ResultsError``."""
     try:
-        campaign = Campaign(value)
+        campaign = CampaignJson(value)
         reason = rules.check_campaign(campaign) if rules is not None else None
         if reason is not None:
             raise Invalid(reason)
@@ -147,7 +147,7 @@ def check_campaign(value, directory=None, rules=None):
 class Results:
     """A results directory's checked content: the campaign, the counting rows, what was left aside.
 
-    ``campaign`` is the ``Campaign`` (``campaign.value`` the parsed file);
+    ``campaign`` is the ``CampaignJson`` (``campaign.value`` the parsed file);
     ``counting`` maps (policy, (scenario_hash, seed)) to its counting
     ``Row``; ``lines`` is the number of complete lines, ``episodes_sha256``
     the hex SHA-256 of ``episodes.jsonl`` up to its last newline, ``torn``

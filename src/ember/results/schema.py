@@ -1,6 +1,6 @@
 """The one schema of a results directory (campaign.md §4, ranking.md §1).
 
-``Campaign`` checks a parsed ``campaign.json``; ``check_row`` checks one
+``CampaignJson`` checks a parsed ``campaign.json``; ``check_row`` checks one
 parsed line of ``episodes.jsonl`` against it and returns a ``Row``;
 ``CountingRows`` takes the rows in file order and keeps each (policy,
 episode key)'s counting row.  Every reader of a results directory (the
@@ -217,7 +217,7 @@ class SeedMembers:
 
 
 class StatusTable:
-    """The counting status of every (policy, episode key) of a ``Campaign``: a byte each, and its line.
+    """The counting status of every (policy, episode key) of a ``CampaignJson``: a byte each, and its line.
 
     What ``evaluate`` needs of a results directory it resumes (which
     episodes have a row, which are ok), in about 9 bytes per (policy,
@@ -269,10 +269,10 @@ class StatusTable:
         self.failed += not ok
 
 
-class Campaign:
+class CampaignJson:
     """A checked ``campaign.json``: its ID, K in order, and P.
 
-    ``keys`` (also ``key_set``) is K as (scenario_hash, seed) pairs, scenario
+    ``keys`` is K as (scenario_hash, seed) pairs, scenario
     by scenario in the file's order (an ``EpisodeKeys``); ``scenarios`` maps a hash to its ID and seeds;
     ``sources`` a hash to its ``source`` string; ``policies`` maps a name to
     its kind, in the file's order.  ``value`` is the parsed file itself.
@@ -287,7 +287,7 @@ class Campaign:
         self.scenarios = {}  # hash -> (scenario_id, seeds)
         self.sources = {}  # hash -> source
         self._scenarios(_list(_member(value, "scenarios", "$"), "$.scenarios"))
-        self.keys = self.key_set = EpisodeKeys([(h, seeds) for h, (_, seeds) in self.scenarios.items()])
+        self.keys = EpisodeKeys([(h, seeds) for h, (_, seeds) in self.scenarios.items()])
         self.policies = {}  # name -> kind
         for i, policy in enumerate(_list(_member(value, "policies", "$"), "$.policies")):
             self._policy(policy, f"$.policies[{i}]")
@@ -367,7 +367,7 @@ def exposure_of(histogram):
     return terms[0] if terms else Fraction(0)
 
 
-class Episode:
+class EpisodeOutcome:
     """The values ranking and statistics read from one ok row (ranking.md §1-2), checked."""
 
     __slots__ = ("casualties", "evacuated", "histogram", "population", "stranded", "time_to_safety")
@@ -417,7 +417,7 @@ class Row:
     ``value`` (the parsed line) and ``metrics`` (the whole metrics dict of
     an ok row) are there only when the reader keeps rows (export and the
     report draw from them), else None; ``episode`` is an ok row's checked
-    ``Episode`` values.  ``offset`` and ``length`` locate the line in the
+    ``EpisodeOutcome`` values.  ``offset`` and ``length`` locate the line in the
     file (its newline excluded), so that a row can be read again.
     """
 
@@ -481,7 +481,7 @@ def _check_episode(row, campaign):
     if policy not in campaign.policies:
         raise Invalid(f"$.policy: {shown(policy)} is not a policy of the campaign")
     key = (scenario_hash, seed)
-    if key not in campaign.key_set:
+    if key not in campaign.keys:
         raise Invalid(f"$: scenario {shown(scenario_hash)} with seed {seed} is not an episode of the campaign")
     expected_id = campaign.scenarios[scenario_hash][0]
     if scenario_id != expected_id:
@@ -497,7 +497,7 @@ def _check_metrics(row, metrics):
         found = _member(metrics, field, "$.metrics")
         if found != expected or type(found) is not type(expected):
             raise Invalid(f"$.metrics.{field}: expected the row's {shown(expected)}, got {shown(found)}")
-    episode = Episode(metrics)
+    episode = EpisodeOutcome(metrics)
     for field, expected in (("scenario_id", row["scenario_id"]), ("metrics_version", METRICS_VERSION)):
         found = _member(metrics, field, "$.metrics")
         if found != expected or type(found) is not str:
@@ -512,7 +512,7 @@ def _check_metrics(row, metrics):
 def check_row(value, campaign):
     """The checks of campaign.md §4 and ranking.md §1 on one parsed line, bar the order of rows.
 
-    ``campaign`` is a ``Campaign``.  Returns a ``Row`` (line 0, the parsed
+    ``campaign`` is a ``CampaignJson``.  Returns a ``Row`` (line 0, the parsed
     row kept); raises ``Invalid``.
     """
     row = _object(value, "$")
@@ -543,7 +543,7 @@ class RowRules:
     Subclass and override; each method returns None when the value passes,
     else the reason (a JSON path first, then expected and actual values),
     which the reader reports as a ``ResultsError`` naming the file and line.
-    ``campaign`` is the checked ``Campaign``; ``row`` a checked ``Row``
+    ``campaign`` is the checked ``CampaignJson``; ``row`` a checked ``Row``
     (its ``line`` set), ``value`` the parsed line.
     """
 

@@ -4,7 +4,7 @@ Every episode EMBER runs goes through here: ``ember run`` and
 ``run_episode`` (the record writer is a sink), ``engine.measure_run`` and
 campaigns (the engine's measuring sink, and the writer when a record is
 kept), and the Gymnasium and PettingZoo environments (stepped from outside
-by an RL agent, through ``Episode.step``).
+by an RL agent, through ``EpisodeStepper.step``).
 
 A **sink** follows one episode in record order (simulator.md §5) through
 two calls:
@@ -16,11 +16,11 @@ two calls:
 
 Two forms, one place where a simulator step becomes sink calls:
 
-* ``Episode`` is the stepping form: ``Episode.step(actions)`` steps the
+* ``EpisodeStepper`` is the stepping form: ``EpisodeStepper.step(actions)`` steps the
   simulator and hands the step to every sink.  An environment calls it
   with the actions its agent chose.
 * ``run_policy`` is the driven form: it asks the policy for each step's
-  actions and calls ``Episode.step`` until the episode terminates.
+  actions and calls ``EpisodeStepper.step`` until the episode terminates.
 
 An illegal action raises ``ActionError`` from the simulator before any sink
 sees the step (the simulator's state is unchanged).  Nothing here knows of
@@ -31,7 +31,7 @@ Record nor Checks nor the engine).
 from .policies import make_policy
 
 
-class Episode:
+class EpisodeStepper:
     """One episode of ``simulator`` whose every step goes to ``sinks`` (started here, in order)."""
 
     __slots__ = ("simulator", "sinks")
@@ -81,7 +81,7 @@ def run_policy(simulator, policy, sinks=()):
     unknown name starts nothing).
     """
     policy = resolve_policy(policy, simulator)
-    episode = Episode(simulator, sinks)
+    episode = EpisodeStepper(simulator, sinks)
     observe, step = simulator.observe, episode.step
     while not simulator.terminated:
         step(policy(observe()))

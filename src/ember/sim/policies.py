@@ -6,8 +6,8 @@ are made per episode by ``make_policy(name, scenario, seed)``.
 
 import random
 
-from ..grid import DIRECTIONS as _DIRECTIONS
-from ..grid import FAR, UNREACHABLE, ExitDistances, LazyExitDistances, around
+from ..grid.cells import DIRECTIONS, FAR, UNREACHABLE, around
+from ..grid.exit_distances import ExitDistances, LazyExitDistances
 from ..scenario import compile_scenario
 
 POLICY_NAMES = ("stay", "random", "greedy", "planner")
@@ -283,7 +283,7 @@ class PlannerPolicy:
         self.moves = [()] * ((grid.rows + 2) * width)
         for i in range(size):
             if open_[i]:
-                neighbours = zip(_DIRECTIONS, around(i, cols, size))
+                neighbours = zip(DIRECTIONS, around(i, cols, size))
                 self.moves[i + i // cols + width] = tuple(
                     (a, j + j // cols + width) for a, j in neighbours if j >= 0 and open_[j]
                 )

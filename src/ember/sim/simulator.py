@@ -20,7 +20,8 @@ import gc
 from bisect import bisect_left, insort
 
 from ..errors import ActionError, SeedError  # SeedError: raised here, declared with every error
-from ..grid import DELTAS, ExitReachability
+from ..grid.cells import DELTAS
+from ..grid.reachability import ExitReachability
 from ..scenario import compile_scenario
 from ..versions import OBSERVATION_VERSION, SCHEMA_VERSION, SIMULATOR_VERSION
 from .fire import FireSpread

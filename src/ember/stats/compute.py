@@ -275,10 +275,9 @@ def compute_statistics(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=D
     ``campaign`` is the parsed ``campaign.json``; ``episodes`` the raw bytes
     of ``episodes.jsonl``; ``replicates`` (B) and ``seed`` (σ) ints as
     statistics.md §3 says.  Raises ``StatisticsParameterError`` for B or σ,
-    ``MissingExtraError`` without the ``stats`` extra, ``ResultsError`` (alias
-    ``RankingInputError``) for input ranking.md §1 or statistics.md §1
-    refuses, each before any resampling.  Warnings (a torn last line) are
-    returned, not printed.
+    ``MissingExtraError`` without the ``stats`` extra, ``ResultsError`` for input
+    ranking.md §1 or statistics.md §1 refuses, each before any resampling.
+    Warnings (a torn last line) are returned, not printed.
     """
     check_replicates(replicates)
     check_seed(seed)

@@ -9,7 +9,10 @@ from collections import deque
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ember.grid import UNREACHABLE, ExitDistances, ExitReachability, Grid
+from ember.grid.cells import UNREACHABLE
+from ember.grid.exit_distances import ExitDistances
+from ember.grid.floor import Grid
+from ember.grid.reachability import ExitReachability
 from ember.sim.policies import GreedyPolicy
 
 ORDER = (("north", -1, 0), ("south", 1, 0), ("west", 0, -1), ("east", 0, 1))
@@ -285,8 +288,9 @@ def test_several_ignitions_in_one_batch_and_outside_the_region():
 def test_lower_distances_is_manhattan_with_and_without_the_neighbour_table(rows, cols, data):
     """Invariant: after lowering from sources added in batches, dist[x] is x's Manhattan distance to the
     nearest source (no walls), whether neighbours come from the table or from ``around`` (large grids)."""
-    import ember.grid as grid_module
-    from ember.grid import FAR, lower_distances, neighbour_table
+    import ember.grid.breadth_first as grid_module
+    from ember.grid.breadth_first import lower_distances, neighbour_table
+    from ember.grid.cells import FAR
 
     size = rows * cols
     batches = data.draw(st.lists(st.lists(st.integers(0, size - 1), max_size=4), min_size=1, max_size=4))

@@ -1,7 +1,7 @@
 """``ExitReachability``'s first flood, run by run (a scanline fill; issue 21), against a plain per-cell flood;
 and its cut's shortcut (``ONE_PIECE``) under every pattern of a deleted cell's eight neighbours.
 
-The incremental updates after ignitions are tested in tests/test_grid.py;
+The incremental updates after ignitions are tested in tests/grid/test_grid.py;
 here the starting state they build on: every component's reach, label and
 number of usable exits must be what a cell-by-cell search from the exits,
 in their order, gives (walls and fire cut rows into many runs, several
@@ -12,7 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ember.grid import ONE_PIECE, ExitReachability, Grid, around, obstacle_arcs
+from ember.grid.cells import around
+from ember.grid.floor import Grid
+from ember.grid.reachability import ONE_PIECE, ExitReachability, obstacle_arcs
 
 
 def plain_flood(grid, exit_cells, burning):

@@ -1,6 +1,6 @@
 """``ManhattanField``'s column pass by doubling rounds, on grids tall enough for every round (issue 21).
 
-tests/test_grid_fields.py checks the field on grids up to 14 x 14 (rounds
+tests/grid/test_fields.py checks the field on grids up to 14 x 14 (rounds
 s = 1, 2, 4, 8); here tall and narrow grids, up to 300 rows (rounds up to
 s = 256, a last round reaching past the grid), against the brute minimum.
 """
@@ -8,7 +8,7 @@ s = 256, a last round reaching past the grid), against the brute minimum.
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ember.grid import ManhattanField
+from ember.grid.manhattan import ManhattanField
 
 from helpers.distances import assert_manhattan_field_follows
 

@@ -13,7 +13,9 @@ After ``settle_all`` the field is ``ExitDistances``' own, cell for cell.
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ember.grid import FAR, UNREACHABLE, ExitDistances, Grid, LazyExitDistances
+from ember.grid.cells import FAR, UNREACHABLE
+from ember.grid.exit_distances import ExitDistances, LazyExitDistances
+from ember.grid.floor import Grid
 
 from helpers.distances import bfs
 

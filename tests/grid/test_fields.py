@@ -11,7 +11,10 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ember.grid import UNREACHABLE, ExitDistances, Grid, ManhattanField
+from ember.grid.cells import UNREACHABLE
+from ember.grid.exit_distances import ExitDistances
+from ember.grid.floor import Grid
+from ember.grid.manhattan import ManhattanField
 
 from helpers.distances import assert_manhattan_field_follows, bfs, brute_manhattan
 
