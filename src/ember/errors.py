@@ -127,7 +127,13 @@ class DatabaseUnavailableError(EmberError, ConnectionError):
 
 
 class RecordStoreFullError(EmberError, OSError):
-    """The service's record store cannot take a record (a full disk, service.md §8): named by its path."""
+    """The service's record store cannot take a record (a full disk, service.md §8): named by its path.
+
+    Built like ``OSError(errno, message, path)``; the message is the whole text.
+    """
+
+    def __str__(self):
+        return self.strerror
 
 
 class ServiceRefusal(ServiceError):
