@@ -100,6 +100,8 @@ def test_agent_that_exits_while_a_child_holds_its_output_cli(tmp_path):
                     "ember.cli",
                     "run",
                     "builtin:small-room",
+                    "--sandbox",
+                    "off",
                     "--agent",
                     _agent(tmp_path, body),
                     "--step-timeout",

@@ -9,6 +9,7 @@ import tracemalloc
 import pytest
 
 import ember
+import ember.sim.policies
 
 from helpers.batch_metrics import batch_metrics
 from helpers.records import record_bytes, scripted

@@ -189,7 +189,7 @@ def test_run_failure_keeps_an_existing_record(tmp_path, record):
     out = tmp_path / "keep.record"
     out.write_bytes(record.read_bytes())
     agent = shlex.join([sys.executable, "-c", FAILING_AGENT])
-    done = ember_cli("run", SCENARIO, "--agent", agent, "-o", out)
+    done = ember_cli("run", SCENARIO, "--agent", agent, "--sandbox", "off", "-o", out)
     assert done.returncode == 2
     assert done.stderr.decode().startswith("ember: step 1: the agent exited with status 3")
     assert out.read_bytes() == record.read_bytes()
@@ -199,7 +199,7 @@ def test_run_failure_keeps_an_existing_record(tmp_path, record):
 def test_run_failure_on_a_new_path_leaves_the_unterminated_record(tmp_path):
     out = tmp_path / "new.record"
     agent = shlex.join([sys.executable, "-c", FAILING_AGENT])
-    assert ember_cli("run", SCENARIO, "--agent", agent, "-o", out).returncode == 2
+    assert ember_cli("run", SCENARIO, "--agent", agent, "--sandbox", "off", "-o", out).returncode == 2
     assert out.read_bytes().endswith(b'"steps":[\n')  # header and s_0, then nothing: truncated
     assert os.listdir(tmp_path) == ["new.record"]
 
@@ -236,7 +236,19 @@ def _slow_run(tmp_path, out):
     agent_file.write_text(SLOW_AGENT)
     agent = shlex.join([sys.executable, str(agent_file)])
     return subprocess.Popen(
-        [sys.executable, "-m", "ember.cli", "run", "builtin:office", "--agent", agent, "-o", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "ember.cli",
+            "run",
+            "builtin:office",
+            "--agent",
+            agent,
+            "--sandbox",
+            "off",
+            "-o",
+            str(out),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -376,7 +388,7 @@ def test_run_compressed_output_follows_the_same_rules(tmp_path, record):
     out = tmp_path / "r.record.gz"
     out.write_bytes(b"an old record")
     agent = shlex.join([sys.executable, "-c", FAILING_AGENT])
-    assert ember_cli("run", SCENARIO, "--agent", agent, "-o", out).returncode == 2
+    assert ember_cli("run", SCENARIO, "--agent", agent, "--sandbox", "off", "-o", out).returncode == 2
     assert out.read_bytes() == b"an old record"  # a failed run keeps it
     link = tmp_path / "link.gz"
     link.symlink_to(out.name)

@@ -1,27 +1,49 @@
-"""EMBER: fire-evacuation simulator, run records and official episode metrics."""
+"""EMBER: fire-evacuation simulator, run records and official episode metrics.
 
-from .errors import ActionError, EmberError, MetricsInputError, ReplayMismatchError, ScenarioError
-from .record.writer import run_episode
-from .scenario import load_scenario, scenario_hash
-from .sim.simulator import Simulator
-from .versions import METRICS_VERSION, OBSERVATION_VERSION, SCHEMA_VERSION, SIMULATOR_VERSION
+The public names are imported when first used (PEP 562), not with the
+package: a process that needs one module of EMBER (the python-policy host
+of ``ember.isolation``, which must never load the simulator or the engine)
+pays for that module alone.
+"""
 
-__all__ = [
-    "ActionError",
-    "EmberError",
-    "METRICS_VERSION",
-    "MetricsInputError",
-    "OBSERVATION_VERSION",
-    "ReplayMismatchError",
-    "SCHEMA_VERSION",
-    "SIMULATOR_VERSION",
-    "ScenarioError",
-    "Simulator",
-    "load_scenario",
-    "run_episode",
-    "scenario_hash",
-]
+import importlib
 
-from .engine import MetricsStream, episode_metrics, verify_replay  # noqa: E402
+_PUBLIC = {
+    "ActionError": "errors",
+    "EmberError": "errors",
+    "MetricsInputError": "errors",
+    "ReplayMismatchError": "errors",
+    "ScenarioError": "errors",
+    "run_episode": "record.writer",
+    "load_scenario": "scenario",
+    "scenario_hash": "scenario",
+    "Simulator": "sim.simulator",
+    "METRICS_VERSION": "versions",
+    "OBSERVATION_VERSION": "versions",
+    "SCHEMA_VERSION": "versions",
+    "SIMULATOR_VERSION": "versions",
+    "MetricsStream": "engine",
+    "episode_metrics": "engine",
+    "verify_replay": "engine",
+}
 
-__all__ += ["MetricsStream", "episode_metrics", "verify_replay"]
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name):
+    module = _PUBLIC.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value
+        return value
+    # ``import ember`` then ``ember.sim.policies``: a subpackage is loaded on first use.
+    try:
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))

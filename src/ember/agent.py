@@ -37,8 +37,46 @@ KILL_GRACE = 1.0
 EXIT_POLL = 0.1
 #: Once the agent has exited, how long an answer it wrote just before may take to arrive.
 EXITED_DRAIN = 0.5
+#: The key of the python-policy host's failure line (ember.isolation.host): no person ID has a colon.
+HOST_ERROR_KEY = "ember:error"
 _EOF = b""
 _PREVIEW = 60
+
+
+def burning_insertions(previous, current):
+    """[[index, row, col], ...]: the cells of ``current`` that are not in ``previous``, with their index in
+    ``current``, when ``current`` is ``previous`` with those inserted (the burning list only grows); else None.
+
+    A simulator sharing its lists keeps the old cells' lists from step to step and makes new ones
+    for new fire, so each insertion is found by a binary search on identity (O(k log n) for k new
+    cells); the result is then checked by rebuilding ``current`` (one comparison, in C), so a list
+    that changed otherwise, or fresh lists, give None: the caller sends the whole list.
+    """
+    extra = len(current) - len(previous)
+    if extra < 0:
+        return None
+    found, low, offset = [], 0, 0
+    while len(found) < extra:
+        high = len(previous) + offset
+        while low < high:
+            middle = (low + high) // 2
+            if current[middle] is previous[middle - offset]:
+                low = middle + 1
+            else:
+                high = middle
+        found.append(low)
+        offset += 1
+        low += 1
+    rebuilt, at = [], 0
+    for index in found:
+        take = index - len(rebuilt)
+        rebuilt += previous[at : at + take]
+        at += take
+        rebuilt.append(current[index])
+    rebuilt += previous[at:]
+    if rebuilt != current:
+        return None
+    return [[index, *current[index]] for index in found]
 
 
 class AgentPolicy:
@@ -49,7 +87,16 @@ class AgentPolicy:
         with AgentPolicy("python3 agent.py", scenario) as agent:
             final = run_episode(scenario, agent, seed, out)
             agent.finish(final)
+
+    For EMBER's python-policy host (``host_source``) the observations go in
+    an EMBER-defined frame: the burning list only as the cells added since
+    the last observation (``burning_added``, see ``burning_insertions``)
+    when it can be, which the host merges back; agents always get the
+    protocol's whole observation.
     """
+
+    #: It encodes each observation at once and keeps nothing of it: the simulator may share its lists.
+    reads_observations_only = True
 
     def __init__(
         self,
@@ -61,15 +108,34 @@ class AgentPolicy:
         stderr=None,
         own_group=True,
         timeout_name="--step-timeout",
+        launch=None,
+        who="agent",
+        host_source=None,
+        episode_timeout=None,
+        episode_timeout_name="episode_timeout",
     ):
         self.step_timeout = step_timeout
         self.step = 0  # the step of the last observation sent
         self.timeout_name = timeout_name  # where the timeout was set, for the message
+        # Who answers, for the messages: "agent", or "python policy" when EMBER's host runs one.
+        self.who = who
+        # With host_source (a python policy's MODULE:NAME), the host's failure line is understood.
+        self.host_source = host_source
+        self._burning = None  # the last burning list sent to the host
+        # The whole episode's bound (isolation.md §1, Time), from the start of the process.
+        self.episode_timeout = episode_timeout
+        self.episode_timeout_name = episode_timeout_name
+        self._episode_deadline = None if episode_timeout is None else time.monotonic() + episode_timeout
         # With own_group the agent leads a new session, and closing it ends every process of it
         # (its children too). Campaigns pass False: the agent joins the episode process's session,
         # which the campaign ends as a whole. cwd and stderr also serve campaigns.
-        self.own_group = own_group
-        self._process = _spawn(command, cwd, stderr, own_group)
+        self.own_group = own_group and launch is None
+        argv = split_command(command)
+        if launch is None:
+            self._process = _spawn(argv, cwd, stderr, own_group)
+        else:
+            # launch(argv, stdin, stdout, stderr) -> a Popen-like process with close() (a sandbox, ember.isolation).
+            self._process = launch(argv, subprocess.PIPE, subprocess.PIPE, stderr)
         self._answers = queue.Queue()
         self._outbox = queue.Queue()
         self._threads = [
@@ -85,13 +151,27 @@ class AgentPolicy:
 
     def __call__(self, observation):
         self.step = observation["step"]
-        self._send({"type": "observation", "observation": observation})
+        if self.host_source is None:
+            self._send({"type": "observation", "observation": observation})
+        else:
+            self._send(self._host_frame(observation))
         return self._decode(self._receive())
+
+    def _host_frame(self, observation):
+        burning, previous = observation["burning"], self._burning
+        self._burning = burning
+        added = None if previous is None else burning_insertions(previous, burning)
+        if added is None:
+            return {"type": "observation", "observation": observation}
+        rest = {key: value for key, value in observation.items() if key != "burning"}
+        return {"type": "observation", "observation": rest, "burning_added": added}
 
     def finish(self, final_state, grace=EXIT_GRACE):
         """Send the end message, close the agent's input and give it ``grace`` seconds to exit."""
         self._send({"type": "end", "final_state": final_state})
         self.close(grace)
+        if self._exceeded_memory():
+            raise AgentError(self._memory_message())
 
     @property
     def returncode(self):
@@ -102,7 +182,8 @@ class AgentPolicy:
         """The AgentError for an ``ActionError`` the simulator raised on the agent's answer."""
         # The simulator's message starts with "step N: " already; say it once.
         detail = re.sub(r"^step \d+: ", "", str(exc))
-        return AgentError(f"step {self.step}: the agent sent illegal actions: {detail}")
+        verb = "returned" if self.host_source is not None else "sent"
+        return AgentError(f"step {self.step}: the {self.who} {verb} illegal actions: {detail}")
 
     # -- lifetime -------------------------------------------------------------
 
@@ -128,6 +209,9 @@ class AgentPolicy:
         for thread in self._threads:
             # A grandchild holding the pipes open must not hang EMBER either.
             thread.join(KILL_GRACE)
+        release = getattr(process, "close", None)
+        if release is not None:
+            release()  # a sandbox: what is left of its tree ended, its cgroups removed
 
     def __enter__(self):
         return self
@@ -169,12 +253,22 @@ class AgentPolicy:
 
     # -- answers --------------------------------------------------------------
 
+    def _exceeded_memory(self):
+        killed = getattr(self._process, "oom_killed", None)
+        return killed is not None and killed()
+
+    def _memory_message(self):
+        return f"the policy exceeded its memory limit of {self._process.memory_mb} MiB"
+
     def _receive(self):
         line = self._next_line()
         if line == _EOF:
-            raise AgentError(f"step {self.step}: {self._gone()} before answering the observation.")
+            gone = self._gone()
+            if self._exceeded_memory():
+                raise AgentError(self._memory_message())
+            raise AgentError(f"step {self.step}: {gone} before answering the observation.")
         if len(line) > MAX_ANSWER_BYTES:
-            raise AgentError(f"step {self.step}: the agent's answer is longer than {MAX_ANSWER_BYTES} bytes.")
+            raise AgentError(f"step {self.step}: the {self.who}'s answer is longer than {MAX_ANSWER_BYTES} bytes.")
         if not line.endswith(b"\n"):
             raise AgentError(f"step {self.step}: {self._gone()} in the middle of its answer line {_preview(line)}.")
         return line
@@ -186,11 +280,20 @@ class AgentPolicy:
         still open (a child it started holds it): it will never answer.
         """
         deadline = time.monotonic() + self.step_timeout
+        episode_first = self._episode_deadline is not None and self._episode_deadline < deadline
+        if episode_first:
+            deadline = self._episode_deadline
         while True:
             remaining = deadline - time.monotonic()
+            if remaining <= 0 and episode_first:
+                raise AgentError(
+                    f"step {self.step}: the episode did not end within {self.episode_timeout:g} s "
+                    f"({self.episode_timeout_name})."
+                )
             if remaining <= 0:
                 raise AgentError(
-                    f"step {self.step}: the agent did not answer within {self.step_timeout:g} s ({self.timeout_name})."
+                    f"step {self.step}: the {self.who} did not answer within {self.step_timeout:g} s "
+                    f"({self.timeout_name})."
                 )
             try:
                 return self._answers.get(timeout=min(remaining, EXIT_POLL))
@@ -200,6 +303,8 @@ class AgentPolicy:
                 try:
                     return self._answers.get(timeout=EXITED_DRAIN)
                 except queue.Empty:
+                    if self._exceeded_memory():
+                        raise AgentError(self._memory_message()) from None
                     raise AgentError(
                         f"step {self.step}: {self._gone()} before answering the observation "
                         "(a process it started still holds its standard output open)."
@@ -210,21 +315,21 @@ class AgentPolicy:
         try:
             status = self._process.wait(KILL_GRACE)
         except subprocess.TimeoutExpired:
-            return "the agent closed its standard output"
+            return f"the {self.who} closed its standard output"
         if status < 0:
             try:
                 name = signal.Signals(-status).name
             except ValueError:
                 name = f"signal {-status}"
-            return f"the agent was killed by {name}"
-        return f"the agent exited with status {status}"
+            return f"the {self.who} was killed by {name}"
+        return f"the {self.who} exited with status {status}"
 
     def _decode(self, line):
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise AgentError(
-                f"step {self.step}: the agent sent a line that is not UTF-8 (byte 0x{line[exc.start]:02x} "
+                f"step {self.step}: the {self.who} sent a line that is not UTF-8 (byte 0x{line[exc.start]:02x} "
                 f"at offset {exc.start}): {_preview(line)}."
             ) from None
         try:
@@ -236,23 +341,48 @@ class AgentPolicy:
             else:  # a JSONDecodeError's msg has no line/column: an answer is one line anyway
                 reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise AgentError(
-                f"step {self.step}: the agent sent a line that is not JSON ({reason}): {_preview(line)}."
+                f"step {self.step}: the {self.who} sent a line that is not JSON ({reason}): {_preview(line)}."
             ) from None
         if not isinstance(value, dict):
             raise AgentError(
-                f"step {self.step}: the agent sent {_json_type(value)}, "
+                f"step {self.step}: the {self.who} sent {_json_type(value)}, "
                 f"not a JSON object {{person_id: action}}: {_preview(line)}."
             )
+        if self.host_source is not None and HOST_ERROR_KEY in value:
+            raise AgentError(self._host_failure(value))
         return value
 
+    def _host_failure(self, value):
+        """The row's reason from the python-policy host's failure line (its words, in EMBER's sentence)."""
+        report = value.get(HOST_ERROR_KEY)
+        if len(value) != 1 or not isinstance(report, dict):
+            return f"step {self.step}: the python policy's host sent a malformed failure line."
+        phase, kind, message = (report.get(key) for key in ("phase", "type", "message"))
+        if not all(isinstance(part, str) for part in (phase, kind, message)):
+            return f"step {self.step}: the python policy's host sent a malformed failure line."
+        said = f"{kind}: {message}"
+        if phase == "make":
+            return f"the python policy {self.host_source} could not be made: {said}"
+        if phase == "answer":
+            return f"step {self.step}: the python policy returned an answer that is not JSON: {said}"
+        return f"step {self.step}: the python policy raised {said}"
 
-def _spawn(command, cwd=None, stderr=None, own_group=True):
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise AgentError(f"cannot parse the agent command {command!r}: {exc}.") from None
+
+def split_command(command):
+    """An agent command's words: a list as it is, a string split like a POSIX shell line (never run by one)."""
+    if not isinstance(command, str):
+        argv = [str(word) for word in command]
+    else:
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise AgentError(f"cannot parse the agent command {command!r}: {exc}.") from None
     if not argv:
         raise AgentError("the agent command is empty.")
+    return argv
+
+
+def _spawn(argv, cwd=None, stderr=None, own_group=True):
     try:
         # stderr is inherited unless given: the agent's diagnostics reach EMBER's stderr as they are.
         return subprocess.Popen(

@@ -35,7 +35,7 @@ from .record.pipeline import RecordInput, read_into
 from .record.writer import writing_record
 from .scenario import CompiledScenario, compile_scenario
 from .sim.loop import resolve_policy, run_policy
-from .sim.policies import is_builtin
+from .sim.policies import reads_only
 from .sim.simulator import Simulator, collector_paused, marked_cells
 from .transition import State, Transition, decode_snapshot
 
@@ -508,7 +508,7 @@ def measure_run(scenario, policy, seed, out=None, *, live=True):
     # A built-in policy only reads its observations, and the steps go to the engine and the writer:
     # the simulator may share its lists (docs/decisions.md, "Scale"), and as EMBER's own code makes no
     # cycles, the collector is paused for the episode, as the simulator pauses it inside a step.
-    built_in = is_builtin(policy)
+    built_in = reads_only(policy)
     simulator = Simulator(compiled, seed, shared_lists=built_in)
     policy = resolve_policy(policy, simulator)
     engine = EpisodeEngine(compiled, replay=False, simulator_steps_only=True)

@@ -145,3 +145,7 @@ class ServiceRefusal(ServiceError):
         self.status = status
         self.extra = extra or {}
         self.headers = headers or {}
+
+
+class SandboxError(EmberError, OSError):
+    """The sandbox of isolation.md §2 cannot be made here, or failed to start (the message names what is missing)."""

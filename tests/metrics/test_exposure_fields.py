@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import ember
 import ember.metrics.exposure as exposure_module
+import ember.sim.policies
 from ember.canonical import canonical_json
 from ember.engine import measure_run
 

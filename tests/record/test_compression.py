@@ -14,6 +14,7 @@ import zlib
 import pytest
 
 import ember
+import ember.sim.policies
 from ember import engine
 from ember.record.parts import iter_parts
 from ember.render import render_ascii

@@ -162,3 +162,13 @@ def without_output_file(args):
 def with_output_dash(args):
     """Only -o -: the result goes to a file by default."""
     return args.output == "-"
+
+
+def add_sandbox(parser, scope):
+    """``--sandbox required|off`` (isolation.md §2): ``required`` is the default wherever foreign code runs."""
+    parser.add_argument(
+        "--sandbox",
+        choices=("required", "off"),
+        help=f"{scope}: run the policy processes in the sandbox (required, the default: exit 2 if this machine "
+        "cannot make it) or with your own rights (off, for your own code); docs/isolation.md",
+    )

@@ -40,6 +40,7 @@ def run_arguments(run):
         f"with --agent: seconds the agent may take to answer one observation (default: {DEFAULT_STEP_TIMEOUT:g})"
     )
     run.add_argument("--step-timeout", type=arguments.step_timeout, metavar="SECONDS", help=timeout_help)
+    arguments.add_sandbox(run, "with --agent")
     arguments.add_seed(run, "fire RNG seed, 0 <= N < 2^64 (default: 0); never shown to the policy or agent", default=0)
     compressed = "; a name ending .gz or .zst is written compressed (gzip, zstd), flushed step by step"
     arguments.add_output(run, "write the record here instead of standard output" + compressed, "RECORD")
@@ -54,6 +55,8 @@ def cmd_run(args, console):
 
     if args.step_timeout is not None and args.agent is None:
         return console.fail("--step-timeout applies only with --agent.")
+    if args.sandbox is not None and args.agent is None:
+        return console.fail("--sandbox applies only with --agent.")
     scenario = compile_scenario(args.scenario)
     to_file = args.output not in (None, "-")
     with contextlib.ExitStack() as stack:
@@ -62,7 +65,8 @@ def cmd_run(args, console):
             policy = make_policy(args.policy, scenario, args.seed)
         else:
             timeout = args.step_timeout or DEFAULT_STEP_TIMEOUT
-            agent = policy = stack.enter_context(AgentPolicy(args.agent, scenario.data, timeout))
+            launcher = agent_launcher(args)
+            agent = policy = stack.enter_context(AgentPolicy(args.agent, scenario.data, timeout, launch=launcher))
         if to_file:
             # Count steps on a terminal only when the record itself is not going there.
             policy = stack.enter_context(step_counter(policy, scenario.max_steps, console.progress_stream))
@@ -75,6 +79,20 @@ def cmd_run(args, console):
         if agent is not None:
             agent.finish(final_state)
     return 0
+
+
+def agent_launcher(args):
+    """The launcher of ``ember run --agent``: the sandbox unless ``--sandbox off`` (checked before anything runs).
+
+    Unlike ``evaluate``, ``run`` says nothing of ``off``: the agent's standard error passes through
+    unchanged (docs/agent-protocol.md), and the developer asked for it on this very command line.
+    """
+    from ..isolation.boundary import Launcher, agent_files
+
+    folder = os.getcwd()
+    launcher = Launcher(args.sandbox or "required", files=agent_files(args.agent, folder, anywhere=True), cwd=folder)
+    launcher.check()
+    return launcher
 
 
 # -- metrics, replay ------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from ..canonical import (
     canonical_json,
 )
 from ..sim.loop import resolve_policy, run_policy
-from ..sim.policies import is_builtin
+from ..sim.policies import reads_only
 from ..sim.simulator import Simulator
 from .output import open_record_output
 
@@ -76,7 +76,7 @@ def run_episode(scenario, policy, seed, out):
     or a binary file.
     """
     # A built-in policy only reads its observations and the writer only encodes: lists may be shared.
-    simulator = Simulator(scenario, seed, shared_lists=is_builtin(policy))
+    simulator = Simulator(scenario, seed, shared_lists=reads_only(policy))
     policy = resolve_policy(policy, simulator)  # an unknown name opens no file
     with writing_record(out) as writer:
         return run_policy(simulator, policy, (writer,))

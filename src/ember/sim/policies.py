@@ -465,6 +465,13 @@ def is_builtin(policy):
     return isinstance(policy, str) or policy is stay_policy or isinstance(policy, built_in_types)
 
 
+def reads_only(policy):
+    """True for a policy that only reads its observations, so that a ``Simulator(shared_lists=True)``'s
+    may be given to it: a built-in policy, or EMBER's own driver of a policy process (its class says so
+    with ``reads_observations_only = True``: it encodes each observation and keeps nothing of it)."""
+    return is_builtin(policy) or getattr(type(policy), "reads_observations_only", False) is True
+
+
 def make_policy(name, scenario, seed, shared_observations=False):
     """The built-in policy ``name`` for one episode.
 

@@ -1,0 +1,156 @@
+"""EMBER's python-policy host: ``python -m ember.isolation.host MODULE:NAME``, run inside the sandbox.
+
+It plays the agent's side of the agent protocol (docs/agent-protocol.md)
+for a ``python`` policy: it reads the ``scenario`` message, imports MODULE
+(the working directory, the campaign folder's path, first on the module
+path), calls NAME with the scenario, and answers each ``observation``
+with the policy's actions, one JSON line each, until ``end`` or the end
+of its input.  It is EMBER's code on the foreign side of the boundary
+(isolation.md §1) and is trusted for nothing: what it sends is checked
+like any agent's answer.
+
+Its standard output is the answer channel alone: the real descriptor is
+kept on a private copy and descriptor 1 is pointed at standard error, so
+whatever the policy prints goes to the episode's log.  When making the
+policy or an answer fails, the host says so in one line instead of an
+answer, ``{"ember:error": {"phase": ..., "type": ..., "message": ...}}``
+(a key no person ID can be), then exits with status 1; EMBER makes the
+row's one-line reason from it.  Observations may come with the burning
+list as the cells added since the last one (``burning_added``, made by
+``ember.agent.burning_insertions``), merged back here.
+
+It imports no part of EMBER beyond Base and Agent (an import contract and
+a test hold it to that): never the simulator, the engine, the records, the
+results or the campaign.
+"""
+
+import importlib
+import json
+import os
+import sys
+import traceback
+
+#: The key of the host's failure line (a colon is never in a person ID).
+ERROR_KEY = "ember:error"
+_SHOWN = 2000
+
+
+def _describe(exc):
+    try:
+        message = " ".join(str(exc).split())
+    except BaseException:  # noqa: BLE001 (a policy's exception may fail even to print)
+        message = "(its message cannot be shown)"
+    return type(exc).__name__, message[:_SHOWN]
+
+
+def merge_added(previous, added):
+    """The burning list: ``previous`` with each ``[index, row, col]`` of ``added`` inserted at its index."""
+    merged, at = [], 0
+    for index, row, col in added:
+        take = index - len(merged)
+        merged += previous[at : at + take]
+        at += take
+        merged.append([row, col])
+    merged += previous[at:]
+    return merged
+
+
+class Host:
+    """The agent side of the protocol for one python policy."""
+
+    def __init__(self, source, answers, messages):
+        self.source = source
+        self.answers = answers  # binary, the real standard output
+        self.messages = messages  # binary, standard input
+        self.policy = None
+        self.burning = None  # the last observation's burning list, kept to merge the next one's additions
+
+    def observation(self, message):
+        """The observation of an observation message, its burning list merged back when it came as additions;
+        the policy gets lists of its own, as a built-in one in EMBER's simulator would (fresh each step)."""
+        observation = message["observation"]
+        if "burning_added" in message:
+            self.burning = merge_added(self.burning, message["burning_added"])
+        else:
+            self.burning = observation["burning"]
+        observation["burning"] = [*map(list, self.burning)]
+        return observation
+
+    def send(self, value):
+        self.answers.write(json.dumps(value, separators=(",", ":")).encode("utf-8") + b"\n")
+        self.answers.flush()
+
+    def fail(self, phase, exc):
+        traceback.print_exception(exc, file=sys.stderr)
+        kind, message = _describe(exc)
+        self.send({ERROR_KEY: {"phase": phase, "type": kind, "message": message}})
+        sys.stderr.flush()
+        os._exit(1)  # never the interpreter's exit: it would wait for the policy's threads
+
+    def make(self, scenario):
+        module_name, _, name = self.source.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+            self.policy = getattr(module, name)(scenario)
+        except BaseException as exc:  # noqa: BLE001 (foreign code; SystemExit and KeyboardInterrupt included)
+            self.fail("make", exc)
+
+    def answer(self, observation):
+        try:
+            actions = self.policy(observation)
+        except BaseException as exc:  # noqa: BLE001
+            self.fail("step", exc)
+        try:
+            self.send(actions)
+        except (TypeError, ValueError) as exc:  # not JSON: no answer an agent could send either
+            self.fail("answer", exc)
+
+    def serve(self):
+        for line in self.messages:
+            message = json.loads(line)
+            kind = message.get("type")
+            if kind == "scenario":
+                self.make(message["scenario"])
+            elif kind == "observation":
+                self.answer(self.observation(message))
+            elif kind == "end":
+                break
+
+
+def check(source, answers):
+    """``--check``: one line saying whether MODULE imports and NAME is callable (campaign.md §2), for the
+    command to refuse a campaign up front; it is a verdict on the campaign file, never a result."""
+    module_name, _, name = source.partition(":")
+    verdict = {"error": None}
+    try:
+        factory = getattr(importlib.import_module(module_name), name)
+    except AttributeError:
+        verdict = {"error": "attribute"}
+    except BaseException as exc:  # noqa: BLE001 (foreign code)
+        kind, message = _describe(exc)
+        verdict = {"error": "import", "type": kind, "message": message}
+    else:
+        if not callable(factory):
+            verdict = {"error": "callable", "type": type(factory).__name__}
+    answers.write(json.dumps(verdict).encode("utf-8") + b"\n")
+    answers.flush()
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # print() and the policy's own writes to descriptor 1 go to the log
+    sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, errors="backslashreplace", closefd=False)  # noqa: SIM115
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # the campaign folder first on the module path (campaign.md §1)
+    if argv[0] == "--check":
+        check(argv[1], answers)
+    else:
+        Host(argv[0], answers, sys.stdin.buffer).serve()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""Running attack programs with and without the sandbox (tests/isolation).
+
+The sandbox's uid must be able to read what it runs: pytest's own
+``tmp_path`` is under a 0700 folder, so the policies' folders here are
+made world-readable under /tmp (``open_folder``).  The Python running the
+tests must be readable by that uid too (``.ci/run`` sees to it on CI);
+``require_sandbox`` fails the test with the probe's message otherwise.
+"""
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+from ember.isolation.probe import require_sandbox
+from ember.isolation.sandbox import Limits, Sandbox
+
+ATTACK_TIMEOUT_S = 60.0
+
+
+@contextlib.contextmanager
+def open_folder(prefix="ember-sandbox-test-"):
+    """A fresh folder under /tmp that every uid may read (and nobody else may write)."""
+    folder = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+    os.chmod(folder, 0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def write_file(folder, name, text, mode=0o644):
+    path = os.path.join(folder, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(textwrap.dedent(text))
+    os.chmod(path, mode)
+    return path
+
+
+class Outcome:
+    """What an attack program did: its exit status, its verdict (the JSON of its last stdout line), stderr."""
+
+    def __init__(self, status, stdout, stderr, oom=False):
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr.decode("utf-8", "replace")
+        self.oom = oom
+        lines = stdout.decode("utf-8", "replace").strip().splitlines()
+        self.verdict = json.loads(lines[-1]) if lines else None
+
+    def __repr__(self):
+        return f"Outcome(status={self.status}, verdict={self.verdict}, stderr={self.stderr[-800:]!r})"
+
+
+def run_plain(script, folder, args=(), pass_fds=(), timeout=ATTACK_TIMEOUT_S):
+    """The attack without the sandbox: as the test's own user (root on CI), in ``folder``."""
+    done = subprocess.run(  # noqa: S603 (the test's own program)
+        [sys.executable, script, *args],
+        cwd=folder,
+        capture_output=True,
+        timeout=timeout,
+        pass_fds=pass_fds,
+        check=False,
+    )
+    return Outcome(done.returncode, done.stdout, done.stderr)
+
+
+def sandbox_for(script, folder, limits=None, files=(), env=None):
+    require_sandbox(files=[script])  # ``files`` may be unreadable on purpose (an attack on them)
+    return Sandbox(files=[script, *files], cwd=folder, env=env, limits=limits or Limits())
+
+
+def run_sandboxed(script, folder, args=(), limits=None, files=(), env=None, timeout=ATTACK_TIMEOUT_S):
+    """The same attack in the sandbox, its own file bound (and ``files``); the sandbox is ended after."""
+    process = sandbox_for(script, folder, limits, files, env).start(
+        [sys.executable, script, *args, "--inside"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        stdout, stderr = process.popen.communicate(timeout=timeout)
+        status = process.returncode
+    finally:
+        process.close()
+    return Outcome(status, stdout, stderr, process.oom_killed())

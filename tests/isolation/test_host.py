@@ -1,0 +1,176 @@
+"""The python-policy host (ember.isolation.host) in the sandbox: the agent protocol, its failures, its imports."""
+
+import gzip
+import json
+import sys
+
+import pytest
+
+from ember.agent import AgentPolicy
+from ember.engine import measure_run
+from ember.errors import AgentError
+from ember.isolation.sandbox import Limits
+from ember.scenario import compile_scenario, load_scenario
+
+from helpers.sandboxes import open_folder, sandbox_for, write_file
+
+#: Everything of EMBER the host may have loaded before the policy's module: itself, Base and Agent.
+ALLOWED = {"ember", "ember.isolation", "ember.isolation.host", "ember.agent", "ember.errors", "ember.canonical"}
+FORBIDDEN = ("ember.sim", "ember.record", "ember.checks", "ember.metrics", "ember.engine", "ember.results")
+
+
+@pytest.fixture
+def folder():
+    with open_folder() as path:
+        yield path
+
+
+def hosted(folder, source, module_file, scenario, limits=None, step_timeout=20, stderr=None):
+    """An AgentPolicy running ``source`` (MODULE:NAME) through the host, in the sandbox."""
+    box = sandbox_for(module_file, folder, limits=limits)
+    return AgentPolicy(
+        [sys.executable, "-m", "ember.isolation.host", source],
+        scenario.data,
+        step_timeout,
+        launch=box.start,
+        stderr=stderr,
+        who="python policy",
+        host_source=source,
+    )
+
+
+def episode(agent, scenario, seed, out=None):
+    with agent:
+        measured = measure_run(scenario, agent, seed, out=out, live=False)
+        agent.finish(measured.final_state)
+    return measured
+
+
+def test_greedy_through_the_host_writes_the_builtin_greedys_record_byte_for_byte(folder, tmp_path):
+    module = write_file(
+        folder,
+        "wrapped_greedy.py",
+        """
+        from ember.sim.policies import GreedyPolicy
+
+        def make(scenario):
+            print("made", flush=True)  # to the log: never an answer
+            return GreedyPolicy(scenario)
+        """,
+    )
+    scenario = compile_scenario(load_scenario("builtin:office"))
+    log = tmp_path / "host.stderr"
+    for seed in (0, 3):
+        hosted_record, builtin_record = tmp_path / f"h{seed}.record.gz", tmp_path / f"b{seed}.record.gz"
+        with log.open("wb") as stderr:
+            agent = hosted(folder, "wrapped_greedy:make", module, scenario, stderr=stderr)
+            measured = episode(agent, scenario, seed, str(hosted_record))
+        builtin = measure_run(scenario, "greedy", seed, out=str(builtin_record), live=False)
+        assert gzip.decompress(hosted_record.read_bytes()) == gzip.decompress(builtin_record.read_bytes())
+        assert measured.metrics.to_dict() == builtin.metrics.to_dict()
+        assert log.read_bytes() == b"made\n"
+
+
+def test_the_host_loads_no_part_of_ember_but_base_and_agent_before_the_policy(folder):
+    module = write_file(
+        folder,
+        "spy.py",
+        """
+        import json, sys
+        LOADED = sorted(name for name in sys.modules if name == "ember" or name.startswith("ember."))
+
+        def make(scenario):
+            raise RuntimeError(json.dumps(LOADED))  # what the host had loaded, into the row's reason
+        """,
+    )
+    scenario = compile_scenario(load_scenario("builtin:office"))
+    with pytest.raises(AgentError) as caught:
+        episode(hosted(folder, "spy:make", module, scenario), scenario, 0)
+    message = str(caught.value)
+    assert message.startswith("the python policy spy:make could not be made: RuntimeError: ")
+    loaded = set(json.loads(message.split("RuntimeError: ", 1)[1]))
+    assert {"ember", "ember.isolation"} <= loaded  # the host runs as __main__ (python -m)
+    assert loaded <= ALLOWED
+    assert not [name for name in loaded if name.startswith(FORBIDDEN)]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "def make(scenario):\n    raise ValueError('no weights')\n",
+            "the python policy failing:make could not be made: ValueError: no weights",
+        ),
+        (
+            "def make(scenario):\n    def policy(observation):\n        raise KeyError('p9')\n    return policy\n",
+            "step 1: the python policy raised KeyError: 'p9'",
+        ),
+        (
+            "def make(scenario):\n"
+            "    return lambda observation: {p['person_id']: object() for p in observation['people']}\n",
+            "step 1: the python policy returned an answer that is not JSON: TypeError: "
+            "Object of type object is not JSON serializable",
+        ),
+        (
+            "def make(scenario):\n"
+            "    return lambda observation: {p['person_id']: 'up' for p in observation['people']}\n",
+            "step 1: the python policy returned illegal actions: ",
+        ),
+        (
+            "import os\ndef make(scenario):\n    return lambda observation: os._exit(3)\n",
+            "step 1: the python policy exited with status 3 before answering the observation.",
+        ),
+    ],
+)
+def test_a_failing_python_policy_is_one_line_naming_what_it_did(folder, body, message):
+    module = write_file(folder, "failing.py", body)
+    scenario = compile_scenario(load_scenario("builtin:office"))
+    agent = hosted(folder, "failing:make", module, scenario)
+    with pytest.raises(AgentError) as caught:
+        try:
+            episode(agent, scenario, 0)
+        except Exception as exc:
+            if type(exc).__name__ == "ActionError":
+                raise agent.refused(exc) from exc
+            raise
+    assert str(caught.value).startswith(message)
+
+
+def test_a_policy_over_its_memory_limit_is_the_memory_row(folder):
+    module = write_file(
+        folder,
+        "hungry.py",
+        """
+        def make(scenario):
+            def policy(observation):
+                policy.hoard = b"x" * (256 << 20)
+                return {p["person_id"]: "stay" for p in observation["people"]}
+            return policy
+        """,
+    )
+    scenario = compile_scenario(load_scenario("builtin:office"))
+    with pytest.raises(AgentError) as caught:
+        episode(hosted(folder, "hungry:make", module, scenario, limits=Limits(memory_mb=96)), scenario, 0)
+    assert str(caught.value) == "the policy exceeded its memory limit of 96 MiB"
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("def make(scenario):\n    pass\n", None),
+        ("raise ImportError('no weights file')\n", "module 'checked' does not import: ImportError: no weights file"),
+        ("x = 1\n", "module 'checked' has no attribute 'make'."),
+        ("make = 42\n", "checked.make is not callable (a int)."),
+        (
+            "import os\nos._exit(4)\n",
+            "module 'checked' does not import: the process importing it exited with status 4 before it was imported.",
+        ),
+        ("import time\ntime.sleep(60)\n", "module 'checked' did not finish importing within 1 s."),
+    ],
+)
+def test_a_python_source_is_checked_by_the_host_in_the_sandbox(folder, body, reason):
+    from ember.isolation.boundary import Launcher, check_python_source
+
+    module = write_file(folder, "checked.py", body)
+    launcher = Launcher("required", files=[module], cwd=folder)
+    assert check_python_source("checked:make", launcher, 1.0 if "sleep" in body else 30.0) == reason

@@ -1,0 +1,99 @@
+"""The probe: what a ``required`` sandbox needs that the machine lacks, as one line naming it."""
+
+import os
+import pathlib
+
+import pytest
+
+from ember.errors import SandboxError
+from ember.isolation import cgroups
+from ember.isolation.installation import python_paths
+from ember.isolation.probe import require_sandbox, sandbox_problem, unreadable
+
+from helpers.sandboxes import open_folder, write_file
+
+
+def test_this_machine_can_make_the_sandbox_for_the_python_running_the_tests():
+    assert sandbox_problem() is None
+
+
+def test_a_policy_file_under_a_folder_the_sandbox_uid_cannot_search_is_refused_naming_that_folder():
+    with open_folder() as folder:
+        private = os.path.join(folder, "home")
+        os.makedirs(private)
+        policy = write_file(private, "agents/planner.py", "print('hi')\n")
+        os.chmod(private, 0o700)
+        with pytest.raises(SandboxError) as caught:
+            require_sandbox(files=[policy])
+    message = str(caught.value)
+    assert message == (
+        f"the sandbox cannot run here: the sandbox's uid 65534 cannot read {private} (the policy's files: {policy}); "
+        "--sandbox off runs the policies with the operator's rights."
+    )
+    assert "\n" not in message
+
+
+def test_a_python_installation_under_a_0700_home_is_refused_naming_the_home():
+    with open_folder() as folder:
+        home = os.path.join(folder, "root")
+        prefix = os.path.join(home, ".pyenv", "versions", "3.11.7")
+        os.makedirs(prefix)
+        os.chmod(home, 0o700)
+        problem = sandbox_problem(python=[prefix])
+    assert problem == f"the sandbox's uid 65534 cannot read {home} (the Python installation: {prefix})"
+
+
+def test_an_unreadable_file_itself_is_named():
+    with open_folder() as folder:
+        secret = write_file(folder, "weights.bin", "0", mode=0o600)
+        assert unreadable([secret]) == secret
+        assert unreadable([folder]) is None
+
+
+def test_the_python_installation_holds_the_interpreter_and_this_checkouts_sources():
+    import ember
+
+    paths = python_paths()
+    source_root = os.path.dirname(os.path.dirname(os.path.abspath(ember.__file__)))
+    assert any(source_root == path or source_root.startswith(path + "/") for path in paths)
+    executable = os.path.realpath(os.sys.executable)
+    assert any(executable.startswith(path + "/") for path in ["/usr", *paths])
+
+
+def test_episode_cgroups_hold_their_limits_and_are_removed():
+    groups = cgroups.EpisodeCgroups(cgroups.Hierarchy.find(), 48, 12)
+    folders = list(groups.folders)
+    try:
+        assert all(os.path.isdir(path) for path in folders)
+        if groups.hierarchy.version == 1:
+            memory, pids = folders
+            assert pathlib.Path(os.path.join(memory, "memory.limit_in_bytes")).read_text().strip() == str(48 << 20)
+            assert pathlib.Path(os.path.join(pids, "pids.max")).read_text().strip() == "12"
+        else:
+            assert pathlib.Path(os.path.join(folders[0], "memory.max")).read_text().strip() == str(48 << 20)
+            assert pathlib.Path(os.path.join(folders[0], "pids.max")).read_text().strip() == "12"
+        assert groups.pids() == set()
+        assert groups.oom_killed() is False
+    finally:
+        groups.close()
+    assert [path for path in folders if os.path.exists(path)] == []
+
+
+def test_the_cgroups_of_a_killed_episode_process_are_ended_and_removed_by_its_watcher():
+    read_fd, write_fd = os.pipe()
+    child = os.fork()
+    if child == 0:  # an episode process: makes its cgroups, puts a process in them, and is killed
+        groups = cgroups.EpisodeCgroups(cgroups.Hierarchy.find(), 64, 8)
+        sleeper = os.fork()
+        if sleeper == 0:
+            for path in groups.procs_files:
+                pathlib.Path(path).write_text(str(os.getpid()))
+            os.write(write_fd, b"x")
+            os.execv("/bin/sleep", ["sleep", "30"])
+        os.pause()
+    os.read(read_fd, 1)
+    os.kill(child, 9)
+    os.waitpid(child, 0)
+    left = cgroups.remove_left_by(child)
+    assert left  # it had made them
+    assert [path for path in left if os.path.exists(path)] == []
