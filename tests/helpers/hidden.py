@@ -10,12 +10,13 @@ import json
 import os
 import shutil
 import sqlite3
+import tarfile
 import tempfile
 import time
 
 import httpx
 
-from helpers.service import Server, ember
+from helpers.service import Server, ember, wait_for
 
 OPEN_CAMPAIGN = 'campaign = "open"\nseeds = [0]\nscenarios = ["builtin:office"]\n'
 HIDDEN_CAMPAIGN = 'campaign = "hidden"\nseeds = {{ start = 0, count = {count} }}\nscenarios = ["builtin:office"]\n'
@@ -102,3 +103,36 @@ class HiddenService:
 def without_elapsed(row):
     """A row without its wall time (the one field two runs of the same episode may differ in)."""
     return {key: value for key, value in row.items() if key != "elapsed_s"}
+
+
+def wait_served(server, path, version=None):
+    """The file the service serves at ``path`` once derived (of the board's ``version`` or later)."""
+
+    def ready():
+        answer = httpx.get(server.url + path)
+        if answer.status_code != 200:
+            return None
+        if version is not None and int(answer.headers.get("ember-board-version", 0)) < version:
+            return None
+        return answer
+
+    return wait_for(ready, timeout=120, what=f"GET {path}")
+
+
+def rerun_locally(hidden, keys, bundle, policy):
+    """``ember evaluate`` of the bundle's policy on the revealed seeds, in a folder of its own: its rows."""
+    folder = os.path.join(hidden.root, "rerun")
+    os.makedirs(folder)
+    with tarfile.open(bundle) as archive:
+        archive.extractall(folder)  # our own honest bundle
+    seeds = sorted(key[2] for key in keys)
+    campaign = os.path.join(folder, "c.toml")
+    with open(campaign, "w", encoding="utf-8") as handle:
+        handle.write(
+            f'campaign = "office"\nscenarios = [{{ source = "builtin:office", seeds = {seeds} }}]\n\n'
+            f'[[policies]]\nname = "{policy}"\npython = "walker:make_policy"\n'
+        )
+    results = os.path.join(folder, "results")
+    ember("evaluate", campaign, "-o", results, "--keep-records", "--workers", "1")
+    with open(os.path.join(results, "episodes.jsonl"), encoding="utf-8") as handle:
+        return [without_elapsed(json.loads(line)) for line in handle]

@@ -24,7 +24,7 @@ from ember.service.hidden import check_board_commitment
 from ember.service.registry import open_service, team_of_token
 
 from helpers.bundles import agent_bundle, python_bundle
-from helpers.hidden import HiddenService, without_elapsed
+from helpers.hidden import HiddenService, rerun_locally, wait_served, without_elapsed
 from helpers.service import ember
 
 JOB_KEYS = {"id", "state", "done", "total", "scenarios", "failures", "stderr_tail"}
@@ -121,42 +121,6 @@ def test_two_bundles_evaluated_secret_until_the_reveal_then_checked_and_exported
     assert sorted(map(json.dumps, again)) == sorted(
         json.dumps(without_elapsed(row)) for row in rows if row["policy"] == "alpha.walker"
     )
-
-
-def wait_served(server, path, version=None):
-    """The file the service serves at ``path`` once derived (of the board's ``version`` or later)."""
-    from helpers.service import wait_for
-
-    def ready():
-        answer = httpx.get(server.url + path)
-        if answer.status_code != 200:
-            return None
-        if version is not None and int(answer.headers.get("ember-board-version", 0)) < version:
-            return None
-        return answer
-
-    return wait_for(ready, timeout=120, what=f"GET {path}")
-
-
-def rerun_locally(hidden, keys, bundle, policy):
-    """``ember evaluate`` of the bundle's policy on the revealed seeds, in a folder of its own: its rows."""
-    import tarfile
-
-    folder = os.path.join(hidden.root, "rerun")
-    os.makedirs(folder)
-    with tarfile.open(bundle) as archive:
-        archive.extractall(folder)  # our own honest bundle
-    seeds = sorted(key[2] for key in keys)
-    campaign = os.path.join(folder, "c.toml")
-    with open(campaign, "w", encoding="utf-8") as handle:
-        handle.write(
-            f'campaign = "office"\nscenarios = [{{ source = "builtin:office", seeds = {seeds} }}]\n\n'
-            f'[[policies]]\nname = "{policy}"\npython = "walker:make_policy"\n'
-        )
-    results = os.path.join(folder, "results")
-    ember("evaluate", campaign, "-o", results, "--keep-records", "--workers", "1")
-    with open(os.path.join(results, "episodes.jsonl"), encoding="utf-8") as handle:
-        return [without_elapsed(json.loads(line)) for line in handle]
 
 
 def test_the_commitment_is_refused_when_one_key_is_changed(hidden):
