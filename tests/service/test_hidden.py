@@ -12,6 +12,8 @@ import json
 import os
 import re
 import sqlite3
+import subprocess
+import sys
 
 import httpx
 import pytest
@@ -129,6 +131,7 @@ def test_the_commitment_is_refused_when_one_key_is_changed(hidden):
     board = httpx.get(f"{server.url}/api/boards/office").json()
     first = json.loads(httpx.get(f"{server.url}/api/boards/office/log", params={"limit": 1}).text)
     assert check_board_commitment(board, first).holds
+    assert run_script(server.url).returncode == 0
     for change in ("seed", "scenario_hash", "salt"):
         changed = json.loads(json.dumps(board))
         secret = changed["hidden"]["revealed"]
@@ -152,6 +155,14 @@ def test_the_commitment_is_refused_when_one_key_is_changed(hidden):
     refused = ember("service", "check-commitment", server.url, "office", check=False)
     assert refused.returncode == 1 and "does NOT hold" in refused.stdout, refused.stdout
     assert re.search(r"hash to [0-9a-f]{64}, the board published", refused.stdout)
+    script = run_script(server.url)
+    assert script.returncode == 1 and "does NOT hold" in script.stdout, script.stdout + script.stderr
+
+
+def run_script(url):
+    """scripts/check_commitment.py (standard library only) against board ``office``."""
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "check_commitment.py")
+    return subprocess.run([sys.executable, path, url, "office"], capture_output=True, text=True, timeout=120)
 
 
 def test_reveal_waits_for_the_jobs_one_job_per_team_and_the_day_count(hidden):
