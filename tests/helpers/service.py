@@ -288,3 +288,25 @@ def raw_request(port, method, path, headers=(), body_parts=(), pause_after=None,
                 break
             rest += piece
         return status, answer, rest
+
+
+class SampleService:
+    """A running service whose board ``office`` holds one closed submission of ``record`` (the command table's
+    samples, tests/helpers/command_samples.py): ``reverify`` and ``submit`` then print the same line every time."""
+
+    def __init__(self, base, campaign, record, scenario_id):
+        self.data = os.path.join(base, "service-DATA")
+        ember("service", "init", self.data)
+        ember("service", "board", "add", self.data, "office", "--campaign", campaign)
+        self.token_file = os.path.join(base, "alpha.token")
+        with open(self.token_file, "w", encoding="utf-8") as handle:
+            handle.write(ember("service", "team", "add", self.data, "alpha").stdout)
+        self.source = os.path.join(base, "submitted")
+        os.makedirs(os.path.join(self.source, scenario_id))
+        shutil.copyfile(record, os.path.join(self.source, scenario_id, "0.record"))
+        self.server = Server(self.data)
+        self.url = self.server.url
+        ember("submit", self.url, "office", "--token-file", self.token_file, "--policy", "greedy", self.source)
+
+    def close(self):
+        self.server.stop()
