@@ -8,6 +8,7 @@ free loopback port, in its own session so its worker processes end with it.
 """
 
 import contextlib
+import glob
 import os
 import shutil
 import signal
@@ -19,7 +20,13 @@ import time
 
 import httpx
 
-PG_BIN = "/usr/lib/postgresql/15/bin"
+def _postgres_bin():
+    """The newest of Debian's PostgreSQL installations (``postgresql`` installs /usr/lib/postgresql/N/bin)."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda path: int(path.split("/")[4]))
+    return os.path.dirname(found[-1]) if found else "/usr/lib/postgresql/15/bin"
+
+
+PG_BIN = _postgres_bin()
 START_TIMEOUT_S = 60
 CAMPAIGN_TEMPLATE = """
 campaign = "{name}"
