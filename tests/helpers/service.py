@@ -8,6 +8,7 @@ free loopback port, in its own session so its worker processes end with it.
 """
 
 import contextlib
+import glob
 import os
 import shutil
 import signal
@@ -19,7 +20,13 @@ import time
 
 import httpx
 
-PG_BIN = "/usr/lib/postgresql/15/bin"
+def _postgres_bin():
+    """The newest of Debian's PostgreSQL installations (``postgresql`` installs /usr/lib/postgresql/N/bin)."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda path: int(path.split("/")[4]))
+    return os.path.dirname(found[-1]) if found else "/usr/lib/postgresql/15/bin"
+
+
+PG_BIN = _postgres_bin()
 START_TIMEOUT_S = 60
 CAMPAIGN_TEMPLATE = """
 campaign = "{name}"
@@ -289,3 +296,25 @@ def raw_request(port, method, path, headers=(), body_parts=(), pause_after=None,
                 break
             rest += piece
         return status, answer, rest
+
+
+class SampleService:
+    """A running service whose board ``office`` holds one closed submission of ``record`` (the command table's
+    samples, tests/helpers/command_samples.py): ``reverify`` and ``submit`` then print the same line every time."""
+
+    def __init__(self, base, campaign, record, scenario_id):
+        self.data = os.path.join(base, "service-DATA")
+        ember("service", "init", self.data)
+        ember("service", "board", "add", self.data, "office", "--campaign", campaign)
+        self.token_file = os.path.join(base, "alpha.token")
+        with open(self.token_file, "w", encoding="utf-8") as handle:
+            handle.write(ember("service", "team", "add", self.data, "alpha").stdout)
+        self.source = os.path.join(base, "submitted")
+        os.makedirs(os.path.join(self.source, scenario_id))
+        shutil.copyfile(record, os.path.join(self.source, scenario_id, "0.record"))
+        self.server = Server(self.data)
+        self.url = self.server.url
+        ember("submit", self.url, "office", "--token-file", self.token_file, "--policy", "greedy", self.source)
+
+    def close(self):
+        self.server.stop()
