@@ -9,7 +9,6 @@ rest of DATA from the policy.
 import json
 import os
 import shutil
-import sqlite3
 import tarfile
 import tempfile
 import time
@@ -26,11 +25,11 @@ JOB_TIMEOUT_S = 300
 class HiddenService:
     """DATA with board ``office``: one open seed and ``hidden_seeds`` secret ones on builtin:office; teams."""
 
-    def __init__(self, hidden_seeds=2, teams=("alpha", "beta"), limits=None):
+    def __init__(self, hidden_seeds=2, teams=("alpha", "beta"), limits=None, database=None):
         self.root = tempfile.mkdtemp(prefix="ember-hidden-test-", dir="/tmp")
         os.chmod(self.root, 0o755)
         self.data = os.path.join(self.root, "DATA")
-        ember("service", "init", self.data)
+        ember("service", "init", self.data, *(["--database", database] if database else []))
         if limits:
             path = os.path.join(self.data, "service.toml")
             with open(path, encoding="utf-8") as handle:
@@ -86,13 +85,22 @@ class HiddenService:
 
     def secret(self):
         """The hidden keys and salt, read from the database as only the operator can."""
-        with sqlite3.connect(os.path.join(self.data, "ember.db")) as db:
-            (data,) = db.execute("SELECT hidden_secret FROM boards WHERE name = 'office'").fetchone()
-        return json.loads(data)
+        ((data,),) = self.database_rows("SELECT hidden_secret FROM boards WHERE name = 'office'")
+        return json.loads(bytes(data))
 
-    def database_rows(self, query, *args):
-        with sqlite3.connect(os.path.join(self.data, "ember.db")) as db:
-            return db.execute(query, args).fetchall()
+    def database_rows(self, query, **values):
+        """``query`` (SQL with ``:name`` parameters) on the service's database, SQLite or PostgreSQL: its rows."""
+        import sqlalchemy as sa
+
+        from ember.service.config import read_config
+
+        engine = sa.create_engine(read_config(self.data).database)
+        try:
+            with engine.begin() as connection:
+                result = connection.execute(sa.text(query), values)
+                return [tuple(row) for row in result] if result.returns_rows else []
+        finally:
+            engine.dispose()
 
     def close(self):
         if self.server is not None:

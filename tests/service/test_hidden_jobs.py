@@ -58,7 +58,7 @@ def test_a_server_killed_mid_job_finishes_it_on_restart_with_every_row_once(hidd
     restarted = hidden.serve()
     status = hidden.wait_job("alpha", job)
     assert (status["state"], status["done"], status["total"], status["failures"]) == ("done", 4, 4, []), status
-    (owner,) = hidden.database_rows("SELECT owner FROM jobs WHERE id = ?", job)[0]
+    (owner,) = hidden.database_rows("SELECT owner FROM jobs WHERE id = :job", job=job)[0]
     assert owner.split(":")[1] == str(restarted.process.pid)  # the restarted server resumed it
     lines = revealed_rows(hidden)
     log = [json.loads(line) for line in httpx.get(f"{restarted.url}/api/boards/office/log").text.splitlines()]
