@@ -11,6 +11,13 @@ order; ``records/`` holds each row's record at its ``record`` path;
 ranking and statistics (B = 10,000, seed 0).  So ``ember verify R``,
 ``ember verify R --log R/log.jsonl``, ``ember rank R`` and ``ember stats R``
 agree with it byte for byte.
+
+The hidden track (``--track hidden``) is the same form over the hidden
+scenarios with their secret seeds and one ``records`` policy per ranked
+job (each team's latest ``done`` job per policy name, in the order the
+jobs ended); its rows are the ``hidden_rows`` of those jobs in log order
+(a failed row names no record).  The service serves it only after the
+reveal; before, only its ranking and statistics (which name no seed).
 """
 
 import json
