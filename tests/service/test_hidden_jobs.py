@@ -34,6 +34,21 @@ def make_policy(scenario):
 """
 
 
+#: The walker, writing a terminal escape and a bidi override on its stderr when it makes its policy.
+LOUD_POLICY = """
+import sys
+
+
+def make_policy(scenario):
+    print("\\x1b[31mred\\u202eflipped", file=sys.stderr, flush=True)
+
+    def policy(observation):
+        return {person["person_id"]: "stay" for person in observation["people"]}
+
+    return policy
+"""
+
+
 @pytest.fixture
 def hidden():
     made = HiddenService(hidden_seeds=4, teams=("alpha",))
@@ -75,9 +90,11 @@ def test_a_server_killed_mid_job_finishes_it_on_restart_with_every_row_once(hidd
 def test_serve_with_a_scheduler_runs_the_job_on_the_dask_cluster(hidden, tmp_path):
     with dask_processes(tmp_path / "dask", workers=1) as cluster:
         hidden.serve(extra=["--scheduler", cluster.address])
-        job = hidden.submit("alpha", python_bundle(os.path.join(hidden.root, "p.tar.gz")))
+        job = hidden.submit("alpha", python_bundle(os.path.join(hidden.root, "p.tar.gz"), policy=LOUD_POLICY))
         status = hidden.wait_job("alpha", job)
         assert (status["state"], status["done"], status["failures"]) == ("done", 4, []), status
+        # Its own stderr, escaped (isolation.md §3): one line per episode, never the raw controls.
+        assert status["stderr_tail"] == ["\\x1b[31mred\\u202eflipped"] * 4, status["stderr_tail"]
         executed = worker_tasks(cluster.address)
     assert executed >= 1  # the episodes ran as tasks of the cluster's worker
     rows = [json.loads(line) for line in revealed_rows(hidden)]

@@ -17,6 +17,8 @@ evaluator runs a job at a time.
 """
 
 import contextlib
+import fcntl
+import io
 import json
 import os
 import shlex
@@ -138,15 +140,20 @@ class Evaluator:
         outcome = {}
         try:
             files = self.prepare(job, board, secret)
+            lock = self._lock(files, lost)
+            if lock is None:
+                return  # the lease was lost while an earlier evaluator's run still held the job's folder
 
             def campaign():
                 try:
-                    evaluate(
+                    outcome["summary"] = evaluate(
                         files.campaign, files.results, workers=self.workers, scheduler=self.scheduler,
-                        keep_records=True, **_sandbox(),
+                        keep_records=True, stream=io.StringIO(), **_sandbox(),
                     )  # fmt: skip
                 except BaseException as exc:  # noqa: BLE001 (reported as the job's failure)
                     outcome["error"] = exc
+                finally:
+                    os.close(lock)  # held while this run lasts, even after its lease was lost
 
             worker = threading.Thread(target=campaign, name="ember-job", daemon=True)
             worker.start()
@@ -157,7 +164,10 @@ class Evaluator:
                 return  # another evaluator holds the job now; this one's rows are in the same directory
             self.commit_rows(job, board, files)
             error = outcome.get("error")
-            if error is None:
+            summary = outcome.get("summary")
+            if error is None and summary.missing:
+                jobs.finish(self.db, job_id, self.owner, "failed", f"{summary.missing} episodes have no row")
+            elif error is None:
                 jobs.finish(self.db, job_id, self.owner, "done")
             elif isinstance(error, EmberError):
                 jobs.finish(self.db, job_id, self.owner, "failed", " ".join(str(error).split()))
@@ -171,6 +181,22 @@ class Evaluator:
                 jobs.finish(self.db, job_id, self.owner, "failed", f"the job's files: {exc.strerror or exc}")
         finally:
             lost.set()
+
+    def _lock(self, files, lost):
+        """The job folder's lock (a descriptor), waited for while the lease holds; None once it is lost.
+
+        An evaluator whose lease was taken over may still be running the job's campaign: the new owner waits
+        for that run to end rather than start a second one on the same results directory.
+        """
+        fd = os.open(os.path.join(files.folder, "lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        while not lost.is_set():
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                lost.wait(self.poll_s)
+        os.close(fd)
+        return None
 
     def _heartbeat(self, job_id, lost):
         while not lost.wait(self.lease_s / 3):
