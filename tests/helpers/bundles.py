@@ -90,12 +90,23 @@ def hostile_member(kind):
 
 
 def many_members_bundle(path, count):
-    """A bundle with a manifest and ``count`` empty files (distinct names)."""
-    with tarfile.open(path, "w:gz", compresslevel=1) as archive:
-        data = MANIFEST_PYTHON.format(name="many", module="walker").encode()
-        archive.addfile(_info("ember-agent.toml", len(data)), io.BytesIO(data))
-        for number in range(count):
-            archive.addfile(_info(f"f/{number}"))
+    """A bundle with a manifest and ``count`` empty files (distinct names, ``f/0000000`` on).
+
+    The empty members' headers are one ustar header with its name and checksum patched (``tarfile`` makes
+    the first one), so 10^5 members take a moment rather than the seconds ``addfile`` would.
+    """
+    manifest = MANIFEST_PYTHON.format(name="many", module="walker").encode()
+    head = _info("ember-agent.toml", len(manifest)).tobuf(format=tarfile.USTAR_FORMAT)
+    template = bytearray(_info("f/0000000").tobuf(format=tarfile.USTAR_FORMAT))
+    parts = [head, manifest, bytes(-len(manifest) % 512)]
+    for number in range(count):
+        template[0:9] = f"f/{number:07d}".encode()
+        template[148:156] = b"        "
+        template[148:156] = b"%06o\0 " % sum(template)
+        parts.append(bytes(template))
+    parts.append(bytes(1024))
+    with open(path, "wb") as out:
+        out.write(gzip.compress(b"".join(parts), compresslevel=1, mtime=0))
     return path
 
 
