@@ -485,11 +485,25 @@ def _scenarios(campaign, ranking, views, colour, statistics=None):
     return "\n".join(parts)
 
 
-def render_page(campaign, ranking, views, figures, verifiable, statistics=None):
+#: isolation.md §4, in service.md §5's words: the fire is a function of the seed, and these seeds were known.
+PUBLIC_SEEDS = "public seeds: a policy could have learned its seed from the fire"
+
+
+def _public_seeds(public_seeds):
+    if not public_seeds:
+        return ""
+    return (
+        f'<p class="warning" id="public-seeds" role="note">{PUBLIC_SEEDS}. The seeds are listed in campaign.json '
+        "and the fire is a pure function of the seed: a policy that watched the first ignitions could have found "
+        "its own and foreseen the fire (isolation.md §4). Boards that must exclude this evaluate on secret seeds.</p>"
+    )
+
+
+def render_page(campaign, ranking, views, figures, verifiable, statistics=None, public_seeds=True):
     """The whole page as text. ``figures``: (anchor, title, svg text, caption) tuples.
 
     ``verifiable``: the line saying how many rows ``ember verify`` can check; ``statistics``: statistics.json's
-    dict (or None).
+    dict (or None); ``public_seeds``: whether the policies could have known the seeds (say so above the board).
     """
     from .plots import colours
 
@@ -534,6 +548,7 @@ and <code>campaign.json</code>; <code>ember rank</code> recomputes <code>ranking
 <h2>Leaderboard</h2>
 <div class="formula"><strong>Ranking {_e(ranking["ranking_version"])}:</strong> {_e(ranking["formula"])}.
 Safety first: fewer casualties always rank above more, whatever the times.</div>
+{_public_seeds(public_seeds)}
 {_few_seed_warnings(statistics)}
 {_leaderboard(ranking, colour, statistics)}
 <p class="note">Exposure is Σ count / d over each episode's fire-distance histogram (a proximity proxy, not a
