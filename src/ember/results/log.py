@@ -21,8 +21,9 @@ import hashlib
 import os
 
 from ..canonical import canonical_json_reference
+from .layout import EPISODES_FILE
 from .reader import open_regular
-from .schema import EPISODES_FILE, MAX_LINE_BYTES, shown, strict_json
+from .schema import MAX_LINE_BYTES, shown, strict_json
 
 LOG_FILE = "log.jsonl"
 GENESIS = "0" * 64

@@ -18,12 +18,13 @@ evaluator runs a job at a time.
 
 import contextlib
 import fcntl
-import io
 import json
 import os
 import shlex
 import shutil
+import sys
 import threading
+import traceback
 
 import sqlalchemy as sa
 
@@ -148,7 +149,7 @@ class Evaluator:
                 try:
                     outcome["summary"] = evaluate(
                         files.campaign, files.results, workers=self.workers, scheduler=self.scheduler,
-                        keep_records=True, stream=io.StringIO(), **_sandbox(),
+                        keep_records=True, **_sandbox(),
                     )  # fmt: skip
                 except BaseException as exc:  # noqa: BLE001 (reported as the job's failure)
                     outcome["error"] = exc
@@ -172,6 +173,8 @@ class Evaluator:
             elif isinstance(error, EmberError):
                 jobs.finish(self.db, job_id, self.owner, "failed", " ".join(str(error).split()))
             else:
+                # EMBER's own failure: the operator reads it on the server's stderr, the team only its name.
+                traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
                 jobs.finish(self.db, job_id, self.owner, "failed", f"the evaluation stopped: {type(error).__name__}")
         except EmberError as exc:
             with contextlib.suppress(EmberError):

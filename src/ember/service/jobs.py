@@ -23,6 +23,7 @@ import sqlalchemy as sa
 
 from ..canonical import canonical_json_reference
 from ..errors import ServiceRefusal
+from ..results.layout import log_file
 from . import audit, tables
 
 JOBS_DIR = "jobs"
@@ -51,8 +52,7 @@ class JobFiles:
         self.results = os.path.join(self.folder, RESULTS_NAME)
 
     def stderr(self, policy, scenario_id, seed):
-        # campaign.md §4: logs/<policy>/<scenario_id>/<seed>.stderr
-        return os.path.join(self.results, "logs", policy, scenario_id, f"{seed}.stderr")
+        return os.path.join(self.results, log_file(policy, scenario_id, seed, "stderr"))
 
 
 def owner_name():
