@@ -182,7 +182,8 @@ def test_hostile_policies_beside_greedy_end_by_themselves(tmp_path):
     assert b"made a printer" not in done.stderr and b"on stderr" not in done.stderr
     # What the printer wrote is in its logs.
     logs = results / "logs" / "printer" / "small-room"
-    assert (logs / "0.stdout").read_text().startswith("made a printer\nstep 1 on stdout\n")
+    # print() goes to the host's standard error: one log (its standard output is the answer channel).
+    assert (logs / "0.stderr").read_text().startswith("made a printer\nstep 1 on stdout\n")
     assert "step 1 on stderr\n" in (logs / "0.stderr").read_text()
     for policy in ("forker", "wrapped"):
         assert (results / "logs" / policy / "small-room" / "0.stderr").exists()

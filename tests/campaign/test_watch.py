@@ -39,6 +39,7 @@ def make_task(folder, results, policy, seed=0, keep=False):
         folder=str(folder),
         results=str(results),
         keep_records=keep,
+        sandbox="off",  # the watcher's mechanics; the sandbox's are tested in tests/isolation
     )
 
 
@@ -78,7 +79,7 @@ def test_a_python_episode_gives_the_builtin_row(place):
     row = run_task(python_task(place, GREEDY))
     assert row["status"] == "ok", row["error"]
     assert row["metrics"] == builtin_row(place)["metrics"]
-    assert logs(place).with_suffix(".stdout").read_bytes() == b""
+    assert not logs(place).with_suffix(".stdout").exists()  # a python policy's stdout is the answer channel
     assert logs(place).with_suffix(".stderr").read_bytes() == b""
 
 
@@ -88,7 +89,7 @@ def test_without_fork_the_episode_process_starts_afresh_with_the_same_row(place,
     row = run_task(python_task(place, GREEDY + "\nprint('hello from a fresh interpreter')\n"))
     assert row["status"] == "ok", row["error"]
     assert row["metrics"] == builtin_row(place)["metrics"]
-    assert logs(place).with_suffix(".stdout").read_text() == "hello from a fresh interpreter\n"
+    assert logs(place).with_suffix(".stderr").read_text() == "hello from a fresh interpreter\n"  # print(): the log
 
 
 def test_kept_records_are_whole_and_the_same_for_python_and_builtin(place):
@@ -113,9 +114,9 @@ def make(scenario):
         if observation["step"] == 1:
             chunk = bytes(range(256)) * 4096  # 1 MiB
             for _ in range(11):
-                sys.stdout.buffer.write(chunk)
-                os.write(2, chunk)
+                sys.stdout.buffer.write(chunk)  # print()'s stream: the log, as standard error is
             sys.stdout.buffer.write(b"tail")
+            sys.stdout.flush()
         return greedy(observation)
     return policy
 """
@@ -125,7 +126,7 @@ def test_logs_are_capped_with_a_last_line_saying_how_much_was_cut(place):
     row = run_task(python_task(place, FLOOD))
     assert row["status"] == "ok", row["error"]
     chunk = bytes(range(256)) * 4096
-    for suffix, written in ((".stdout", chunk * 11 + b"tail"), (".stderr", chunk * 11)):
+    for suffix, written in ((".stderr", chunk * 11 + b"tail"),):
         data = logs(place).with_suffix(suffix).read_bytes()
         assert data[:LOG_CAP_BYTES] == written[:LOG_CAP_BYTES]
         assert data[LOG_CAP_BYTES:] == b"\n" + cut_line(len(written) - LOG_CAP_BYTES)
@@ -159,10 +160,10 @@ def test_an_agent_timeout_names_its_policy_entry(place):
 @pytest.mark.parametrize(
     "body, reason",
     [
-        ("os._exit(3)", "step 2: the python policy's process exited with status 3 before the episode ended."),
+        ("os._exit(3)", "step 2: the python policy exited with status 3 before answering the observation."),
         (
             "os.kill(os.getpid(), signal.SIGSEGV)",
-            "step 2: the python policy's process was killed by SIGSEGV before the episode ended.",
+            "step 2: the python policy was killed by SIGSEGV before answering the observation.",
         ),
         ("sys.exit(4)", "step 2: the python policy raised SystemExit: 4"),
         ("raise KeyboardInterrupt", "step 2: the python policy raised KeyboardInterrupt: "),
@@ -197,15 +198,13 @@ def test_making_a_policy_is_bounded(place, monkeypatch):
             except BaseException:
                 pass
     """
+    # Making the policy is the host's work before its first answer: step 1's step_timeout bounds it.
     task = python_task(place, source, step_timeout=0.2)
     row = run_task(task)
-    module = task.policy["python"]
-    assert (
-        row["error"] == f"the python policy {module} was not made within 0.5 s (importing its module and calling it)."
-    )
+    assert row["error"] == "step 1: the python policy did not answer within 0.2 s (policies[3].step_timeout)."
 
 
-def test_stalling_between_answers_is_bounded(place, monkeypatch):
+def test_a_policy_slowing_its_own_process_cannot_stall_embers_steps(place, monkeypatch):
     monkeypatch.setattr(spec, "WORK_TIMEOUT_S", 0.5)
     source = """
     import sys, time
@@ -220,8 +219,10 @@ def test_stalling_between_answers_is_bounded(place, monkeypatch):
             return actions
         return policy
     """
-    row = run_task(python_task(place, source, step_timeout=0.3))
-    assert row["error"] == "step 1: the episode's process made no progress for 0.5 s outside the policy's answers."
+    # It once slowed the process that ran the simulator; now it slows its own host alone.
+    row = run_task(python_task(place, source, step_timeout=5.0))
+    assert row["status"] == "ok", row["error"]
+    assert row["metrics"] == builtin_row(place)["metrics"]
 
 
 def test_a_timed_out_episode_leaves_no_record_and_no_temporary_file(place):
@@ -241,7 +242,7 @@ def test_a_timed_out_episode_leaves_no_record_and_no_temporary_file(place):
     assert row["record"] is None
     folder = place[1] / "records" / "py" / SMALL.scenario_id
     assert list(folder.iterdir()) == []
-    assert sorted(p.name for p in logs(place).parent.iterdir()) == ["0.stderr", "0.stdout"]
+    assert sorted(p.name for p in logs(place).parent.iterdir()) == ["0.stderr"]
 
 
 def test_a_full_results_directory_is_embers_error_not_the_policys(place, tmp_path):

@@ -30,8 +30,10 @@ def _claim(name):
 
 
 def _worker_pid():
-    """The worker running this episode: a python policy runs in an episode process the worker started."""
-    return os.getppid()
+    """The worker running this episode: a python policy runs in EMBER's host (these hooks: with
+    ``--sandbox off``), a child of the episode process the worker started."""
+    with open(f"/proc/{os.getppid()}/stat") as handle:
+        return int(handle.read().rsplit(")", 1)[1].split()[1])
 
 
 def _write_pid():

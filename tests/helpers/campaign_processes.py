@@ -13,6 +13,7 @@ import sys
 import uuid
 
 from helpers.campaigns import EXAMPLE_AGENT, wait_for
+from helpers.sandboxes import reachable
 
 TAG_VARIABLE = "EMBER_TEST_RUN"
 
@@ -27,7 +28,12 @@ def run_env(tag):
 
 
 def ember_command(*args):
-    return [sys.executable, "-m", "ember.cli", *map(str, args)]
+    """The command line; ``evaluate`` with ``--sandbox off`` unless told: these runs are found by the tag
+    in their environment, which only a policy outside the sandbox inherits (tests/isolation has the sandbox's)."""
+    args = [str(arg) for arg in args]
+    if args and args[0] == "evaluate" and "--sandbox" not in args:
+        args += ["--sandbox", "off"]
+    return [sys.executable, "-m", "ember.cli", *args]
 
 
 def write_files(folder, files):
@@ -35,6 +41,7 @@ def write_files(folder, files):
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (folder / name).write_text(text)
+    reachable(folder)  # its agents and python policies run in the sandbox, as the sandbox's uid
     return folder
 
 
@@ -88,6 +95,7 @@ def assert_none_left(tag, timeout=30):
 DAEMON_POLICY = """
 import os, pathlib, time
 from ember.sim.policies import GreedyPolicy
+from helpers.sandboxes import reachable
 
 HERE = pathlib.Path(__file__).resolve().parent
 STARTED = []

@@ -12,6 +12,7 @@ import ember
 from ember.canonical import canonical_json
 from ember.record.writer import run_episode
 
+from helpers.sandboxes import reachable
 from helpers.scenarios import make_scenario
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,8 +34,15 @@ SMALL = "builtin:small-room"
 
 
 def ember_cli(*args, cwd=None, env=None, timeout=120):
+    """The command in its own process.  A run whose environment carries a hook folder or a run tag
+    evaluates with ``--sandbox off``: its policies signal through them, which only a policy outside the
+    sandbox can (the sandbox is tested in tests/isolation)."""
+    args = [str(arg) for arg in args]
+    signalled = env is not None and ("EMBER_TEST_HOOK_DIR" in env or "EMBER_TEST_RUN" in env)
+    if signalled and args and args[0] == "evaluate" and "--sandbox" not in args:
+        args += ["--sandbox", "off"]
     return subprocess.run(
-        [sys.executable, "-m", "ember.cli", *map(str, args)],
+        [sys.executable, "-m", "ember.cli", *args],
         capture_output=True,
         cwd=cwd,
         env=env,
@@ -66,6 +74,7 @@ def write_campaign(folder, text, hooks=False):
     path.write_text(text)
     if hooks:
         shutil.copy(os.path.join(HERE, "campaign_hooks.py"), folder / "campaign_hooks.py")
+    reachable(folder)  # its agents and python policies run in the sandbox, as the sandbox's uid
     return path
 
 

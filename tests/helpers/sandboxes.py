@@ -89,3 +89,25 @@ def run_sandboxed(script, folder, args=(), limits=None, files=(), env=None, time
     finally:
         process.close()
     return Outcome(status, stdout, stderr, process.oom_killed())
+
+
+def reachable(folder):
+    """Let the sandbox's uid reach ``folder`` (a campaign folder under pytest's 0700 tmp_path) and read
+    what is in it: search on every folder on the way, read below.  Returns ``folder``."""
+    folder = os.path.abspath(folder)
+    current = folder
+    while current != os.path.dirname(current):
+        mode = os.stat(current).st_mode
+        if not mode & 0o001:
+            os.chmod(current, (mode & 0o7777) | 0o001)
+        current = os.path.dirname(current)
+    for root, folders, files in os.walk(folder):
+        for name in folders:
+            path = os.path.join(root, name)
+            os.chmod(path, (os.stat(path).st_mode & 0o7777) | 0o005)
+        for name in files:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                os.chmod(path, (os.stat(path).st_mode & 0o7777) | 0o004)
+    os.chmod(folder, (os.stat(folder).st_mode & 0o7777) | 0o005)
+    return folder

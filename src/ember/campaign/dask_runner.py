@@ -11,7 +11,7 @@ import hashlib
 import pickle
 
 from ..canonical import canonical_json
-from ..errors import ResultsIOError
+from ..errors import ResultsIOError, SandboxError
 from .attempt import run_task
 
 #: How long closing the Dask client may take.
@@ -135,6 +135,16 @@ class DaskRunner:
         self._queued = []  # _Episode not yet sent
         self._members = {}  # batch future -> its _Episode list
         self._results = {}  # batch future -> what as_completed gathered for it
+
+    def check_sandbox(self, files):
+        """Ask every worker whether it can make a ``required`` sandbox for ``files`` (isolation.md §2, Dask);
+        ``SandboxError`` naming the first that cannot and what it lacks."""
+        from ..isolation.probe import OFF_HINT, sandbox_problem
+
+        problems = self.client.run(sandbox_problem, list(files))
+        for address, problem in sorted(problems.items()):
+            if problem is not None:
+                raise SandboxError(f"the sandbox cannot run on the Dask worker {address}: {problem}; {OFF_HINT}.")
 
     @property
     def batch(self):

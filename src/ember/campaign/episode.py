@@ -11,26 +11,24 @@ its worker was lost) leaves one complete file.
 The two ways an episode is measured live here and nowhere else:
 ``measure`` (a policy run in EMBER's simulator) and ``measure_file``
 (a submitted record), both through the engine's entry points.  Built-in
-and submitted episodes are measured in the worker itself; ``run_python``
-and ``run_agent`` run inside an episode process (``watch.py``), where
-foreign code may do anything, watched from outside.
+and submitted episodes are measured in the worker itself; ``run_foreign``
+(agents and python policies) runs in an episode process (``watch.py``),
+EMBER's own, whose policy process is across the boundary (isolation.md §1).
 """
 
 import contextlib
-import copy
-import importlib
 import os
 import stat
-import sys
 import uuid
 
-from ..agent import AgentPolicy
+from ..agent import MAX_STEP_TIMEOUT, AgentPolicy
 from ..engine import authenticate_record, measure_run
 from ..errors import ActionError, AgentError, EmberError, ResultsIOError
+from ..isolation.boundary import host_command
 from ..results import file_kind
 from ..results.layout import is_temporary, kept_record, kept_record_temporary
 from ..results.writer import make_folder, replace_into
-from .spec import module_path, split_python_source
+from .spec import policy_launcher
 
 RECORD_SUFFIXES = (".record", ".record.gz", ".record.zst")
 
@@ -82,62 +80,43 @@ class Heartbeat:
         return actions
 
 
-class PythonPolicy:
-    """A campaign python policy: anything it raises, even ``SystemExit``, is a one-line failure."""
-
-    def __init__(self, policy):
-        self.policy = policy
-        self.step = 0
-
-    def __call__(self, observation):
-        self.step = observation["step"]
-        try:
-            return self.policy(observation)
-        except BaseException as exc:  # noqa: BLE001 (a policy is foreign code; its process is ours to end)
-            raise EpisodeFailure(f"step {self.step}: the python policy raised {type(exc).__name__}: {exc}") from None
+def episode_timeout(entry, scenario):
+    """An agent or python policy's bound on a whole episode (isolation.md §1, Time): its ``episode_timeout``,
+    else ``step_timeout`` x the horizon, at most a day."""
+    if "episode_timeout" in entry:
+        return entry["episode_timeout"]
+    return min(entry["step_timeout"] * scenario.max_steps, MAX_STEP_TIMEOUT)
 
 
-def python_factory(text, folder):
-    """Import MODULE (the campaign folder first on the module path) and return its NAME."""
-    module_name, name = split_python_source(text)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)  # stays: the episode process is this policy's alone
-    with module_path(folder):
-        module = importlib.import_module(module_name)
-    return getattr(module, name)
+def run_foreign(task, scenario, keep, beat):
+    """Measure an agent or python policy episode: the policy process started through the boundary.
 
-
-def make_python_policy(entry, scenario, folder):
-    """The episode's policy callable from the entry's factory; a failure is an ``EpisodeFailure``."""
-    try:
-        factory = python_factory(entry["python"], folder)
-        return PythonPolicy(factory(copy.deepcopy(scenario.data)))
-    except BaseException as exc:  # noqa: BLE001 (a factory is foreign code, SystemExit included)
-        raise EpisodeFailure(
-            f"the python policy {entry['python']} could not be made: {type(exc).__name__}: {exc}"
-        ) from None
-
-
-def run_python(policy, scenario, seed, keep, beat):
-    """Measure a made python policy, each answer announced through ``beat``."""
-    try:
-        return measure(scenario, Heartbeat(policy, beat), seed, keep)
-    except ActionError as exc:
-        raise EpisodeFailure(f"step {policy.step}: the python policy returned illegal actions: {exc}") from None
-
-
-def run_agent(entry, scenario, seed, folder, keep, beat, timeout_name):
-    """Measure an agent process started in this (episode) process's session.
-
-    On a failure the agent is left running: the watcher ends the whole
-    session at once, rather than waiting for the agent here.
+    An agent is its command; a python policy is EMBER's host running its
+    module (``ember.isolation.host``).  Both are driven by ``AgentPolicy``
+    over the agent protocol, in the sandbox unless ``task.sandbox`` is
+    ``off`` (``spec.policy_launcher``); each answer is announced through
+    ``beat``.  On a failure the policy process is left to the watcher,
+    which ends the episode process's whole tree at once.
     """
+    entry = task.policy
+    if "python" in entry:
+        command, who, source = host_command(entry["python"]), "python policy", entry["python"]
+    else:
+        command, who, source = entry["agent"], "agent", None
     try:
         agent = AgentPolicy(
-            entry["agent"], scenario.data, entry["step_timeout"], cwd=folder, own_group=False, timeout_name=timeout_name
+            command,
+            scenario.data,
+            entry["step_timeout"],
+            timeout_name=f"{task.where}.step_timeout",
+            launch=policy_launcher(entry, task.folder, task.sandbox),
+            who=who,
+            host_source=source,
+            episode_timeout=episode_timeout(entry, scenario),
+            episode_timeout_name=f"{task.where}.episode_timeout",
         )
         try:
-            result = measure(scenario, Heartbeat(agent, beat), seed, keep)
+            result = measure(scenario, Heartbeat(agent, beat), task.seed, keep)
         except ActionError as exc:
             raise agent.refused(exc) from exc
         agent.finish(result[2])

@@ -19,7 +19,7 @@ import time
 from ..errors import EmberError, ResultsIOError
 from ..scenario import compile_scenario
 from . import processes
-from .episode import EpisodeFailure, KeptRecord, make_python_policy, run_agent, run_python
+from .episode import EpisodeFailure, KeptRecord, run_foreign
 from .task import Task
 
 #: A control frame: its kind (``KINDS``, or ``R`` for the result, whose length is the number) and a number.
@@ -70,6 +70,9 @@ def _set_apart(spec, control, out_fd, err_fd):
         os.setsid()
     processes.set_parent_death_signal(signal.SIGKILL)
     processes.become_subreaper()  # what the policy starts and abandons stays ours to end (module doc)
+    # No process of the operator's uid but a privileged one may open our /proc/<pid>/fd (the control
+    # pipe): what a policy run with --sandbox off by an unprivileged operator cannot reach.
+    processes.set_not_dumpable()
     if os.getppid() != spec["parent"]:
         os._exit(1)  # the worker died before we could ask to die with it
     # The worker's handlers are not ours: a signal now does what it does to any program.
@@ -116,13 +119,7 @@ def _episode(spec, control):
         kept = KeptRecord(task.results, entry["name"], task.scenario_id, task.seed, tmp=spec["record_tmp"])
     with contextlib.ExitStack() as stack:
         keep = stack.enter_context(kept.writing()) if kept is not None else None
-        if spec["kind"] == "python":
-            policy = make_python_policy(entry, scenario, task.folder)
-            beat("end", 0)  # made: from here on the simulator works until the first answer
-            metrics, sha, _ = run_python(policy, scenario, task.seed, keep, beat)
-        else:
-            timeout_name = f"{task.where}.step_timeout"
-            metrics, sha, _ = run_agent(entry, scenario, task.seed, task.folder, keep, beat, timeout_name)
+        metrics, sha, _ = run_foreign(task, scenario, keep, beat)
     return {"ok": [metrics, sha]}
 
 

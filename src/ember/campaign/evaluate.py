@@ -10,7 +10,9 @@ import os
 import signal
 import threading
 
-from ..errors import CampaignError, EmberError, ResultsIOError
+from ..errors import CampaignError, EmberError, ResultsIOError, SandboxError
+from ..isolation.boundary import OFF_WARNING
+from ..isolation.probe import require_sandbox
 from ..ranking import write_ranking
 from ..results import CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, read_results
 from ..results.writer import ResultsWriter
@@ -19,7 +21,7 @@ from .dask_runner import DaskRunner
 from .plan import Plan
 from .resume import merge_campaign
 from .runner import drive
-from .spec import check_size, load_campaign
+from .spec import check_python_policies, check_size, foreign_policies, load_campaign, policy_files
 from .workers import LocalRunner
 
 DEFAULT_RETRIES = 2
@@ -125,6 +127,7 @@ def evaluate(
     keep_records=False,
     progress=None,
     warn=None,
+    sandbox=None,
 ):
     """Run a campaign into ``results_dir``, write its ranking.json; return a ``Summary``.
 
@@ -134,6 +137,10 @@ def evaluate(
     warnings (default: Python's ``warnings.warn``; nothing here prints).
     ``progress(done, failed, total)`` is called after each row written
     this run (the CLI draws a bar with it: ``progress.episodes_progress``).
+    ``sandbox``: ``required`` (the default) or ``off``, how the processes of
+    agent and python policies start (isolation.md §2); ``required`` raises
+    ``SandboxError`` before anything runs when this machine (or a Dask
+    worker) cannot make the sandbox.
     """
     warn = warn or _python_warning
     if workers is not None and workers < 1:
@@ -141,6 +148,14 @@ def evaluate(
     if retries < 0:
         raise CampaignError(f"--retries: expected an integer >= 0, got {retries}.")
     campaign = load_campaign(campaign_path)
+    mode = sandbox or "required"
+    foreign = foreign_policies(campaign.policies)
+    files = [path for entry in foreign for path in policy_files(entry, campaign.folder)]
+    if foreign and mode == "required":
+        require_sandbox(files)  # here too with Dask: the python modules are checked from here
+    elif foreign:
+        warn(OFF_WARNING)
+    check_python_policies(campaign, mode)
     resolved = resolve(campaign)
     with ResultsWriter(results_dir) as store:
         store.lock()
@@ -166,14 +181,18 @@ def evaluate(
         def last_status(key):
             return None if statuses is None else statuses.get(key[0], (key[1], key[2]))
 
-        plan = Plan(campaign, resolved, last_status, retry_failed, store.path, keep_records)
+        plan = Plan(campaign, resolved, last_status, retry_failed, store.path, keep_records, mode)
         ran = plan.count()
         runner = None
         if ran:
             # Connect before writing: an unreachable scheduler is bad input, and nothing is written.
             try:
                 runner = _runner(workers, scheduler)
-            except CampaignError:
+                if foreign and mode == "required":
+                    runner.check_sandbox(files)  # every Dask worker is asked before any task runs
+            except (CampaignError, SandboxError):
+                if runner is not None:
+                    runner.close(terminate=True)
                 store.discard_if_created()
                 raise
         summary = Summary(sum(len(sc["seeds"]) for sc in resolved["scenarios"]) * len(resolved["policies"]), ran)

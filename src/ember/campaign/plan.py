@@ -17,13 +17,14 @@ class Plan:
     has no row, or a failed one and ``retry_failed``.
     """
 
-    def __init__(self, campaign, resolved, last_status, retry_failed, results, keep_records):
+    def __init__(self, campaign, resolved, last_status, retry_failed, results, keep_records, sandbox="required"):
         self.campaign = campaign
         self.resolved = resolved
         self.last_status = last_status
         self.retry_failed = retry_failed
         self.results = results
         self.keep_records = keep_records
+        self.sandbox = sandbox
         # Where each policy is in the campaign file, for messages (policies[i].step_timeout).
         self.where = {policy["name"]: f"policies[{i}]" for i, policy in enumerate(campaign.policies)}
 
@@ -60,5 +61,6 @@ class Plan:
                     folder=self.campaign.folder,
                     results=self.results,
                     keep_records=self.keep_records,
+                    sandbox=self.sandbox,
                 ),
             )

@@ -25,6 +25,7 @@ import signal
 import time
 
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
 #: How long ending a session may keep trying (a process forking as fast as it is killed).
@@ -49,6 +50,12 @@ def set_parent_death_signal(signum):
     """Ask the kernel to send ``signum`` to this process when its parent (thread) dies; False if unsupported."""
     prctl = _libc_prctl()
     return bool(prctl) and prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
+
+
+def set_not_dumpable():
+    """Make this process's /proc files (its open descriptors among them) root's alone; False if unsupported."""
+    prctl = _libc_prctl()
+    return bool(prctl) and prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
 
 
 def become_subreaper():

@@ -36,7 +36,8 @@ class Runner(typing.Protocol):
     ``wait(futures)`` blocks until at least one is done and returns the done
     ones; ``outcomes(done)`` says what became of each, as ``(future, kind,
     value)`` (the module docstring); ``close(terminate=False)`` stops the
-    workers, at once with ``terminate``.
+    workers, at once with ``terminate``; ``check_sandbox(files)`` raises
+    ``SandboxError`` when a worker cannot make a ``required`` sandbox.
     """
 
     window: int
@@ -48,6 +49,8 @@ class Runner(typing.Protocol):
     def outcomes(self, done): ...
 
     def close(self, terminate=False): ...
+
+    def check_sandbox(self, files): ...
 
 
 def _failed(task, error):

@@ -1,24 +1,29 @@
 """Campaign file (campaign.md §2) -> resolved campaign, validated up front.
 
-Every scenario is loaded, validated and hashed here, every ``python``
-module imported once, every ``records`` folder looked at: a campaign that
-would fail on its own terms fails before any episode runs, with a message
-that names the place (``campaign.toml: policies[1].agent: ...``).
+Every scenario is loaded, validated and hashed here, every ``records``
+folder looked at, and (``check_python_policies``, once the sandbox mode is
+known) every ``python`` module imported once, by EMBER's host in a policy
+process: a campaign that would fail on its own terms fails before any
+episode runs, with a message that names the place
+(``campaign.toml: policies[1].agent: ...``).
 """
 
 import contextlib
 import math
 import os
+import re
 import shlex
 import sys
 
 from ..agent import MAX_STEP_TIMEOUT
 from ..errors import CampaignError, ScenarioError
+from ..isolation.boundary import Launcher, agent_files, check_python_source, python_files
+from ..isolation.environment import FIXED_ENVIRONMENT
+from ..isolation.sandbox import DEFAULT_MAX_PROCESSES, DEFAULT_MEMORY_MB, DEFAULT_TMP_MB, MAX_MEMORY_MB, Limits
 from ..results import POLICY_KINDS
 from ..results.campaign_file import read_campaign_file
 from ..scenario import BUILTIN_PREFIX, ID_PATTERN, check_integer, compile_scenario
 from ..sim import policies as builtin_policies
-from .probe import check_python_source
 
 DEFAULT_STEP_TIMEOUT = 10.0  # campaign.md §1; the same default as 'ember run --agent'
 #: What an episode process may spend outside a policy's answers (making a python policy, the
@@ -31,6 +36,11 @@ MAX_SEEDS_PER_SCENARIO = 1_000_000
 #: command keeps about 50 bytes per episode of K, and a campaign this large would take weeks.
 MAX_CAMPAIGN_RUNS = 10_000_000
 SOURCES = POLICY_KINDS  # a campaign file's sources are campaign.json's policy kinds
+#: The sandbox's keys of an agent or python policy (isolation.md §2), stored in campaign.json as written.
+SANDBOX_KEYS = ("memory_mb", "max_processes", "tmp_mb", "episode_timeout", "env", "files")
+MAX_PROCESSES = 65536
+MAX_TMP_MB = 65536
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOP_KEYS = ("campaign", "seeds", "scenarios", "policies")
 
 
@@ -216,14 +226,61 @@ def split_python_source(text):
     return module, name
 
 
-def _check_python(text, folder, where, timeout):
+def _check_python(text, where):
     module_name, name = split_python_source(text)
     if not module_name or not name:
         _fail(where, f"expected MODULE:NAME, got {_shown(text)}.")
-    # Imported in a process of its own: foreign code never runs in the command (probe.py).
-    problem = check_python_source(module_name, name, folder, timeout)
-    if problem is not None:
-        _fail(where, problem)
+
+
+def policy_limits(entry):
+    """The ``Limits`` of an agent or python policy entry: its keys, else the sandbox's defaults."""
+    return Limits(
+        entry.get("memory_mb", DEFAULT_MEMORY_MB),
+        entry.get("max_processes", DEFAULT_MAX_PROCESSES),
+        entry.get("tmp_mb", DEFAULT_TMP_MB),
+    )
+
+
+def policy_files(entry, folder):
+    """An agent or python policy's own files (isolation.md §2): bound in its sandbox, at their own paths."""
+    if "python" in entry:
+        return python_files(entry["python"], folder)
+    if "files" in entry:
+        return [os.path.join(folder, path) for path in entry["files"]]
+    return agent_files(entry["agent"], folder)
+
+
+def policy_launcher(entry, folder, mode, own_session=False):
+    """How the processes of an agent or python policy entry start (``ember.isolation.boundary.Launcher``).
+
+    In an episode they join the episode process's session (``own_session`` False): the watcher ends it
+    as a whole; the command's check of a module leads a session of its own, ended with the check.
+    """
+    return Launcher(
+        mode,
+        files=policy_files(entry, folder),
+        cwd=folder,
+        env=entry.get("env"),
+        limits=policy_limits(entry),
+        own_session=own_session,
+    )
+
+
+def foreign_policies(policies):
+    """The agent and python entries of a campaign's policies."""
+    return [entry for entry in policies if "agent" in entry or "python" in entry]
+
+
+def check_python_policies(campaign, mode):
+    """Every python policy's MODULE imports and has a callable NAME (campaign.md §2), checked by EMBER's host
+    in a policy process started as the episodes' are (the sandbox with ``required``): importing is running
+    foreign code.  Raises ``CampaignError`` naming the place."""
+    for i, entry in enumerate(campaign.policies):
+        if "python" in entry:
+            launcher = policy_launcher(entry, campaign.folder, mode, own_session=True)
+            problem = check_python_source(entry["python"], launcher, work_timeout(entry["step_timeout"]))
+            if problem is not None:
+                raise CampaignError(f"{campaign.path}: policies[{i}].python: {problem}")
 
 
 def work_timeout(step_timeout):
@@ -249,7 +306,7 @@ def _policies(value, folder):
     entries, names = [], {}
     for i, item in enumerate(value):
         where = f"policies[{i}]"
-        _table(item, where, ("name",), SOURCES + ("step_timeout",))
+        _table(item, where, ("name",), SOURCES + ("step_timeout",) + SANDBOX_KEYS)
         name = _identifier(item["name"], f"{where}.name")
         if name in names:
             _fail(f"{where}.name", f"policy name {name!r} is also policies[{names[name]}]'s; names must be unique.")
@@ -271,9 +328,7 @@ def _policies(value, folder):
             if not text or not os.path.isdir(os.path.join(folder, text)):
                 _fail(f"{where}.records", f"folder {text!r} does not exist (relative to {folder}).")
         elif kind == "python":
-            timeout = item.get("step_timeout", DEFAULT_STEP_TIMEOUT)
-            valid = type(timeout) in (int, float) and math.isfinite(timeout) and 0 < timeout <= MAX_STEP_TIMEOUT
-            _check_python(text, folder, f"{where}.python", work_timeout(timeout if valid else DEFAULT_STEP_TIMEOUT))
+            _check_python(text, f"{where}.python")
         else:
             try:
                 argv = shlex.split(text)
@@ -285,8 +340,62 @@ def _policies(value, folder):
             entry["step_timeout"] = _step_timeout(
                 item.get("step_timeout", DEFAULT_STEP_TIMEOUT), f"{where}.step_timeout"
             )
+        entry.update(_sandbox_keys(item, kind, where, folder))
         entries.append(entry)
     return entries
+
+
+def _sandbox_keys(item, kind, where, folder):
+    """The sandbox's keys of a policy table (isolation.md §2), checked; only those written are kept."""
+    kept = {}
+    for key in SANDBOX_KEYS:
+        if key not in item:
+            continue
+        place, value = f"{where}.{key}", item[key]
+        if kind not in ("agent", "python") or (key == "files" and kind != "agent"):
+            allowed = "agent policies" if key == "files" else "agent and python policies"
+            _fail(place, f"{key} applies only to {allowed}, not {kind}.")
+        if key == "memory_mb":
+            kept[key] = _int(value, place, 1, MAX_MEMORY_MB)
+        elif key == "max_processes":
+            kept[key] = _int(value, place, 1, MAX_PROCESSES)
+        elif key == "tmp_mb":
+            kept[key] = _int(value, place, 1, MAX_TMP_MB)
+        elif key == "episode_timeout":
+            kept[key] = _step_timeout(value, place)
+        elif key == "env":
+            kept[key] = _environment(value, place)
+        else:
+            kept[key] = _files(value, place, folder)
+    return kept
+
+
+def _environment(value, where):
+    if not isinstance(value, dict):
+        _fail(where, f"expected a table of strings, got {_type_name(value)}.")
+    for name, text in value.items():
+        if not _ENV_NAME.fullmatch(name):
+            _fail(f"{where}.{name}", "expected a variable name ([A-Za-z_][A-Za-z0-9_]*).")
+        if name in FIXED_ENVIRONMENT:
+            _fail(f"{where}.{name}", f"the sandbox sets {name} itself; a policy's env adds variables of its own.")
+        if not isinstance(text, str) or "\0" in text:
+            _fail(f"{where}.{name}", f"expected a string without NUL, got {_typed(text)}.")
+    return dict(value)
+
+
+def _files(value, where, folder):
+    if not isinstance(value, list) or not value:
+        _fail(where, f"expected a non-empty array of paths relative to {folder}, got {_typed(value)}.")
+    for i, path in enumerate(value):
+        place = f"{where}[{i}]"
+        if not isinstance(path, str) or not path:
+            _fail(place, f"expected a path relative to the campaign folder, got {_typed(path)}.")
+        full = os.path.normpath(os.path.join(folder, path))
+        if os.path.isabs(path) or not full.startswith(folder.rstrip(os.sep) + os.sep):
+            _fail(place, f"expected a path inside the campaign folder {folder}, got {_shown(path)}.")
+        if not os.path.exists(full):
+            _fail(place, f"{path!r} does not exist (relative to {folder}).")
+    return list(value)
 
 
 def check_size(episodes, policies, where):

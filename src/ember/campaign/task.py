@@ -16,7 +16,9 @@ class Task:
     ...); ``where`` names it in the campaign file (``policies[3]``, for
     messages); ``scenario`` is the scenario's validated data; ``folder`` the
     campaign file's folder; ``results`` the results directory's absolute
-    path; ``keep_records``: store the record (``--keep-records``).
+    path; ``keep_records``: store the record (``--keep-records``);
+    ``sandbox``: how an agent or python policy's process starts
+    (``--sandbox``: ``required`` or ``off``, isolation.md §2).
     """
 
     campaign: str
@@ -29,6 +31,7 @@ class Task:
     folder: str
     results: str
     keep_records: bool
+    sandbox: str = "required"
 
     @property
     def policy_name(self):

@@ -38,7 +38,8 @@ import sys
 import threading
 import time
 
-from ..errors import ResultsIOError
+from ..errors import ResultsIOError, SandboxError
+from ..isolation.cgroups import remove_left_by
 from ..results.layout import log_file
 from . import processes
 from .episode import EpisodeFailure, KeptRecord
@@ -46,7 +47,7 @@ from .episode_process import FRAME, episode_process_main
 from .logs import CappedLog
 from .spec import work_timeout
 
-#: The watcher's deadline on an agent's answer is this much later than the agent's own timer.
+#: The watcher's deadline on an answer is this much later than the policy driver's own timer (``AgentPolicy``).
 AGENT_MARGIN_S = 1.0
 #: After the session is ended, how long its standard streams may take to reach their end.
 DRAIN_S = 1.0
@@ -104,10 +105,9 @@ def watch_episode(task, host=None):
     host = host or Host()
     entry = task.policy
     kind = "python" if "python" in entry else "agent"
-    streams = ("stderr", "stdout") if kind == "python" else ("stderr",)
-    logs = {}
-    for stream in streams:
-        logs[stream] = CappedLog(task.results, log_file(entry["name"], task.scenario_id, task.seed, stream))
+    # One log for both kinds: what a python policy prints goes to its host's standard error (its
+    # standard output is the answer channel).
+    logs = {"stderr": CappedLog(task.results, log_file(entry["name"], task.scenario_id, task.seed, "stderr"))}
     kept = None
     if task.keep_records:
         kept = KeptRecord(task.results, entry["name"], task.scenario_id, task.seed)
@@ -175,10 +175,8 @@ class _Watch:
     def _start(self):
         control_r, control_w = os.pipe()
         err_r, err_w = os.pipe()
-        out_r, out_w = os.pipe() if self.kind == "python" else (None, os.open(os.devnull, os.O_WRONLY))
+        out_w = os.open(os.devnull, os.O_WRONLY)  # the episode process is EMBER's: it prints nothing
         streams = {err_r: self.logs["stderr"]}
-        if out_r is not None:
-            streams[out_r] = self.logs["stdout"]
         spec = self._spec(control_w)  # here: in the child, os.getpid() is its own
         try:
             if _can_fork():
@@ -230,6 +228,10 @@ class _Watch:
                 self.gone = self._ends_within(exit_fd, DRAIN_S)
         finally:
             processes.end_session(self.pid, adopted=self.host.adopted)
+            if self.task.sandbox == "required":
+                # The sandbox's cgroups, if the episode process was killed before it removed them.
+                with contextlib.suppress(SandboxError):
+                    remove_left_by(self.pid)
             self.status = self._reap()
             self.host.ended(self.pid)
             self._drain(selector, streams)
@@ -244,8 +246,7 @@ class _Watch:
 
     def _deadline(self):
         if self.phase == "answer":
-            margin = AGENT_MARGIN_S if self.kind == "agent" else 0.0
-            return self.since + self.step_timeout + margin
+            return self.since + self.step_timeout + AGENT_MARGIN_S
         return self.since + self.work_timeout
 
     def _watch(self, selector, control_r, streams, has_exit_fd):
@@ -364,16 +365,11 @@ class _Watch:
                 f"step {self.step}: the {who} did not answer within {self.step_timeout:g} s "
                 f"({self.where}.step_timeout)."
             )
-        if self.phase == "setup" and self.kind == "python":
-            return (
-                f"the python policy {self.task.policy['python']} was not made within {self.work_timeout:g} s "
-                "(importing its module and calling it)."
-            )
         at = f"step {self.step}: " if self.step else ""
         return f"{at}the episode's process made no progress for {self.work_timeout:g} s outside the policy's answers."
 
     def _died(self):
-        who = "the python policy's process" if self.kind == "python" else "the episode's process (driving the agent)"
+        who = f"the episode's process (driving the {'python policy' if self.kind == 'python' else 'agent'})"
         status = self.status
         if not self.gone or status is None:
             how = "closed its pipe to EMBER"
@@ -384,7 +380,7 @@ class _Watch:
                 how = f"was killed by signal {-status}"
         else:
             how = f"exited with status {status}"
-        at = f"step {self.step}: " if self.step else "while making the policy: " if self.kind == "python" else ""
+        at = f"step {self.step}: " if self.step else ""
         return f"{at}{who} {how} before the episode ended."
 
 

@@ -299,6 +299,9 @@ class LocalRunner:
         if self._adopting or processes.is_subreaper():
             processes.end_orphans(self._keep | {child.pid for child in multiprocessing.active_children()})
 
+    def check_sandbox(self, files):
+        """Local workers run on this machine, which the command has checked already (``evaluate``)."""
+
     def close(self, terminate=False):
         """Stop the workers (at once with ``terminate``) and end every episode session left; bounded."""
         executor, self._executor = self._executor, None

@@ -157,6 +157,7 @@ def evaluate_arguments(evaluate):
     evaluate.add_argument("--retry-failed", action="store_true", help="run again the episodes whose last row is failed")
     keep_help = f"store each run episode's record as RESULTS_DIR/{kept_record('POLICY', 'SCENARIO', 'SEED')}"
     evaluate.add_argument("--keep-records", action="store_true", help=keep_help)
+    arguments.add_sandbox(evaluate, "with agent or python policies")
 
 
 def leaderboard_text(ranking):
@@ -187,6 +188,7 @@ def cmd_evaluate(args, console):
                 keep_records=args.keep_records,
                 progress=on_episode,
                 warn=console.warn,
+                sandbox=args.sandbox,
             )
     except Terminated:
         console.say(f"ember: terminated; every finished episode is in {EPISODES_FILE}, run again to resume.")

@@ -137,7 +137,9 @@ def check_python_source(source, launcher, timeout):
     """None when MODULE of ``source`` imports and NAME is callable, checked by the host in a process of
     ``launcher`` (the sandbox with ``required``: importing is running foreign code); else the reason."""
     module_name, _, name = source.partition(":")
-    process = launcher([*host_command(source)[:-1], "--check", source], subprocess.DEVNULL, subprocess.PIPE, None)
+    # Its standard error goes nowhere: what a module prints at import reaches neither the terminal nor a log.
+    argv = [*host_command(source)[:-1], "--check", source]
+    process = launcher(argv, subprocess.DEVNULL, subprocess.PIPE, subprocess.DEVNULL)
     try:
         line, finished = _first_line(process.stdout, timeout)
         if not finished:

@@ -16,10 +16,12 @@ from .installation import python_paths
 from .sandbox import DEFAULT_UID, Sandbox, program_path
 
 OFF_HINT = "--sandbox off runs the policies with the operator's rights"
-#: As the sandbox's uid: print the first path it cannot read (a folder: read and search).
+#: As the sandbox's uid: print the first path it cannot reach.  ``x:PATH``, a folder on the way, must be
+#: searchable; ``r:PATH``, a path to bind, readable (and searchable when it is a folder).
 _READABLE = (
-    'for p; do if [ -d "$p" ]; then { [ -r "$p" ] && [ -x "$p" ]; } || { echo "$p"; exit 0; }; '
-    'elif [ ! -r "$p" ]; then echo "$p"; exit 0; fi; done'
+    'for a; do p="${a#?:}"; case "$a" in x:*) [ -x "$p" ] || { echo "$p"; exit 0; } ;; '
+    '*) if [ -d "$p" ]; then { [ -r "$p" ] && [ -x "$p" ]; } || { echo "$p"; exit 0; }; '
+    'elif [ ! -r "$p" ]; then echo "$p"; exit 0; fi ;; esac; done'
 )
 _PROBE_TIMEOUT_S = 30.0
 
@@ -40,7 +42,8 @@ def unreadable(paths, uid=DEFAULT_UID, gid=None):
     gid = uid if gid is None else gid
     ordered = []
     for path in paths:
-        for step in _on_the_way(path):
+        steps = _on_the_way(path)
+        for step in [f"x:{folder}" for folder in steps[:-1]] + [f"r:{steps[-1]}"]:
             if step not in ordered:
                 ordered.append(step)
     kwargs = {"user": uid, "group": gid, "extra_groups": []} if os.geteuid() == 0 else {}
@@ -55,7 +58,7 @@ def unreadable(paths, uid=DEFAULT_UID, gid=None):
             **kwargs,
         )
     except (OSError, subprocess.SubprocessError) as exc:
-        return f"{ordered[0] if ordered else '/'} (the check could not run: {exc})"
+        return f"{ordered[0][2:] if ordered else '/'} (the check could not run: {exc})"
     found = done.stdout.decode("utf-8", "replace").strip()
     return found or None
 

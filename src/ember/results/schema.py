@@ -340,8 +340,34 @@ class CampaignJson:
             timeout = _member(policy, "step_timeout", path)
             fits = type(timeout) is float and timeout > 0  # finite: strict_json refuses infinities
             _expect(fits, timeout, f"{path}.step_timeout", "a number > 0 written as a float")
+            keys += _sandbox_keys(policy, kind, path)
         _no_other_keys(policy, keys, path)
         self.policies[name] = kind
+
+
+def _sandbox_keys(policy, kind, path):
+    """The sandbox's keys an agent or python entry holds (isolation.md §2), their types checked."""
+    found = ()
+    for key in ("memory_mb", "max_processes", "tmp_mb"):
+        if key in policy:
+            value = policy[key]
+            _expect(type(value) is int and value >= 1, value, f"{path}.{key}", "an integer >= 1")
+            found += (key,)
+    if "episode_timeout" in policy:
+        value = policy["episode_timeout"]
+        _expect(type(value) is float and value > 0, value, f"{path}.episode_timeout", "a number > 0 written as a float")
+        found += ("episode_timeout",)
+    if "env" in policy:
+        value = policy["env"]
+        fits = isinstance(value, dict) and all(isinstance(text, str) for text in value.values())
+        _expect(fits, value, f"{path}.env", "an object of strings")
+        found += ("env",)
+    if "files" in policy and kind == "agent":
+        value = policy["files"]
+        fits = isinstance(value, list) and bool(value) and all(isinstance(item, str) for item in value)
+        _expect(fits, value, f"{path}.files", "a non-empty array of strings")
+        found += ("files",)
+    return found
 
 
 # --- episodes.jsonl --------------------------------------------------------------------

@@ -1,8 +1,8 @@
-"""Checking ``python`` entries (campaign/probe.py): foreign code never runs in the command.
+"""Checking ``python`` entries: the module is imported by EMBER's host in the sandbox, never in the command.
 
 A module that exits, crashes, prints, starts threads or hangs while it
-imports is checked in a process of its own; the campaign error names
-``policies[i].python`` and nothing else happens (exit 2, nothing on
+imports is checked in a policy process of its own; the campaign error
+names ``policies[i].python`` and nothing else happens (exit 2, nothing on
 stdout, nothing written).
 """
 
@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from ember.campaign.probe import check_python_source
+from ember.isolation.boundary import Launcher, check_python_source
 
 from helpers.campaign_processes import new_tag, run_env, tagged, write_files
 from helpers.campaigns import ember_cli
@@ -55,15 +55,13 @@ CASES = [
 def test_a_module_that_misbehaves_while_importing_is_bad_input(tmp_path, case):
     _, source, _, expected = case
     path = campaign(tmp_path / "c", source)
-    tag = new_tag()
-    done = ember_cli("evaluate", path, "-o", tmp_path / "res", env=run_env(tag), timeout=120)
+    done = ember_cli("evaluate", path, "-o", tmp_path / "res", "--sandbox", "required", timeout=120)
     assert done.returncode == 2, done.stderr
     assert done.stdout == b""
     lines = done.stderr.decode().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"ember: {path}: policies[1].python: "), lines
     assert expected in lines[0]
     assert not (tmp_path / "res").exists()
-    assert not tagged(tag)
 
 
 def test_threads_and_children_started_at_import_do_not_hold_the_check(tmp_path):
@@ -76,7 +74,7 @@ def test_threads_and_children_started_at_import_do_not_hold_the_check(tmp_path):
         raise RuntimeError("made")
     """
     path = campaign(tmp_path / "c", source)
-    tag = new_tag()
+    tag = new_tag()  # outside the sandbox (off), every process of the run carries the tag
     done = ember_cli("evaluate", path, "-o", tmp_path / "res", env=run_env(tag), timeout=120)
     # The module imports: the check passes; the episode's own attempt then fails and the run ends.
     assert done.returncode == 0, done.stderr
@@ -86,13 +84,11 @@ def test_threads_and_children_started_at_import_do_not_hold_the_check(tmp_path):
 def test_a_module_that_never_finishes_importing_is_refused_after_the_bound(tmp_path):
     hang = "import time\nwhile True:\n    try:\n        time.sleep(10)\n    except BaseException:\n        pass\n"
     write_files(tmp_path, {"hang.py": hang})
-    assert check_python_source("hang", "make", str(tmp_path), 0.5) == (
-        "module 'hang' did not finish importing within 0.5 s."
-    )
+    launcher = Launcher("required", files=[str(tmp_path / "hang.py")], cwd=tmp_path)
+    assert check_python_source("hang:make", launcher, 0.5) == "module 'hang' did not finish importing within 0.5 s."
 
 
 def test_the_campaign_folder_comes_first_on_the_module_path(tmp_path):
     write_files(tmp_path, {"colorsys.py": "make = lambda scenario: None\n"})  # the standard library has one
-    assert check_python_source("colorsys", "make", str(tmp_path), 30) is None
-    write_files(tmp_path, {"json.py": "make = lambda scenario: None\n"})  # the check's own json stays its own
-    assert check_python_source("colorsys", "make", str(tmp_path), 30) is None
+    launcher = Launcher("required", files=[str(tmp_path / "colorsys.py")], cwd=tmp_path)
+    assert check_python_source("colorsys:make", launcher, 30) is None
