@@ -61,6 +61,8 @@ def policy_entry(name, manifest, agent_folder):
     entry = {"name": name}
     if manifest.get("agent") is not None:
         entry["agent"] = shlex.join(manifest["agent"])
+        # The sandbox binds the bundle's own files: every top-level entry of it, the campaign file excepted.
+        entry["files"] = sorted(n for n in os.listdir(agent_folder) if n != jobs.CAMPAIGN_NAME)
     else:
         entry["python"] = manifest["python"]
     for key in ("step_timeout", "memory_mb", "episode_timeout"):
@@ -149,7 +151,7 @@ class Evaluator:
                 try:
                     outcome["summary"] = evaluate(
                         files.campaign, files.results, workers=self.workers, scheduler=self.scheduler,
-                        keep_records=True, **_sandbox(),
+                        keep_records=True, sandbox=SANDBOX,
                     )  # fmt: skip
                 except BaseException as exc:  # noqa: BLE001 (reported as the job's failure)
                     outcome["error"] = exc
@@ -273,12 +275,3 @@ class Evaluator:
                     stored=stored, seq=seq,
                 )
             )  # fmt: skip
-
-
-def _sandbox():
-    """``evaluate``'s sandbox argument: ``required`` (isolation.md: the service always uses it)."""
-    import inspect
-
-    from ..campaign.evaluate import evaluate
-
-    return {"sandbox": SANDBOX} if "sandbox" in inspect.signature(evaluate).parameters else {}
