@@ -113,7 +113,7 @@ def test_a_bundle_reaching_for_the_seeds_the_database_data_and_the_network_is_re
         # Its own job's id is not known in advance: relative to its working directory, the campaign folder.
         "own-campaign": "ember-job.toml",
         "own-results": os.path.join("..", "results"),
-        "own-scenarios": os.path.join("..", "scenarios"),
+        "own-scenarios": os.path.join("..", "hidden-scenarios"),
     }
     folders = {"data": hidden.data, "jobs": os.path.join(hidden.data, "jobs")}
     source = ATTACK.format(targets=targets, folders=folders, port=server.port)

@@ -25,6 +25,7 @@ from starlette.routing import Route
 
 from ..campaign.evaluate import package_version
 from ..errors import DatabaseUnavailableError, RecordStoreFullError, ServiceRefusal
+from ..results.layout import EPISODES_FILE, RANKING_FILE, STATISTICS_FILE
 from . import audit, evaluation, submissions, tables
 from .boards import board_names, compiled_scenario, load_board
 from .config import read_config
@@ -222,11 +223,11 @@ def routes(service):
         if board.hidden is None:
             raise ServiceRefusal(404, f"board {board.name} has no hidden track")
         name = request.path_params["file"]
-        if name not in ("ranking.json", "statistics.json", "episodes.jsonl"):
+        if name not in (RANKING_FILE, STATISTICS_FILE, EPISODES_FILE):
             raise ServiceRefusal(404, "no such file of the hidden track")
-        if name == "episodes.jsonl" and board.hidden.get("revealed") is None:
+        if name == EPISODES_FILE and board.hidden.get("revealed") is None:
             raise ServiceRefusal(404, "the hidden track's rows are served after the reveal")
-        return derived_file(request, name, streamed=name.endswith(".jsonl"), track="hidden")
+        return derived_file(request, name, streamed=name == EPISODES_FILE, track="hidden")
 
     @answers(cors=True)
     def board_log(request):

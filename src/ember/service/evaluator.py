@@ -49,7 +49,8 @@ def campaign_text(board_name, scenarios, keys, policy):
     value = {
         "campaign": board_name,
         "scenarios": [
-            {"source": f"../scenarios/{s.scenario_id}.json", "seeds": sorted(seeds[s.scenario_id])} for s in scenarios
+            {"source": f"../{jobs.SCENARIOS_NAME}/{s.scenario_id}.json", "seeds": sorted(seeds[s.scenario_id])}
+            for s in scenarios
         ],
         "policies": [policy],
     }
@@ -119,7 +120,7 @@ class Evaluator:
             shutil.rmtree(partial, ignore_errors=True)
             extract_bundle(files.bundle, partial)
             os.rename(partial, files.agent)
-        scenarios = os.path.join(files.folder, "scenarios")
+        scenarios = os.path.join(files.folder, jobs.SCENARIOS_NAME)
         os.makedirs(scenarios, mode=0o700, exist_ok=True)
         for s in board.hidden_scenarios:
             with open(os.path.join(scenarios, f"{s.scenario_id}.json"), "wb") as handle:

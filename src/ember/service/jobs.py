@@ -31,6 +31,7 @@ BUNDLE_FILE = "bundle.tar.gz"
 AGENT_DIR = "agent"
 CAMPAIGN_NAME = "ember-job.toml"
 RESULTS_NAME = "results"
+SCENARIOS_NAME = "hidden-scenarios"  # the hidden scenarios' files, which the campaign file names
 ACTIVE = ("queued", "running")
 STDERR_LINES = 20
 TOTALS = ("episodes", "casualties", "stranded", "evacuated")
