@@ -29,11 +29,11 @@ from .metrics.movement import MovementCounts
 from .metrics.replanning import ReplanningCounts
 from .metrics.report import EpisodeMetrics, build_report
 from .metrics.resolutions import Resolutions
-from .record.compression import Decompression
+from .record.compression import Decompression, sniff
 from .record.limits import DEFAULT_LIMITS, record_limits
 from .record.pipeline import RecordInput, read_into
 from .record.writer import writing_record
-from .scenario import compile_scenario
+from .scenario import CompiledScenario, compile_scenario
 from .sim.loop import resolve_policy, run_policy
 from .sim.policies import reads_only
 from .sim.simulator import Simulator, collector_paused, marked_cells
@@ -338,6 +338,109 @@ def authenticate_record(scenario, record):
     both = _BothInputs(open_record(engine, record_limits(compiled), engine.take_line), Decompression(digest))
     read_into(record, both)
     return engine.result, digest.sha.hexdigest()
+
+
+class _Counted:
+    """Counts the decompressed bytes on their way to the digest; past ``max_bytes`` a ``MetricsInputError``."""
+
+    def __init__(self, digest, max_bytes):
+        self.digest = digest
+        self.max_bytes = max_bytes
+        self.length = 0
+
+    def feed(self, chunk):
+        self.length += len(chunk)
+        if self.max_bytes is not None and self.length > self.max_bytes:
+            raise MetricsInputError(
+                f"$: the record is longer than {self.max_bytes:,} bytes decompressed (the limit of this reader)."
+            )
+        self.digest.feed(chunk)
+
+    def close(self):
+        self.digest.close()
+
+
+class _SeedExpected:
+    """A reader sink in front of an ``EpisodeEngine``: the header's seed must be the expected one."""
+
+    def __init__(self, engine, seed):
+        self.engine = engine
+        self.seed = seed
+
+    def header(self, value):
+        seed = value.get("seed") if isinstance(value, dict) else None
+        if type(seed) is int and seed != self.seed:
+            raise MetricsInputError(f"$.header.seed: expected seed {self.seed}, the record's header names seed {seed}.")
+        self.engine.header(value)
+
+    def __getattr__(self, name):  # every other part goes to the engine unchanged
+        return getattr(self.engine, name)
+
+
+class AuthenticationStream:
+    """Push form of ``authenticate_record``: ``feed(chunk)`` the record's bytes (plain, gzip or zstd), then
+    ``close()`` -> (``EpisodeMetrics``, hex SHA-256 of the decompressed bytes).
+
+    ``seed``, when given, is the seed the record must be of: a header naming
+    another is refused as soon as the header is read.  ``max_bytes`` bounds
+    the decompressed length.  Memory is the engine's (grid and population),
+    never the record's length.  After an error the stream refuses further input.
+    """
+
+    def __init__(self, scenario, seed=None, max_bytes=None):
+        compiled = scenario if isinstance(scenario, CompiledScenario) else _compile(scenario)
+        engine = EpisodeEngine(compiled)
+        self._engine = engine
+        self._digest = _TextDigest()
+        sink = engine if seed is None else _SeedExpected(engine, seed)
+        # The engine first, as ``authenticate_record``: a record it refuses is decompressed no further.
+        self._inputs = _BothInputs(
+            open_record(sink, record_limits(compiled), engine.take_line),
+            Decompression(_Counted(self._digest, max_bytes)),
+        )
+        self._failed = None
+
+    def feed(self, chunk):
+        if self._failed is not None:
+            raise MetricsInputError(f"the stream already failed: {self._failed}") from self._failed
+        try:
+            self._inputs.feed(chunk)
+        except Exception as exc:
+            self._failed = exc
+            raise
+
+    def close(self):
+        if self._failed is not None:
+            raise MetricsInputError(f"the stream already failed: {self._failed}") from self._failed
+        try:
+            self._inputs.close()
+        except Exception as exc:
+            self._failed = exc
+            raise
+        return self._engine.result, self._digest.sha.hexdigest()
+
+
+def record_suffix(head):
+    """The file suffix of a record whose first bytes are ``head``: ``.record.gz`` (gzip), ``.record.zst`` (zstd)
+    or ``.record`` (anything else), as every reader recognises them (campaign.md §5)."""
+    kind = sniff(bytes(head[:4]))
+    return {"gzip": ".record.gz", "zstd": ".record.zst"}.get(kind, ".record")
+
+
+class DigestStream:
+    """The SHA-256 of a record's decompressed bytes, pushed (``feed``/``close`` -> hex), without verifying it:
+    an upload of a record already accepted is hashed, never verified again (service.md §3)."""
+
+    def __init__(self, max_bytes=None):
+        self._digest = _TextDigest()
+        self._input = Decompression(_Counted(self._digest, max_bytes))
+
+    def feed(self, chunk):
+        self._input.feed(chunk)
+
+    def close(self):
+        self._input.close()
+        return self._digest.sha.hexdigest()
 
 
 class MeasuredRun(NamedTuple):

@@ -145,5 +145,34 @@ class InteropError(EmberError, ValueError):
     """An export for an outside tool (``ember.interop``) was given a bad argument (the message names it)."""
 
 
+class ServiceError(EmberError, ValueError):
+    """Bad input to a service command or to ``ember submit`` (service.md §2): the message names the place."""
+
+
+class DatabaseUnavailableError(EmberError, ConnectionError):
+    """The service's database is down, locked or unreachable (service.md §8): named without its password."""
+
+
+class RecordStoreFullError(EmberError, OSError):
+    """The service's record store cannot take a record (a full disk, service.md §8): named by its path.
+
+    Built like ``OSError(errno, message, path)``; the message is the whole text.
+    """
+
+    def __str__(self):
+        return self.strerror
+
+
+class ServiceRefusal(ServiceError):
+    """The service refuses a request (service.md §3): ``status`` is the HTTP status, ``extra`` more keys of
+    the JSON answer (a 409's ``id``), ``headers`` its headers (``Retry-After``, ``Connection: close``)."""
+
+    def __init__(self, status, message, extra=None, headers=None):
+        super().__init__(message)
+        self.status = status
+        self.extra = extra or {}
+        self.headers = headers or {}
+
+
 class SandboxError(EmberError, OSError):
     """The sandbox of isolation.md §2 cannot be made here, or failed to start (the message names what is missing)."""

@@ -14,6 +14,7 @@ import resource
 import shutil
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -21,6 +22,7 @@ import ember
 from ember.cli import COMMANDS, build_parser
 
 from helpers.command_samples import SAMPLES, SCENARIO
+from helpers.service import SampleService
 
 TIMEOUT = 120  # only stops a hang
 CLOSE = {"stdout": ">&-", "stderr": "2>&-"}
@@ -52,6 +54,8 @@ class Inputs:
         with open(self.results / "episodes.jsonl", "ab") as handle:
             handle.write(TORN)
         self.copies = 0
+        # A running service with one closed submission: 'service reverify' and 'submit' read it.
+        self.service = SampleService(str(base), str(self.campaign), str(self.record), "small-room")
 
     def results_copy(self):
         """A fresh copy of the results directory (evaluate resumes it: no episode runs, one warning)."""
@@ -94,7 +98,9 @@ def ember_process(*args, cwd=None, stdout=subprocess.PIPE, close=None, file_size
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
-    return Inputs(tmp_path_factory.mktemp("inputs"))
+    made = Inputs(tmp_path_factory.mktemp("inputs"))
+    yield made
+    made.service.close()
 
 
 def sample(name, inputs, out=None):
@@ -125,6 +131,7 @@ def test_the_samples_write_stdout_where_the_table_says():
     # The matrix below tests both branches: commands whose sample writes stdout, and those whose does not.
     class Paths:
         record = campaign = results = "x"
+        service = SimpleNamespace(data="x", url="http://127.0.0.1:9", token_file="x", source="x")
 
         def results_copy(self):
             return "x"

@@ -22,7 +22,11 @@ from helpers.command_samples import SAMPLES
 
 NAMES = [row.name for row in COMMANDS]
 INPUTS = SimpleNamespace(
-    record="in.record", results="results", campaign="campaign.toml", results_copy=lambda: "results-copy"
+    record="in.record",
+    results="results",
+    campaign="campaign.toml",
+    results_copy=lambda: "results-copy",
+    service=SimpleNamespace(data="DATA", url="http://127.0.0.1:9", token_file="token", source="source"),
 )
 
 

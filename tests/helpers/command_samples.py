@@ -27,4 +27,15 @@ SAMPLES = {
     "verify": lambda i, out: ["verify", i.results, "--campaign", i.campaign, "--allow-unverifiable"],
     "generate": lambda i, out: ["generate", "office", "--seed", "1", *_out(out)],
     "suite": lambda i, out: ["suite", "ember-v1", *_out(out)],
+    "service": lambda i, out: ["service", "reverify", i.service.data, "office"],
+    "submit": lambda i, out: [
+        "submit",
+        i.service.url,
+        "office",
+        "--token-file",
+        i.service.token_file,
+        "--policy",
+        "greedy",
+        i.service.source,
+    ],
 }

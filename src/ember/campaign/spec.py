@@ -420,18 +420,25 @@ def check_size(episodes, policies, where):
         )
 
 
-def load_campaign(path):
-    """Read and validate a campaign file; raises ``CampaignError`` naming the place."""
+def load_campaign(path, with_policies=True):
+    """Read and validate a campaign file; raises ``CampaignError`` naming the place.
+
+    ``with_policies=False`` (a service board, service.md §2): ``policies`` may
+    be absent and is never read; the campaign's policies are then empty.
+    """
     path = os.fspath(path)
     document = read_campaign_file(path)
     folder = os.path.dirname(os.path.abspath(path))
     try:
-        _table(document, "", _TOP_KEYS[:1] + _TOP_KEYS[2:], ("seeds",))
+        if with_policies:
+            _table(document, "", _TOP_KEYS[:1] + _TOP_KEYS[2:], ("seeds",))
+        else:
+            _table(document, "", ("campaign", "scenarios"), ("seeds", "policies"))
         name = _identifier(document["campaign"], "campaign")
         seeds = parse_seeds(document["seeds"], "seeds") if "seeds" in document else None
         scenarios = _scenarios(document["scenarios"], folder, seeds)
-        policies = _policies(document["policies"], folder)
-        check_size(sum(len(entry.seeds) for entry in scenarios), len(policies), "campaign file")
+        policies = _policies(document["policies"], folder) if with_policies else []
+        check_size(sum(len(entry.seeds) for entry in scenarios), max(len(policies), 1), "campaign file")
     except CampaignError as exc:
         raise CampaignError(f"{path}: {exc}") from None
     return ResolvedCampaign(path, name, scenarios, policies)

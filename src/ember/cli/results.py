@@ -249,6 +249,8 @@ def verify_arguments(verify):
     strictness.add_argument("--require-all", action="store_true", help=require_help)
     allow_help = "pass (exit 0) with rows that cannot be checked, as long as nothing mismatches"
     strictness.add_argument("--allow-unverifiable", action="store_true", help=allow_help)
+    log_help = "also check this audit log of a service board: its hash chain, and that the rows are its ranked rows"
+    verify.add_argument("--log", metavar="LOG", help=log_help)
 
 
 def cmd_verify(args, console):
@@ -261,4 +263,13 @@ def cmd_verify(args, console):
     print_warnings(console, args.results, report.warnings)
     for line in report_lines(args.results, report):
         console.line(line)
-    return 0 if report.passed(args.allow_unverifiable) else EXIT_MISMATCH
+    passed = report.passed(args.allow_unverifiable)
+    if args.log is not None:
+        from ..results.log import check_log
+
+        problems = check_log(args.results, args.log)
+        for line in problems:
+            console.line(line)
+        console.line(f"ember verify: the log {'fails' if problems else 'holds'}: {args.log}")
+        passed = passed and not problems
+    return 0 if passed else EXIT_MISMATCH

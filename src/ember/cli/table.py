@@ -1,36 +1,11 @@
 """The command table: one row per ``ember`` command, in the order ``ember --help`` lists them."""
 
-from collections.abc import Callable
-from typing import NamedTuple
-
 from ..results.layout import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, STATISTICS_FILE
-from . import generating, interop, records, results
+from . import generating, interop, records, results, service
 from .arguments import always, never, progress_note, with_output_dash, without_output_file
+from .command import Command
 
-
-class Command(NamedTuple):
-    """One ``ember`` command.
-
-    ``arguments(parser)`` adds its arguments to its subparser;
-    ``handler(args, console)`` runs it and returns the exit status;
-    ``writes_stdout(args)`` says whether this invocation puts its result on
-    standard output (refused up front when stdout is closed); ``output`` is
-    the option that names an output path (``"-o"``), or None;
-    ``more_outputs`` the command's other output-path options, written
-    together with ``output`` (``files.output_files``: all or none).
-    ``epilog`` is text, or a function returning it (for text computed from
-    a module that only this command needs).
-    """
-
-    name: str
-    help: str
-    description: str
-    arguments: Callable
-    handler: Callable
-    writes_stdout: Callable
-    output: str | None = "-o"
-    epilog: str | Callable | None = None
-    more_outputs: tuple = ()
+__all__ = ["COMMANDS", "Command"]
 
 
 COMMANDS = (
@@ -198,5 +173,29 @@ COMMANDS = (
         arguments=generating.suite_arguments,
         handler=generating.cmd_suite,
         writes_stdout=without_output_file,
+    ),
+    Command(
+        "service",
+        help="run a benchmark service: boards, teams, tokens, the HTTP API, exports",
+        description="The EMBER service (docs/service.md): 'ember service init DATA' makes a service directory, "
+        "'board add', 'team add' and 'token add|revoke' administer it, 'serve' runs the HTTP API (uvicorn), "
+        "'export' writes a board as a results directory, 'reverify' re-checks every stored record, 'backup' copies "
+        "the database. Needs the service extra: pip install 'ember-eval[service]'.",
+        arguments=service.service_arguments,
+        handler=service.cmd_service,
+        writes_stdout=service.service_writes_stdout,
+        output=None,
+    ),
+    Command(
+        "submit",
+        help="submit a policy's records to a board of an EMBER service",
+        description="Create (or find) the submission of --policy NAME on BOARD, upload the episodes it is missing "
+        "from SOURCE (a results directory made with --keep-records, or a folder laid out like a records entry), "
+        "each verified by the service as it streams, and close the submission when it is complete.",
+        epilog=service.SUBMIT_EPILOG,
+        arguments=service.submit_arguments,
+        handler=service.cmd_submit,
+        writes_stdout=always,
+        output=None,
     ),
 )

@@ -1,0 +1,325 @@
+"""``ember service ...`` (its own small command table) and ``ember submit`` (service.md §2).
+
+``SERVICE_COMMANDS`` are ``Command`` rows named by their words after
+``service`` ("board add", "token revoke"); the ``service`` row of the main
+table builds their parsers and runs the chosen one.  Everything they do
+is in ``ember.service`` (the ``service`` extra), imported when they run.
+"""
+
+from . import arguments
+from .arguments import always, never
+from .command import Command
+from .exits import EXIT_MISMATCH
+
+SERVICE_INSTALL = "pip install 'ember-eval[service]'"
+
+
+def _service():
+    try:
+        import sqlalchemy  # noqa: F401
+        import starlette  # noqa: F401
+
+        import ember.service as service  # noqa: F401 (the extra's presence is what is checked)
+    except ImportError as exc:
+        from ..errors import MissingExtraError
+
+        missing = f"the service needs the 'service' extra ({exc.name} is missing): {SERVICE_INSTALL}"
+        raise MissingExtraError(missing) from None
+
+
+def _data(parser):
+    parser.add_argument("data", metavar="DATA", help="the service directory ('ember service init' makes it)")
+
+
+# -- init ------------------------------------------------------------------------------------
+
+
+def init_arguments(parser):
+    _data(parser)
+    parser.add_argument(
+        "--database", metavar="URL",
+        help="a SQLAlchemy URL (postgresql+psycopg://USER@HOST/DB); default $EMBER_DATABASE_URL, else "
+        "sqlite:///DATA/ember.db",
+    )  # fmt: skip
+
+
+def cmd_init(args, console):
+    _service()
+    from ..service.registry import init_service
+
+    config = init_service(args.data, args.database)
+    console.say(f"ember: service directory {args.data} is ready (migrations applied, records in {config.records}).")
+    return 0
+
+
+# -- board, team, token ------------------------------------------------------------------------
+
+
+def board_add_arguments(parser):
+    _data(parser)
+    parser.add_argument("name", metavar="NAME", help="the board's name (an ID)")
+    parser.add_argument("--campaign", metavar="FILE", required=True, help="a campaign file: its scenarios and seeds")
+    parser.add_argument("--hidden", metavar="FILE", help="a campaign file whose scenarios form the hidden track")
+
+
+def cmd_board_add(args, console):
+    _service()
+    from ..service.registry import add_board, open_service
+
+    _, db = open_service(args.data)
+    board = add_board(db, args.name, args.campaign, args.hidden)
+    episodes = sum(len(s["seeds"]) for s in board["scenarios"])
+    line = f"ember: board {board['name']} added: {len(board['scenarios'])} scenarios, {episodes} episodes"
+    if board["hidden"] is not None:
+        line += f"; hidden track committed: {board['hidden']['commitment']}"
+    console.say(line + ".")
+    return 0
+
+
+def team_arguments(parser):
+    _data(parser)
+    parser.add_argument("team", metavar="TEAM", help="the team's name: [A-Za-z0-9][A-Za-z0-9_-]{0,23}")
+
+
+def cmd_team_add(args, console):
+    _service()
+    from ..service.registry import add_team, open_service
+
+    _, db = open_service(args.data)
+    console.line(add_team(db, args.team))
+    return 0
+
+
+def cmd_token_add(args, console):
+    _service()
+    from ..service.registry import add_token, open_service
+
+    _, db = open_service(args.data)
+    console.line(add_token(db, args.team))
+    return 0
+
+
+def token_revoke_arguments(parser):
+    team_arguments(parser)
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--all", action="store_true", help="every live token of the team")
+    which.add_argument("prefix", metavar="PREFIX", nargs="?", help="the first characters of the token (ember_XXXX...)")
+
+
+def cmd_token_revoke(args, console):
+    _service()
+    from ..service.registry import open_service, revoke_tokens
+
+    _, db = open_service(args.data)
+    count = revoke_tokens(db, args.team, None if args.all else args.prefix)
+    console.say(f"ember: revoked {count} token{'s' if count != 1 else ''} of team {args.team}.")
+    return 0
+
+
+def board_reveal_arguments(parser):
+    _data(parser)
+    parser.add_argument("name", metavar="BOARD", help="the board whose hidden seeds and salt to publish")
+
+
+def cmd_board_reveal(args, console):
+    _service()
+    from ..service.hidden import reveal
+    from ..service.registry import open_service
+
+    _, db = open_service(args.data)
+    secret = reveal(db, args.name)
+    console.say(f"ember: board {args.name}: the hidden track is revealed ({len(secret['keys'])} keys and the salt).")
+    return 0
+
+
+def check_commitment_arguments(parser):
+    parser.add_argument("url", metavar="URL", help="the service (https://HOST; http:// only to a loopback address)")
+    parser.add_argument("board", metavar="BOARD")
+
+
+def cmd_check_commitment(args, console):
+    _service()
+    from ..service.hidden import check_commitment
+
+    found = check_commitment(args.url, args.board)
+    for problem in found.problems:
+        console.line(f"{args.board}: {problem}")
+    verdict = "holds" if found.holds else "does NOT hold"
+    console.line(f"ember service check-commitment: board {args.board}: commitment {found.commitment} {verdict}.")
+    return 0 if found.holds else EXIT_MISMATCH
+
+
+# -- serve, export, reverify, backup ---------------------------------------------------------------
+
+
+def serve_arguments(parser):
+    _data(parser)
+    parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=arguments.count(0), default=8000, help="the port (default: 8000)")
+    parser.add_argument("--workers", type=arguments.count(1), default=1, metavar="N", help="server processes")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler for the hidden-track evaluator")
+
+
+def cmd_serve(args, console):
+    _service()
+    from ..service.serve import serve
+
+    console.say(f"ember: serving {args.data} on http://{args.host}:{args.port} ({args.workers} processes).")
+    console.flush()
+    serve(args.data, args.host, args.port, args.workers, scheduler=args.scheduler)
+    return 0
+
+
+def export_arguments(parser):
+    _data(parser)
+    parser.add_argument("board", metavar="BOARD")
+    arguments.add_output(parser, "the results directory to write (new or empty)", "RESULTS_DIR", required=True)
+    parser.add_argument("--track", choices=("open", "hidden"), default="open", help="the track (default: open)")
+
+
+def cmd_export(args, console):
+    _service()
+    from ..service.exporting import export_board
+    from ..service.registry import open_service
+
+    config, db = open_service(args.data)
+    count = export_board(db, config, args.board, args.output, args.track)
+    console.say(f"ember: wrote {args.output}: {count} rows.")
+    return 0
+
+
+def reverify_arguments(parser):
+    _data(parser)
+    parser.add_argument("board", metavar="BOARD")
+
+
+def cmd_reverify(args, console):
+    _service()
+    from ..service.operations import reverify
+    from ..service.registry import open_service
+
+    config, db = open_service(args.data)
+    checked, differ = reverify(config, db, args.board)
+    for record, reason in differ:
+        console.line(f"{record}: {reason}")
+    console.line(f"ember service reverify: {checked} rows, {len(differ)} differ.")
+    return EXIT_MISMATCH if differ else 0
+
+
+def backup_arguments(parser):
+    _data(parser)
+    arguments.add_output(
+        parser, "the copy of the database (and FILE.records: the records it names)", "FILE", required=True
+    )
+
+
+def cmd_backup(args, console):
+    _service()
+    from ..service.operations import backup
+    from ..service.registry import open_service
+
+    config, db = open_service(args.data, migrated=False)
+    count = backup(config, db, args.output)
+    console.say(f"ember: wrote {args.output} and {args.output}.records ({count} records; copy them from DATA).")
+    return 0
+
+
+def _service_commands():
+    def row(name, text, arguments_of, handler, writes=never, output=None):
+        return Command(name, text, text[0].upper() + text[1:] + ".", arguments_of, handler, writes, output)
+
+    return (
+        row("init", "make a service directory, or apply its pending migrations", init_arguments, cmd_init),
+        row("board add", "add a board from a campaign file's scenarios and seeds", board_add_arguments, cmd_board_add),
+        row("board reveal", "publish a board's hidden seeds and salt (no job may be running)", board_reveal_arguments,
+            cmd_board_reveal),
+        row("check-commitment", "check a board's hidden-track commitment against its revealed seeds",
+            check_commitment_arguments, cmd_check_commitment, always),
+        row("team add", "add a team; prints its first API token once", team_arguments, cmd_team_add, always),
+        row("token add", "give a team another API token (printed once)", team_arguments, cmd_token_add, always),
+        row("token revoke", "revoke a team's tokens (--all, or one by its prefix)", token_revoke_arguments,
+            cmd_token_revoke),
+        row("serve", "run the HTTP service (uvicorn)", serve_arguments, cmd_serve),
+        row("export", "write a board's track as a results directory", export_arguments, cmd_export, never, "-o"),
+        row("reverify", "re-authenticate every stored record of a board", reverify_arguments, cmd_reverify, always),
+        row("backup", "a consistent copy of the database", backup_arguments, cmd_backup, never, "-o"),
+    )  # fmt: skip
+
+
+def service_arguments(parser):
+    """The ``service`` row's arguments: a subcommand per ``SERVICE_COMMANDS`` row (two words: a nested level)."""
+    sub = parser.add_subparsers(dest="service_command", metavar="COMMAND", required=True)
+    groups = {}
+    for row in _service_commands():
+        words = row.name.split()
+        target = sub
+        if len(words) == 2:
+            if words[0] not in groups:
+                group = sub.add_parser(words[0], help=f"{words[0]} commands")
+                groups[words[0]] = group.add_subparsers(dest=f"{words[0]}_command", metavar="COMMAND", required=True)
+            target = groups[words[0]]
+        command = target.add_parser(words[-1], help=row.help, description=row.description)
+        row.arguments(command)
+        command.set_defaults(service_row=row)
+
+
+def cmd_service(args, console):
+    return args.service_row.handler(args, console)
+
+
+def service_writes_stdout(args):
+    row = getattr(args, "service_row", None)
+    return row is not None and row.writes_stdout(args)
+
+
+# -- submit ------------------------------------------------------------------------------------
+
+SUBMIT_EPILOG = (
+    "Exit status: 0 when the submission is closed (or complete, with --no-close), 1 when some episodes were "
+    "refused (each named with the server's message), 2 for bad input. A progress bar shows on a terminal. "
+    "With --agent BUNDLE (the hidden track): prints the job's id and exits 0 once the service accepts the bundle."
+)
+
+
+def submit_arguments(parser):
+    parser.add_argument("url", metavar="URL", help="the service (https://HOST; http:// only to a loopback address)")
+    parser.add_argument("board", metavar="BOARD")
+    parser.add_argument("--token-file", metavar="F", required=True, help="a file holding the team's API token")
+    parser.add_argument("--policy", metavar="NAME", help="the submission's policy name (not with --agent)")
+    parser.add_argument(
+        "source", metavar="SOURCE", help="a results directory (--keep-records) or a records folder; with --agent, "
+        "the bundle"
+    )  # fmt: skip
+    # --agent BUNDLE reads as the flag and SOURCE (argparse cannot take an optional positional before options).
+    parser.add_argument(
+        "--agent", action="store_true", help="SOURCE is a .tar.gz agent bundle for the hidden track (service.md §6)"
+    )
+    parser.add_argument("--jobs", type=arguments.count(1), default=4, metavar="N", help="uploads at once (default 4)")
+    parser.add_argument("--no-close", action="store_true", help="do not close the submission when it is complete")
+
+
+def cmd_submit(args, console):
+    _service()
+    from ..errors import ServiceError
+    from ..progress import items_progress
+    from ..service.client import read_token, submit
+
+    if args.agent == (args.policy is not None):
+        raise ServiceError("ember submit: expected --policy NAME SOURCE (the open track) or --agent BUNDLE (hidden)")
+    token = read_token(args.token_file)
+    if args.agent:
+        from ..service.client import submit_agent
+
+        console.line(f"ember submit: job {submit_agent(args.url, args.board, token, args.source)} is queued.")
+        return 0
+    with items_progress("uploading", "records", console.progress_stream) as on_item:
+        outcome = submit(args.url, args.board, token, args.policy, args.source, args.jobs, not args.no_close, on_item)
+    for scenario_id, seed, message in outcome.refused:
+        console.warn(f"{scenario_id} seed {seed}: refused: {message}")
+    console.line(f"ember submit: {outcome.line()}")
+    if outcome.refused or outcome.missing:
+        return EXIT_MISMATCH
+    return 0
+
+
+__all__ = ["cmd_service", "cmd_submit", "service_arguments", "service_writes_stdout", "submit_arguments"]

@@ -1,0 +1,89 @@
+"""A board as the service reads it (service.md §2, §3): its scenarios, seeds, versions and public JSON."""
+
+import json
+import threading
+
+import sqlalchemy as sa
+
+from ..scenario import compile_scenario
+from . import tables
+
+
+class BoardScenario:
+    def __init__(self, row):
+        self.scenario_id = row.scenario_id
+        self.scenario_hash = row.scenario_hash
+        self.data = bytes(row.data)
+        seeds = json.loads(bytes(row.seeds))
+        self.seeds = tuple(seeds) if isinstance(seeds, list) else seeds  # the hidden track: a count
+
+
+class Board:
+    """One board's immutable part (scenarios, versions, hidden commitment) and its ``version`` when read."""
+
+    def __init__(self, row, scenario_rows):
+        self.id = row.id
+        self.name = row.name
+        self.versions = json.loads(bytes(row.versions))
+        self.hidden = None if row.hidden is None else json.loads(bytes(row.hidden))
+        self.version = row.version
+        self.open = [BoardScenario(s) for s in scenario_rows if s.track == "open"]
+        self.hidden_scenarios = [BoardScenario(s) for s in scenario_rows if s.track == "hidden"]
+        self.by_id = {s.scenario_id: s for s in self.open}
+
+    def episode_keys(self):
+        """The open track's episode keys (scenario_id, seed), in board order."""
+        return [(s.scenario_id, seed) for s in self.open for seed in s.seeds]
+
+    def public(self):
+        """``GET /api/boards/{board}``'s JSON."""
+        hidden = None
+        if self.hidden is not None:
+            hidden = {**self.hidden, "revealed": self.hidden.get("revealed")}
+        return {
+            "name": self.name,
+            "versions": self.versions,
+            "scenarios": [
+                {"scenario_id": s.scenario_id, "scenario_hash": s.scenario_hash, "seeds": list(s.seeds)}
+                for s in self.open
+            ],
+            "hidden": hidden,
+            "version": self.version,
+        }
+
+    def scenario_bytes(self, scenario_id):
+        for s in (*self.open, *self.hidden_scenarios):
+            if s.scenario_id == scenario_id:
+                return s.data
+        return None
+
+
+def load_board(connection, name):
+    """The board called ``name``, or None."""
+    if not isinstance(name, str) or len(name) > 64:
+        return None
+    row = connection.execute(sa.select(tables.boards).where(tables.boards.c.name == name)).first()
+    if row is None:
+        return None
+    c = tables.scenarios.c
+    scenario_rows = connection.execute(
+        sa.select(tables.scenarios).where(c.board_id == row.id).order_by(c.track, c.position)
+    ).all()
+    return Board(row, scenario_rows)
+
+
+def board_names(connection):
+    return list(connection.execute(sa.select(tables.boards.c.name).order_by(tables.boards.c.name)).scalars())
+
+
+_compiled = {}
+_compiled_lock = threading.Lock()
+
+
+def compiled_scenario(scenario):
+    """The compiled scenario of a ``BoardScenario``, compiled once per process."""
+    with _compiled_lock:
+        found = _compiled.get(scenario.scenario_hash)
+        if found is None:
+            found = _compiled[scenario.scenario_hash] = compile_scenario(json.loads(scenario.data))
+        return found

@@ -1,0 +1,83 @@
+"""The hidden track's endpoints (service.md §3): ``POST /api/boards/{board}/agents``, ``GET /api/jobs/{id}``.
+
+A bundle's body streams to a temporary file of ``DATA/jobs/tmp`` (at most
+``max_bundle_bytes`` as sent: 413; a stalling body: 408), is checked
+whole (``bundles.check_bundle``: 422 naming the member or the manifest's
+key) and only then becomes a queued job (202 with its id; 409 after the
+reveal; 429 while the team has a job queued or running, or past the
+day's count).  Records of revealed hidden rows are served like those of
+ranked open rows.
+"""
+
+import contextlib
+import os
+import uuid
+
+import sqlalchemy as sa
+
+from ..errors import ServiceRefusal
+from . import jobs, tables
+from .boards import load_board
+from .bundles import check_bundle
+from .hidden import revealed
+from .uploads import CLOSE, body_chunks
+
+TMP_DIR = "tmp"
+
+
+def _temporary(service):
+    folder = os.path.join(jobs.jobs_root(service.config), TMP_DIR)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return os.path.join(folder, f"{uuid.uuid4()}.part")
+
+
+async def receive_bundle(service, request, threaded):
+    team = await threaded(service.team, request)
+    board = await threaded(service.board, request.path_params["board"])
+    if board.hidden is None:
+        raise ServiceRefusal(404, f"board {board.name} has no hidden track", headers=CLOSE)
+    if board.hidden.get("revealed") is not None:
+        message = f"board {board.name}: the hidden track is revealed; it takes no new bundle"
+        raise ServiceRefusal(409, message, headers=CLOSE)
+    limits = service.config.board_limits(board.name)
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > limits.max_bundle_bytes):
+        raise ServiceRefusal(413, f"the bundle is longer than {limits.max_bundle_bytes:,} bytes as sent", headers=CLOSE)
+    path = await threaded(_temporary, service)
+    try:
+        sent = 0
+        with open(path, "xb") as handle:
+            async for chunk in body_chunks(request, service.limits):
+                sent += len(chunk)
+                if sent > limits.max_bundle_bytes:
+                    raise ServiceRefusal(
+                        413, f"the bundle is longer than {limits.max_bundle_bytes:,} bytes as sent", headers=CLOSE
+                    )
+                handle.write(chunk)
+        manifest, _ = await threaded(check_bundle, path, team.name, limits)
+        job_id = await threaded(jobs.create, service.config, service.db, board, team, path, manifest)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"id": job_id}, 202)
+
+
+def job_status(service, job_id, team):
+    with service.db.transaction(read=True) as connection:
+        job = jobs.find(connection, job_id, team)
+        board = load_board(connection, job.board)
+    return jobs.status(service.config, service.db, job, board)
+
+
+def revealed_record(connection, digest):
+    """The stored name of a record of a revealed hidden row, or None."""
+    r, j = tables.hidden_rows.c, tables.jobs.c
+    found = connection.execute(
+        sa.select(r.stored, j.board_id).join(tables.jobs, j.id == r.job_id).where(r.record_sha256 == digest)
+    ).all()
+    for item in found:
+        if item.stored is not None and revealed(connection, item.board_id):
+            return item.stored
+    return None

@@ -1,0 +1,278 @@
+"""The hidden track's evaluator (service.md §6): the ``serve`` parent's thread that runs jobs as campaigns.
+
+A job is run as a campaign of the board's hidden scenarios, with their
+secret seeds, and the bundle as its one policy ``TEAM.NAME`` under
+isolation.md ``required`` (``ember.campaign.evaluate`` itself, local
+workers or the Dask cluster of ``--scheduler``), into the job's own
+results directory with its records kept.  While it runs, and once more at
+the end, every new row of that directory is committed with its
+``hidden_row`` entry (``row`` null, ``row_sha256``) and its record moved
+into the record store, in one transaction per row; the ``hidden_rows``
+table holds one row per episode of a job.  A server killed at any moment
+resumes the job on restart: the campaign's resume runs only the episodes
+without a row, and the rows already written are committed if they were
+not.  The job is leased (``owner``, ``lease_until``, renewed every third
+of the lease), so however many servers share the database, exactly one
+evaluator runs a job at a time.
+"""
+
+import contextlib
+import fcntl
+import json
+import os
+import shlex
+import shutil
+import sys
+import threading
+import traceback
+
+import sqlalchemy as sa
+
+from ..errors import EmberError
+from ..results.log import row_sha256
+from . import audit, jobs, tables
+from .boards import load_board
+from .bundles import extract_bundle
+from .store import RecordStore
+
+SANDBOX = "required"
+_COPY = 1 << 20
+
+
+def campaign_text(board_name, scenarios, keys, policy):
+    """The job's campaign file: the hidden scenarios (files beside the job) with their secret seeds, one policy."""
+    import tomli_w
+
+    seeds = {}
+    for scenario_id, _, seed in keys:
+        seeds.setdefault(scenario_id, []).append(seed)
+    value = {
+        "campaign": board_name,
+        "scenarios": [
+            {"source": f"../{jobs.SCENARIOS_NAME}/{s.scenario_id}.json", "seeds": sorted(seeds[s.scenario_id])}
+            for s in scenarios
+        ],
+        "policies": [policy],
+    }
+    return tomli_w.dumps(value)
+
+
+def policy_entry(name, manifest, agent_folder):
+    """The campaign's policy entry of a bundle's manifest (campaign.md §2, isolation.md §2's keys)."""
+    entry = {"name": name}
+    if manifest.get("agent") is not None:
+        entry["agent"] = shlex.join(manifest["agent"])
+        # The sandbox binds the bundle's own files: every top-level entry of it, the campaign file excepted.
+        entry["files"] = sorted(n for n in os.listdir(agent_folder) if n != jobs.CAMPAIGN_NAME)
+    else:
+        entry["python"] = manifest["python"]
+    for key in ("step_timeout", "memory_mb", "episode_timeout"):
+        if manifest.get(key) is not None:
+            entry[key] = manifest[key]
+    return entry
+
+
+class Evaluator:
+    """Claims jobs and runs them, one at a time, until ``stop`` is set."""
+
+    def __init__(self, config, db, scheduler=None, workers=None, poll_s=1.0):
+        self.config = config
+        self.db = db
+        self.scheduler = scheduler
+        self.workers = workers
+        self.poll_s = poll_s
+        self.owner = jobs.owner_name()
+        self.lease_s = config.limits.job_lease_s
+        self.store = RecordStore(config.records)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, name="ember-evaluator", daemon=True)
+
+    def start(self):
+        self.thread.start()
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                job_id = jobs.claim(self.db, self.owner, self.lease_s)
+            except EmberError:
+                job_id = None  # the database is down: try again next round
+            if job_id is None:
+                self.stop.wait(self.poll_s)
+                continue
+            self.run_job(job_id)
+
+    # -- one job ----------------------------------------------------------------------------
+
+    def _read(self, job_id):
+        with self.db.transaction(read=True) as connection:
+            job = jobs.find(connection, job_id)
+            board = load_board(connection, job.board)
+            secret = connection.execute(
+                sa.select(tables.boards.c.hidden_secret).where(tables.boards.c.id == board.id)
+            ).scalar_one()
+        return job, board, json.loads(bytes(secret))
+
+    def prepare(self, job, board, secret):
+        """The job's files: the bundle unpacked (once), the scenarios and the campaign file (every time: the same)."""
+        files = jobs.JobFiles(self.config, job.id)
+        if not os.path.isdir(files.agent):
+            partial = files.agent + ".part"
+            shutil.rmtree(partial, ignore_errors=True)
+            extract_bundle(files.bundle, partial)
+            os.rename(partial, files.agent)
+        scenarios = os.path.join(files.folder, jobs.SCENARIOS_NAME)
+        os.makedirs(scenarios, mode=0o700, exist_ok=True)
+        for s in board.hidden_scenarios:
+            with open(os.path.join(scenarios, f"{s.scenario_id}.json"), "wb") as handle:
+                handle.write(s.data + b"\n")
+        policy = policy_entry(f"{job.team}.{job.policy}", json.loads(bytes(job.manifest)), files.agent)
+        text = campaign_text(board.name, board.hidden_scenarios, secret["keys"], policy)
+        partial = files.campaign + ".part"
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(partial, files.campaign)
+        return files
+
+    def run_job(self, job_id):
+        from ..campaign.evaluate import evaluate
+
+        job, board, secret = self._read(job_id)
+        lost = threading.Event()
+        beat = threading.Thread(target=self._heartbeat, args=(job_id, lost), daemon=True)
+        beat.start()
+        outcome = {}
+        try:
+            files = self.prepare(job, board, secret)
+            lock = self._lock(files, lost)
+            if lock is None:
+                return  # the lease was lost while an earlier evaluator's run still held the job's folder
+
+            def campaign():
+                try:
+                    outcome["summary"] = evaluate(
+                        files.campaign, files.results, workers=self.workers, scheduler=self.scheduler,
+                        keep_records=True, sandbox=SANDBOX,
+                    )  # fmt: skip
+                except BaseException as exc:  # noqa: BLE001 (reported as the job's failure)
+                    outcome["error"] = exc
+                finally:
+                    os.close(lock)  # held while this run lasts, even after its lease was lost
+
+            worker = threading.Thread(target=campaign, name="ember-job", daemon=True)
+            worker.start()
+            while worker.is_alive() and not lost.is_set():
+                worker.join(self.poll_s)
+                self.commit_rows(job, board, files)
+            if lost.is_set():
+                return  # another evaluator holds the job now; this one's rows are in the same directory
+            self.commit_rows(job, board, files)
+            error = outcome.get("error")
+            summary = outcome.get("summary")
+            if error is None and summary.missing:
+                jobs.finish(self.db, job_id, self.owner, "failed", f"{summary.missing} episodes have no row")
+            elif error is None:
+                jobs.finish(self.db, job_id, self.owner, "done")
+            elif isinstance(error, EmberError):
+                jobs.finish(self.db, job_id, self.owner, "failed", " ".join(str(error).split()))
+            else:
+                # EMBER's own failure: the operator reads it on the server's stderr, the team only its name.
+                traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
+                jobs.finish(self.db, job_id, self.owner, "failed", f"the evaluation stopped: {type(error).__name__}")
+        except EmberError as exc:
+            with contextlib.suppress(EmberError):
+                jobs.finish(self.db, job_id, self.owner, "failed", " ".join(str(exc).split()))
+        except OSError as exc:
+            with contextlib.suppress(EmberError):
+                jobs.finish(self.db, job_id, self.owner, "failed", f"the job's files: {exc.strerror or exc}")
+        finally:
+            lost.set()
+
+    def _lock(self, files, lost):
+        """The job folder's lock (a descriptor), waited for while the lease holds; None once it is lost.
+
+        An evaluator whose lease was taken over may still be running the job's campaign: the new owner waits
+        for that run to end rather than start a second one on the same results directory.
+        """
+        fd = os.open(os.path.join(files.folder, "lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        while not lost.is_set():
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                lost.wait(self.poll_s)
+        os.close(fd)
+        return None
+
+    def _heartbeat(self, job_id, lost):
+        while not lost.wait(self.lease_s / 3):
+            try:
+                if not jobs.renew(self.db, job_id, self.owner, self.lease_s):
+                    lost.set()
+            except EmberError:
+                continue  # the database is down: the lease runs on until it answers again
+
+    # -- rows -------------------------------------------------------------------------------
+
+    def commit_rows(self, job, board, files):
+        """Commit every row of the job's results directory not in the database yet; returns how many."""
+        from ..results import read_results
+
+        try:
+            results = read_results(files.results, keep_rows=True)
+        except (EmberError, OSError):
+            return 0  # not made yet, or being made
+        r = tables.hidden_rows.c
+        with self.db.transaction(read=True) as connection:
+            have = {
+                (item.scenario_id, item.seed)
+                for item in connection.execute(sa.select(r.scenario_id, r.seed).where(r.job_id == job.id))
+            }
+        new = sorted((row for row in results.counting.values()), key=lambda row: row.line)
+        count = 0
+        for found in new:
+            row = found.value
+            key = (row["scenario_id"], row["seed"])
+            if key in have:
+                continue
+            stored = None
+            if row["record"] is not None:
+                stored = self._store(os.path.join(files.results, *row["record"].split("/")), row["record_sha256"])
+            self._commit(job, board, row, stored)
+            count += 1
+        return count
+
+    def _store(self, path, sha256):
+        temporary = self.store.temporary()
+        try:
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(_COPY), b""):
+                    temporary.write(block)
+            return temporary.commit(sha256)
+        except BaseException:
+            temporary.discard()
+            raise
+
+    def _commit(self, job, board, row, stored):
+        from ..canonical import canonical_json_reference
+
+        digest = row_sha256(row)
+        with self.db.transaction() as connection:
+            audit.lock_board(connection, board.id)
+            r = tables.hidden_rows.c
+            exists = connection.execute(
+                sa.select(r.id).where(r.job_id == job.id, r.scenario_id == row["scenario_id"], r.seed == row["seed"])
+            ).first()
+            if exists is not None:
+                return
+            seq = audit.append(
+                connection, board.id, "hidden_row", team=job.team, policy=job.policy, row=None, row_sha256=digest,
+                data={"job": job.id},
+            )  # fmt: skip
+            connection.execute(
+                sa.insert(tables.hidden_rows).values(
+                    job_id=job.id, scenario_id=row["scenario_id"], seed=row["seed"],
+                    row=canonical_json_reference(row), row_sha256=digest, record_sha256=row["record_sha256"],
+                    stored=stored, seq=seq,
+                )
+            )  # fmt: skip

@@ -1,0 +1,178 @@
+"""``ember service export`` (service.md §7): a board's track as a results directory anyone can re-check.
+
+``campaign.json`` names the board, its versions (as fixed at ``board
+add``; ``package`` the running one), its scenarios (``source`` is the
+exported ``scenarios/<id>.json``) and one ``records`` policy per closed,
+not withdrawn submission, in the order of their ``close`` entries;
+``episodes.jsonl`` is the stored row bytes of those submissions, in log
+order; ``records/`` holds each row's record at its ``record`` path;
+``log.jsonl`` the board's whole audit log; ``ranking.json`` and
+``statistics.json`` are computed from the directory by the project's own
+ranking and statistics (B = 10,000, seed 0).  So ``ember verify R``,
+``ember verify R --log R/log.jsonl``, ``ember rank R`` and ``ember stats R``
+agree with it byte for byte.
+
+The hidden track (``--track hidden``) is the same form over the hidden
+scenarios with their secret seeds and one ``records`` policy per ranked
+job (each team's latest ``done`` job per policy name, in the order the
+jobs ended); its rows are the ``hidden_rows`` of those jobs in log order
+(a failed row names no record).  The service serves it only after the
+reveal; before, only its ranking and statistics (which name no seed).
+"""
+
+import json
+import os
+import shutil
+
+import sqlalchemy as sa
+
+from ..campaign.evaluate import package_version
+from ..canonical import canonical_json_reference
+from ..errors import ServiceError
+from ..results import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
+from ..results.log import LOG_FILE
+from . import audit, tables
+from .boards import load_board
+from .store import RecordStore
+
+#: The campaign.json versions (campaign.md §4); a board also fixes ``statistics``, which campaign.json has no key for.
+CAMPAIGN_VERSIONS = ("simulator", "observation", "metrics", "ranking")
+
+
+class NothingRanked(ServiceError):
+    """The track has no ranked submission (export's exit status 2; the API's 404)."""
+
+
+def snapshot(db, name):
+    """(board, policies in close order, rows as (bytes, stored, row dict), log lines) read in one transaction."""
+    s = tables.submissions.c
+    with db.transaction(read=True) as connection:
+        board = load_board(connection, name)
+        if board is None:
+            raise ServiceError(f"board {name!r}: no such board")
+        lines = audit.entries(connection, board.id)
+        ranked = {}
+        for line in lines:
+            entry = json.loads(line)
+            if entry["event"] == "close":
+                ranked[(entry["team"], entry["policy"])] = True
+            elif entry["event"] == "withdraw":
+                ranked.pop((entry["team"], entry["policy"]), None)
+        order = list(ranked)
+        found = connection.execute(
+            sa.select(s.id, s.policy, tables.teams.c.name.label("team"))
+            .join(tables.teams, tables.teams.c.id == s.team_id)
+            .where(s.board_id == board.id, s.state == "closed")
+        ).all()
+        ids = {(row.team, row.policy): row.id for row in found}
+        policies = [(team, policy, ids[team, policy]) for team, policy in order if (team, policy) in ids]
+        r = tables.rows.c
+        rows = connection.execute(
+            sa.select(r.row, r.stored).where(r.submission_id.in_([sub_id for _, _, sub_id in policies])).order_by(r.seq)
+        ).all()
+    return board, policies, [(bytes(row.row), row.stored) for row in rows], lines
+
+
+def hidden_snapshot(db, name):
+    """The hidden track's (board, ranked jobs as (team, policy, job id), rows as (bytes, stored), log lines,
+    the keys), read in one transaction."""
+    from .hidden import ranked_jobs, secret_keys
+
+    with db.transaction(read=True) as connection:
+        board = load_board(connection, name)
+        if board is None:
+            raise ServiceError(f"board {name!r}: no such board")
+        if board.hidden is None:
+            raise NothingRanked(f"board {name!r}: has no hidden track")
+        lines = audit.entries(connection, board.id)
+        policies = ranked_jobs(connection, board.id)
+        r = tables.hidden_rows.c
+        rows = connection.execute(
+            sa.select(r.row, r.stored).where(r.job_id.in_([job for _, _, job in policies])).order_by(r.seq)
+        ).all()
+        keys = secret_keys(connection, board.id)
+    return board, policies, [(bytes(row.row), row.stored) for row in rows], lines, keys
+
+
+def _place(source, target, link):
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    if link:
+        try:
+            os.link(source, target)
+            return
+        except OSError:
+            pass
+    shutil.copyfile(source, target)
+
+
+def _write(path, data):
+    with open(path, "xb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def export_board(db, config, name, out, track="open", link=False, replicates=None):
+    """Write board ``name``'s ``track`` to the new or empty directory ``out``; returns the number of rows.
+
+    ``link``: hard-link the records from the store where it can (the service's own derived copies).
+    Raises ``NothingRanked`` (nothing written) when no submission is ranked.
+    """
+    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
+        raise ServiceError(f"{out}: expected a new or empty directory")
+    if track == "open":
+        board, policies, rows, lines = snapshot(db, name)
+        scenarios = [(s, list(s.seeds)) for s in board.open]
+    else:
+        board, policies, rows, lines, keys = hidden_snapshot(db, name)
+        seeds = {}
+        for scenario_id, _, seed in keys:
+            seeds.setdefault(scenario_id, []).append(seed)
+        scenarios = [(s, sorted(seeds[s.scenario_id])) for s in board.hidden_scenarios]
+    if not policies:
+        raise NothingRanked(f"board {name!r}: no ranked submission (no closed, not withdrawn one) on the {track} track")
+    os.makedirs(out, exist_ok=True)
+    store = RecordStore(config.records)
+    versions = {key: board.versions[key] for key in CAMPAIGN_VERSIONS}
+    versions["package"] = package_version()
+    campaign = {
+        "campaign": board.name,
+        "versions": versions,
+        "scenarios": [
+            {
+                "scenario_id": s.scenario_id,
+                "scenario_hash": s.scenario_hash,
+                "source": f"{SCENARIOS_DIR}/{s.scenario_id}.json",
+                "seeds": seeds,
+            }
+            for s, seeds in scenarios
+        ],
+        "policies": [
+            {"name": f"{team}.{policy}", "records": f"{RECORDS_DIR}/{team}.{policy}"} for team, policy, _ in policies
+        ],
+    }
+    os.makedirs(os.path.join(out, SCENARIOS_DIR))
+    for s, _ in scenarios:
+        _write(os.path.join(out, SCENARIOS_DIR, f"{s.scenario_id}.json"), s.data + b"\n")
+    for line, stored in rows:
+        row = json.loads(line)
+        if stored is not None:
+            _place(store.path(stored), os.path.join(out, *row["record"].split("/")), link)
+    _write(os.path.join(out, EPISODES_FILE), b"".join(line + b"\n" for line, _ in rows))
+    _write(os.path.join(out, LOG_FILE), b"".join(line + b"\n" for line in lines))
+    _write(os.path.join(out, CAMPAIGN_FILE), canonical_json_reference(campaign) + b"\n")
+    ranking, statistics = derived_numbers(out, replicates)
+    _write(os.path.join(out, RANKING_FILE), ranking)
+    _write(os.path.join(out, STATISTICS_FILE), statistics)
+    return len(rows)
+
+
+def derived_numbers(directory, replicates=None):
+    """(ranking.json, statistics.json) bytes of a results directory, by the project's ranking and statistics."""
+    from ..ranking import ranking_bytes, ranking_of
+    from ..results import read_results
+    from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED, statistics_bytes, statistics_of_directory
+
+    ranking = ranking_bytes(ranking_of(read_results(directory)))
+    statistics, _ = statistics_of_directory(directory, replicates or DEFAULT_REPLICATES, DEFAULT_SEED)
+    return ranking, statistics_bytes(statistics)

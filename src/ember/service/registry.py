@@ -1,0 +1,234 @@
+"""The administrative side (service.md §2): the service directory, teams, tokens, boards.
+
+Only commands on the machine that holds DATA call these; the HTTP API has
+no administrative endpoint.  A token is ``ember_`` and 43 URL-safe
+characters (256 random bits), printed once; only its SHA-256 is stored.
+"""
+
+import hashlib
+import hmac
+import os
+import re
+import secrets
+
+import sqlalchemy as sa
+
+from ..campaign.evaluate import package_version
+from ..canonical import canonical_json, canonical_json_reference
+from ..errors import CampaignError, ServiceError
+from ..scenario import ID_PATTERN
+from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION, STATISTICS_VERSION
+from . import audit, tables
+from .config import CONFIG_FILE, DATABASE_VARIABLE, RECORDS_DIR, config_text, default_database, read_config
+from .database import Database
+
+TEAM_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,23}")
+TOKEN_PREFIX = "ember_"
+#: The characters of a token kept to name it (``token revoke TEAM PREFIX``).
+SHOWN_PREFIX = len(TOKEN_PREFIX) + 8
+MAX_SEED = 2**63
+
+
+# -- the service directory -------------------------------------------------------------
+
+
+def init_service(data, database=None):
+    """Make (or bring up to date) the service directory ``data``; returns the ``ServiceConfig``.
+
+    On a new DATA: ``service.toml`` (mode 0600), ``records/``, the database
+    with every migration applied.  On an existing one: the pending
+    migrations, nothing else.
+    """
+    path = os.path.join(data, CONFIG_FILE)
+    if not os.path.exists(path):
+        url = database or os.environ.get(DATABASE_VARIABLE) or default_database(data)
+        Database(url)  # a bad URL is refused before anything is written
+        os.makedirs(data, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(config_text(url))
+    config = read_config(data)
+    os.makedirs(os.path.join(data, RECORDS_DIR), exist_ok=True)
+    db = Database(config.database)
+    try:
+        db.migrate()
+    finally:
+        db.dispose()
+    return config
+
+
+def open_service(data, migrated=True):
+    """(``ServiceConfig``, ``Database``) of an existing service directory; with ``migrated`` a pending
+    migration is refused (run ``ember service init DATA``)."""
+    config = read_config(data)
+    db = Database(config.database)
+    if migrated and db.pending():
+        db.dispose()
+        raise ServiceError(f"{data}: the database has pending migrations: run 'ember service init {data}' first")
+    return config, db
+
+
+# -- teams and tokens -----------------------------------------------------------------
+
+
+def token_sha256(token):
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _team(connection, name):
+    row = connection.execute(sa.select(tables.teams).where(tables.teams.c.folded == name.lower())).first()
+    if row is None or row.name != name:
+        raise ServiceError(f"team {name!r}: no such team")
+    return row
+
+
+def _new_token(connection, team_id):
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    connection.execute(
+        sa.insert(tables.tokens).values(
+            team_id=team_id, sha256=token_sha256(token), prefix=token[:SHOWN_PREFIX], created_at=audit.now()
+        )
+    )
+    return token
+
+
+def add_team(db, name):
+    """Add team ``name``; returns its first token (printed once, never stored)."""
+    if not isinstance(name, str) or not TEAM_PATTERN.fullmatch(name):
+        raise ServiceError(f"team name {name!r}: expected [A-Za-z0-9][A-Za-z0-9_-]{{0,23}}")
+    with db.transaction() as connection:
+        taken = connection.execute(sa.select(tables.teams.c.name).where(tables.teams.c.folded == name.lower()))
+        existing = taken.scalar()
+        if existing is not None:
+            raise ServiceError(f"team {name!r}: taken (by {existing!r}; names are unique ignoring case)")
+        team_id = connection.execute(
+            sa.insert(tables.teams).values(name=name, folded=name.lower(), created_at=audit.now())
+        ).inserted_primary_key[0]
+        return _new_token(connection, team_id)
+
+
+def add_token(db, name):
+    with db.transaction() as connection:
+        return _new_token(connection, _team(connection, name).id)
+
+
+def revoke_tokens(db, name, prefix=None):
+    """Revoke the team's tokens (all, or those starting with ``prefix``); returns how many."""
+    with db.transaction() as connection:
+        team = _team(connection, name)
+        c = tables.tokens.c
+        live = connection.execute(sa.select(c.id, c.prefix).where(c.team_id == team.id, c.revoked_at.is_(None)))
+        chosen = [row.id for row in live if prefix is None or row.prefix.startswith(prefix[:SHOWN_PREFIX])]
+        if prefix is not None and (len(prefix) < len(TOKEN_PREFIX) + 4 or not prefix.startswith(TOKEN_PREFIX)):
+            raise ServiceError(f"token prefix {prefix!r}: expected the token's first characters, at least 'ember_XXXX'")
+        if not chosen:
+            raise ServiceError(f"team {name!r}: no live token" + (f" starting with {prefix!r}" if prefix else ""))
+        connection.execute(sa.update(tables.tokens).where(c.id.in_(chosen)).values(revoked_at=audit.now()))
+        return len(chosen)
+
+
+def team_of_token(connection, token):
+    """The team row a bearer token belongs to, or None (unknown, revoked or malformed)."""
+    if not isinstance(token, str) or not token.startswith(TOKEN_PREFIX) or len(token) > 200:
+        return None
+    digest = token_sha256(token)
+    c = tables.tokens.c
+    found = connection.execute(
+        sa.select(c.sha256, tables.teams).join(tables.teams).where(c.sha256 == digest, c.revoked_at.is_(None))
+    ).first()
+    if found is None or not hmac.compare_digest(found.sha256, digest):
+        return None
+    return found
+
+
+# -- boards ---------------------------------------------------------------------------
+
+
+def board_versions():
+    """The versions a board fixes at ``board add`` (service.md §2)."""
+    return {
+        "simulator": SIMULATOR_VERSION,
+        "observation": OBSERVATION_VERSION,
+        "metrics": METRICS_VERSION,
+        "ranking": RANKING_VERSION,
+        "statistics": STATISTICS_VERSION,
+        "package": package_version(),
+    }
+
+
+def _load(path):
+    from ..campaign import load_campaign
+
+    try:
+        return load_campaign(path, with_policies=False)
+    except CampaignError as exc:
+        raise ServiceError(str(exc)) from None
+
+
+def _secret_seeds(count):
+    seeds = set()
+    while len(seeds) < count:
+        seeds.add(secrets.randbelow(MAX_SEED))
+    return sorted(seeds)
+
+
+def commitment_of(keys, salt):
+    """service.md §6: SHA-256 of the canonical JSON of {"keys", "salt"}, keys sorted, seeds as numbers."""
+    ordered = sorted([list(key) for key in keys], key=lambda key: (key[0], key[1], key[2]))
+    return hashlib.sha256(canonical_json_reference({"keys": ordered, "salt": salt})).hexdigest()
+
+
+def add_board(db, name, campaign_file, hidden_file=None):
+    """Add board ``name`` from a campaign file's scenarios and seeds (and a hidden track); returns its dict."""
+    if not isinstance(name, str) or not ID_PATTERN.fullmatch(name):
+        raise ServiceError(f"board name {name!r}: expected an ID ([A-Za-z0-9][A-Za-z0-9._-]{{0,63}})")
+    campaign = _load(campaign_file)
+    versions = board_versions()
+    open_track = [
+        {"scenario_id": e.scenario_id, "scenario_hash": e.scenario_hash, "seeds": list(e.seeds)}
+        for e in campaign.scenarios
+    ]
+    hidden = secret = commitment = None
+    hidden_entries = []
+    if hidden_file is not None:
+        hidden_entries = _load(hidden_file).scenarios
+        keys = []
+        public = []
+        for entry in hidden_entries:
+            seeds = _secret_seeds(len(entry.seeds))
+            keys += [[entry.scenario_id, entry.scenario_hash, seed] for seed in seeds]
+            public.append({"scenario_id": entry.scenario_id, "scenario_hash": entry.scenario_hash, "seeds": len(seeds)})
+        salt = secrets.token_hex(32)
+        commitment = commitment_of(keys, salt)
+        hidden = {"scenarios": public, "commitment": commitment}
+        secret = {"keys": sorted(keys), "salt": salt}
+    with db.transaction() as connection:
+        if connection.execute(sa.select(tables.boards.c.id).where(tables.boards.c.name == name)).first():
+            raise ServiceError(f"board {name!r}: exists already (a board is immutable)")
+        board_id = connection.execute(
+            sa.insert(tables.boards).values(
+                name=name,
+                versions=canonical_json_reference(versions),
+                hidden=None if hidden is None else canonical_json_reference(hidden),
+                hidden_secret=None if secret is None else canonical_json_reference(secret),
+                version=0,
+                created_at=audit.now(),
+            )
+        ).inserted_primary_key[0]
+        for track, entries in (("open", campaign.scenarios), ("hidden", hidden_entries)):
+            for position, entry in enumerate(entries):
+                seeds = list(entry.seeds) if track == "open" else len(entry.seeds)
+                connection.execute(
+                    sa.insert(tables.scenarios).values(
+                        board_id=board_id,
+                        track=track,
+                        position=position,
+                        scenario_id=entry.scenario_id,
+                        scenario_hash=entry.scenario_hash,
+                        data=canonical_json(entry.data),
+                        seeds=canonical_json_reference(seeds),
+                    )
+                )
+        data = {"versions": versions, "scenarios": open_track, "hidden_commitment": commitment}
+        audit.append(connection, board_id, "board", data=data)
+    return {"name": name, "versions": versions, "scenarios": open_track, "hidden": hidden}

@@ -1,0 +1,68 @@
+"""``ember service serve`` (service.md §2, §8): the start-up sweep, the derived files, uvicorn.
+
+The ``serve`` parent refuses a database with a pending migration, sweeps
+the record store (every temporary file; stored records no row names,
+older than an hour), forgets the uploads in flight of a server that was
+killed, starts the ``Deriver`` and the hidden track's ``Evaluator`` (in this
+process only) and then runs uvicorn with ``--workers``
+server processes sharing the database.  Header limits are uvicorn's
+protocol settings: h11's incomplete-event size bounds a request's header
+bytes, and ``protocol.HeaderDeadline`` their time.
+"""
+
+import os
+
+import sqlalchemy as sa
+
+from . import tables
+from .app import DATA_VARIABLE
+from .derived import Deriver
+from .evaluation import TMP_DIR
+from .evaluator import Evaluator
+from .jobs import jobs_root
+from .registry import open_service
+from .store import RecordStore
+from .uploads import clear_slots
+
+
+def start_up(config, db):
+    """The parent's sweep (service.md §8); returns the names of the files removed."""
+    with db.transaction(read=True) as connection:
+        named = set(connection.execute(sa.select(tables.rows.c.stored)).scalars())
+        named |= set(connection.execute(sa.select(tables.hidden_rows.c.stored)).scalars())
+    clear_slots(db)
+    bundles = os.path.join(jobs_root(config), TMP_DIR)
+    if os.path.isdir(bundles):
+        for name in os.listdir(bundles):
+            os.unlink(os.path.join(bundles, name))  # bundles a killed server was receiving
+    return RecordStore(config.records).sweep(named)
+
+
+def serve(data, host="127.0.0.1", port=8000, workers=1, log_level="warning", scheduler=None):
+    import uvicorn
+
+    config, db = open_service(data)
+    start_up(config, db)
+    deriver = Deriver(config, db)
+    deriver.start()
+    evaluator = Evaluator(config, db, scheduler=scheduler)
+    evaluator.start()
+    os.environ[DATA_VARIABLE] = config.data
+    limits = config.limits
+    try:
+        uvicorn.run(
+            "ember.service.app:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            http="ember.service.protocol:HeaderDeadline",
+            h11_max_incomplete_event_size=limits.max_header_bytes,
+            timeout_keep_alive=5,
+            log_level=log_level,
+            access_log=False,
+            server_header=False,
+        )
+    finally:
+        deriver.stop.set()
+        evaluator.stop.set()

@@ -1,0 +1,257 @@
+"""Submissions and their rows in the database (service.md §3, §4): create, status, accept, close, withdraw.
+
+Every change that the board shows is one transaction with its audit
+entry; the uniqueness of (submission, scenario, seed) in the ``rows``
+table is what keeps two server processes from accepting two records for
+one key (the second insert fails, and its upload is answered as a
+re-upload: 200 when it is the same record, 409 otherwise).
+"""
+
+import json
+import re
+import uuid
+
+import sqlalchemy as sa
+
+from ..canonical import canonical_json_reference
+from ..errors import ServiceRefusal
+from ..results.log import row_sha256
+from . import audit, tables
+
+POLICY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+MAX_POLICY = 64
+RETRY_AFTER = {"Retry-After": "5"}
+
+
+def make_row(scenario, seed, policy, metrics, record, record_sha256, elapsed_s):
+    """The row of campaign.md §4 of an accepted record (for policy ``TEAM.NAME``)."""
+    return {
+        "scenario_id": scenario.scenario_id,
+        "scenario_hash": scenario.scenario_hash,
+        "seed": seed,
+        "policy": policy,
+        "status": "ok",
+        "error": None,
+        "metrics": metrics,
+        "steps": metrics["time"]["episode_steps"],
+        "record": record,
+        "record_sha256": record_sha256,
+        "elapsed_s": round(elapsed_s, 3),
+    }
+
+
+def record_path(policy, scenario_id, seed, suffix):
+    """The row's ``record``: ``records/TEAM.NAME/<scenario_id>/<seed>`` and the stored file's suffix."""
+    return f"records/{policy}/{scenario_id}/{seed}{suffix}"
+
+
+def _today():
+    return audit.now()[:10]
+
+
+def create(db, board, team, policy, per_day):
+    """A new open submission of ``team`` for ``policy`` on ``board``; returns its id."""
+    if not isinstance(policy, str) or not POLICY_PATTERN.fullmatch(policy):
+        raise ServiceRefusal(422, f"$.policy: expected a name matching [A-Za-z0-9][A-Za-z0-9._-]*, got {policy!r:.80}")
+    if len(f"{team.name}.{policy}") > MAX_POLICY:
+        raise ServiceRefusal(422, f"$.policy: {team.name}.{policy} is longer than {MAX_POLICY} characters")
+    c = tables.submissions.c
+    with db.transaction() as connection:
+        audit.lock_board(connection, board.id)  # one creator at a time per board: the day's count holds
+        found = connection.execute(
+            sa.select(c.id).where(c.board_id == board.id, c.team_id == team.id, c.policy == policy)
+        ).scalar()
+        if found is not None:
+            raise ServiceRefusal(409, f"team {team.name} already has policy {policy} on this board", {"id": found})
+        today = connection.execute(
+            sa.select(sa.func.count())
+            .select_from(tables.submissions)
+            .where(c.board_id == board.id, c.team_id == team.id, c.created_at.startswith(_today()))
+        ).scalar_one()
+        if today >= per_day:
+            raise ServiceRefusal(
+                429, f"team {team.name} made {today} submissions to this board today (the limit)", headers=RETRY_AFTER
+            )
+        submission_id = str(uuid.uuid4())
+        connection.execute(
+            sa.insert(tables.submissions).values(
+                id=submission_id, board_id=board.id, team_id=team.id, policy=policy, state="open",
+                created_at=audit.now(),
+            )
+        )  # fmt: skip
+    return submission_id
+
+
+def find(connection, submission_id, team=None):
+    """The submission (joined with its team and board names); 404 unknown, 403 another team's."""
+    try:
+        uuid.UUID(submission_id, version=4)
+    except (ValueError, AttributeError, TypeError):
+        raise ServiceRefusal(404, "no such submission") from None
+    s = tables.submissions
+    query = (
+        sa.select(s, tables.teams.c.name.label("team"), tables.boards.c.name.label("board"))
+        .join(tables.teams, tables.teams.c.id == s.c.team_id)
+        .join(tables.boards, tables.boards.c.id == s.c.board_id)
+        .where(s.c.id == submission_id)
+    )
+    found = connection.execute(query).first()
+    if found is None:
+        raise ServiceRefusal(404, "no such submission")
+    if team is not None and found.team_id != team.id:
+        raise ServiceRefusal(403, "this submission belongs to another team")
+    return found
+
+
+def accepted(connection, submission_id, scenario_id, seed):
+    c = tables.rows.c
+    return connection.execute(
+        sa.select(c.row, c.record_sha256, c.stored).where(
+            c.submission_id == submission_id, c.scenario_id == scenario_id, c.seed == seed
+        )
+    ).first()
+
+
+def status(db, board, submission):
+    """``GET /api/submissions/{id}``'s JSON."""
+    with db.transaction(read=True) as connection:
+        c = tables.rows.c
+        done = connection.execute(
+            sa.select(c.scenario_id, c.seed, c.row).where(c.submission_id == submission.id).order_by(c.seq)
+        ).all()
+        r = tables.refusals.c
+        refused = connection.execute(
+            sa.select(r.scenario_id, r.seed, r.message).where(r.submission_id == submission.id)
+        ).all()
+    have = {(row.scenario_id, row.seed) for row in done}
+    return {
+        "id": submission.id,
+        "team": submission.team,
+        "policy": submission.policy,
+        "board": board.name,
+        "state": submission.state,
+        "done": [[sid, seed] for sid, seed in board.episode_keys() if (sid, seed) in have],
+        "missing": [[sid, seed] for sid, seed in board.episode_keys() if (sid, seed) not in have],
+        "rows": [json.loads(bytes(row.row)) for row in done],
+        "refusals": [
+            {"scenario_id": row.scenario_id, "seed": row.seed, "error": row.message}
+            for row in sorted(refused, key=lambda row: (row.scenario_id, row.seed))
+        ],
+    }
+
+
+def refuse(db, submission, scenario_id, seed, message):
+    """Keep ``message`` as the key's last refusal."""
+    r = tables.refusals.c
+    with db.transaction() as connection:
+        connection.execute(
+            sa.delete(tables.refusals).where(
+                r.submission_id == submission.id, r.scenario_id == scenario_id, r.seed == seed
+            )
+        )
+        connection.execute(
+            sa.insert(tables.refusals).values(
+                submission_id=submission.id, scenario_id=scenario_id, seed=seed, message=message, at=audit.now()
+            )
+        )
+
+
+def _must_be_open(connection, submission_id):
+    state = connection.execute(
+        sa.select(tables.submissions.c.state).where(tables.submissions.c.id == submission_id)
+    ).scalar_one()
+    if state != "open":
+        raise ServiceRefusal(409, f"the submission is {state}: nothing can be added to it")
+
+
+def accept(db, board, submission, row, stored):
+    """Commit an accepted row and its ``row`` entry in one transaction; returns (status, row dict).
+
+    (201, row) when new; (200, the stored row) when this key holds the same record already; 409 when it
+    holds another, or the submission is no longer open.
+    """
+    line = canonical_json_reference(row)
+    key = (row["scenario_id"], row["seed"])
+    try:
+        with db.transaction() as connection:
+            audit.lock_board(connection, board.id)
+            _must_be_open(connection, submission.id)
+            existing = accepted(connection, submission.id, *key)
+            if existing is None:
+                seq = audit.append(
+                    connection, board.id, "row", team=submission.team, policy=submission.policy, row=row,
+                    row_sha256=row_sha256(row),
+                )  # fmt: skip
+                connection.execute(
+                    sa.insert(tables.rows).values(
+                        submission_id=submission.id, scenario_id=key[0], seed=key[1], row=line,
+                        record_sha256=row["record_sha256"], stored=stored, seq=seq,
+                    )
+                )  # fmt: skip
+                return 201, row
+    except sa.exc.IntegrityError:
+        with db.transaction(read=True) as connection:
+            existing = accepted(connection, submission.id, *key)
+    return same_record(existing, row["record_sha256"], key)
+
+
+def same_record(existing, sha256, key):
+    """A re-upload's answer: (200, the accepted row) for the same record, else a 409 refusal."""
+    if existing.record_sha256 == sha256:
+        return 200, json.loads(bytes(existing.row))
+    raise ServiceRefusal(
+        409, f"another record (sha256 {existing.record_sha256}) is accepted for {key[0]} seed {key[1]}"
+    )
+
+
+def close(db, board, submission):
+    with db.transaction() as connection:
+        audit.lock_board(connection, board.id)
+        _must_be_open(connection, submission.id)
+        count = connection.execute(
+            sa.select(sa.func.count()).select_from(tables.rows).where(tables.rows.c.submission_id == submission.id)
+        ).scalar_one()
+        missing = len(board.episode_keys()) - count
+        if missing:
+            raise ServiceRefusal(409, f"{missing} episodes have no accepted row yet", {"missing": missing})
+        at = audit.now()
+        connection.execute(
+            sa.update(tables.submissions)
+            .where(tables.submissions.c.id == submission.id)
+            .values(state="closed", closed_at=at)
+        )
+        audit.append(connection, board.id, "close", team=submission.team, policy=submission.policy)
+    return {"id": submission.id, "state": "closed", "closed_at": at}
+
+
+def withdraw(db, board, submission):
+    with db.transaction() as connection:
+        audit.lock_board(connection, board.id)
+        state = connection.execute(
+            sa.select(tables.submissions.c.state).where(tables.submissions.c.id == submission.id)
+        ).scalar_one()
+        if state == "withdrawn":
+            raise ServiceRefusal(409, "the submission is withdrawn already")
+        connection.execute(
+            sa.update(tables.submissions).where(tables.submissions.c.id == submission.id).values(state="withdrawn")
+        )
+        audit.append(connection, board.id, "withdraw", team=submission.team, policy=submission.policy)
+    return {"id": submission.id, "state": "withdrawn"}
+
+
+def listing(db, board, team=None):
+    """``GET /api/boards/{board}/submissions``: closed ones; with a token, that team's others too."""
+    s = tables.submissions
+    query = (
+        sa.select(s.c.id, s.c.policy, s.c.state, s.c.closed_at, s.c.team_id, tables.teams.c.name.label("team"))
+        .join(tables.teams, tables.teams.c.id == s.c.team_id)
+        .where(s.c.board_id == board.id)
+        .order_by(s.c.created_at, s.c.id)
+    )
+    with db.transaction(read=True) as connection:
+        found = connection.execute(query).all()
+    return [
+        {"id": row.id, "team": row.team, "policy": row.policy, "state": row.state, "closed_at": row.closed_at}
+        for row in found
+        if row.state == "closed" or (team is not None and row.team_id == team.id)
+    ]

@@ -1,0 +1,157 @@
+"""The service's tables (service.md §1), in SQLAlchemy Core: one schema for SQLite and PostgreSQL.
+
+The migrations (``migrations/versions``) create exactly these; the code
+reads and writes through these ``Table`` objects.  Canonical JSON (rows,
+log entries, scenarios) is stored as bytes, never as a JSON column: a
+database's JSON type may rewrite numbers (PostgreSQL's JSONB writes
+``5e-05`` as ``0.00005``).  Seeds are below 2^63, so a signed 64-bit
+integer holds them.
+"""
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+teams = sa.Table(
+    "teams",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(24), nullable=False, unique=True),
+    # Team names are unique ignoring case (service.md §2).
+    sa.Column("folded", sa.String(24), nullable=False, unique=True),
+    sa.Column("created_at", sa.String(32), nullable=False),
+)
+
+tokens = sa.Table(
+    "tokens",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("team_id", sa.Integer, sa.ForeignKey("teams.id"), nullable=False),
+    # Only the token's SHA-256 is stored; the prefix lets an operator name a token to revoke.
+    sa.Column("sha256", sa.String(64), nullable=False, unique=True),
+    sa.Column("prefix", sa.String(16), nullable=False),
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.Column("revoked_at", sa.String(32), nullable=True),
+)
+
+boards = sa.Table(
+    "boards",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(64), nullable=False, unique=True),
+    sa.Column("versions", sa.LargeBinary, nullable=False),  # canonical JSON
+    sa.Column("hidden", sa.LargeBinary, nullable=True),  # canonical JSON: public part of the hidden track
+    sa.Column("hidden_secret", sa.LargeBinary, nullable=True),  # canonical JSON: keys and salt until the reveal
+    sa.Column("version", sa.Integer, nullable=False),  # the seq of the board's last log entry
+    sa.Column("created_at", sa.String(32), nullable=False),
+)
+
+scenarios = sa.Table(
+    "scenarios",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("board_id", sa.Integer, sa.ForeignKey("boards.id"), nullable=False),
+    sa.Column("track", sa.String(8), nullable=False),  # "open" or "hidden"
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("scenario_id", sa.String(64), nullable=False),
+    sa.Column("scenario_hash", sa.String(71), nullable=False),
+    sa.Column("data", sa.LargeBinary, nullable=False),  # the scenario's canonical bytes
+    sa.Column("seeds", sa.LargeBinary, nullable=False),  # canonical JSON list; the hidden track's count only
+    sa.UniqueConstraint("board_id", "track", "scenario_id"),
+)
+
+submissions = sa.Table(
+    "submissions",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("board_id", sa.Integer, sa.ForeignKey("boards.id"), nullable=False),
+    sa.Column("team_id", sa.Integer, sa.ForeignKey("teams.id"), nullable=False),
+    sa.Column("policy", sa.String(64), nullable=False),
+    sa.Column("state", sa.String(12), nullable=False),  # open, closed, withdrawn
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.Column("closed_at", sa.String(32), nullable=True),
+    # Withdrawn names stay taken (service.md §3).
+    sa.UniqueConstraint("board_id", "team_id", "policy"),
+)
+
+rows = sa.Table(
+    "rows",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("submission_id", sa.String(36), sa.ForeignKey("submissions.id"), nullable=False),
+    sa.Column("scenario_id", sa.String(64), nullable=False),
+    sa.Column("seed", sa.BigInteger, nullable=False),
+    sa.Column("row", sa.LargeBinary, nullable=False),  # the row's canonical JSON, without its newline
+    sa.Column("record_sha256", sa.String(64), nullable=False),
+    sa.Column("stored", sa.String(200), nullable=False),  # the record's path in the store
+    sa.Column("seq", sa.Integer, nullable=False),  # its log entry's seq
+    # One accepted record per key, whatever the number of server processes (service.md §8).
+    sa.UniqueConstraint("submission_id", "scenario_id", "seed"),
+)
+
+refusals = sa.Table(
+    "refusals",
+    metadata,
+    sa.Column("submission_id", sa.String(36), sa.ForeignKey("submissions.id"), primary_key=True),
+    sa.Column("scenario_id", sa.String(64), primary_key=True),
+    sa.Column("seed", sa.BigInteger, primary_key=True),
+    sa.Column("message", sa.Text, nullable=False),
+    sa.Column("at", sa.String(32), nullable=False),
+)
+
+log = sa.Table(
+    "log",
+    metadata,
+    sa.Column("board_id", sa.Integer, sa.ForeignKey("boards.id"), primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True),
+    sa.Column("entry", sa.LargeBinary, nullable=False),  # the canonical JSON line with its hash, verbatim
+    sa.Column("hash", sa.String(64), nullable=False),
+)
+
+# --- the second schema version: limits counted across server processes, and hidden-track jobs ---
+
+in_flight = sa.Table(
+    "in_flight",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("team_id", sa.Integer, sa.ForeignKey("teams.id"), nullable=False),
+    sa.Column("kind", sa.String(8), nullable=False),  # "upload" (per team) or "verify" (per server)
+    sa.Column("started_at", sa.String(32), nullable=False),
+)
+
+jobs = sa.Table(
+    "jobs",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("board_id", sa.Integer, sa.ForeignKey("boards.id"), nullable=False),
+    sa.Column("team_id", sa.Integer, sa.ForeignKey("teams.id"), nullable=False),
+    sa.Column("policy", sa.String(64), nullable=False),
+    sa.Column("state", sa.String(12), nullable=False),  # queued, running, done, failed
+    sa.Column("bundle", sa.String(200), nullable=False),
+    sa.Column("owner", sa.String(64), nullable=True),
+    sa.Column("lease_until", sa.String(32), nullable=True),
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.Column("done_at", sa.String(32), nullable=True),
+    sa.Column("data", sa.LargeBinary, nullable=True),
+)
+
+# --- the third schema version: the hidden track's rows, a job's manifest and failure ---
+
+jobs.append_column(sa.Column("manifest", sa.LargeBinary, nullable=True))  # canonical JSON of ember-agent.toml
+jobs.append_column(sa.Column("error", sa.Text, nullable=True))  # why a job failed (never a seed)
+
+hidden_rows = sa.Table(
+    "hidden_rows",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("job_id", sa.String(36), sa.ForeignKey("jobs.id"), nullable=False),
+    sa.Column("scenario_id", sa.String(64), nullable=False),
+    sa.Column("seed", sa.BigInteger, nullable=False),
+    sa.Column("row", sa.LargeBinary, nullable=False),  # the row's canonical JSON: secret until the reveal
+    sa.Column("row_sha256", sa.String(64), nullable=False),
+    sa.Column("record_sha256", sa.String(64), nullable=True),  # failed rows have no record
+    sa.Column("stored", sa.String(200), nullable=True),
+    sa.Column("seq", sa.Integer, nullable=False),  # its hidden_row entry's seq
+    # One row per episode of a job, however often its evaluator is killed and resumed (service.md §6).
+    sa.UniqueConstraint("job_id", "scenario_id", "seed"),
+)

@@ -1,0 +1,189 @@
+"""One upload, verified while it streams (service.md §3).
+
+The endpoint reads the request body chunk by chunk (``body_chunks``,
+which ends a body that is too slow or too long with 408, or too big with
+413) and hands each chunk to an ``Upload`` in a thread of the
+verification pool: the bytes, as sent, go to a temporary file of the
+record store and through the engine's push form
+(``AuthenticationStream``: decompression, the board's scenario, the
+path's seed expected).  At the first refusal verification stops and the
+temporary file goes; the rest of the body is only counted.  A key that
+already holds an accepted record is only hashed (``DigestStream``), never
+verified again.  Limits counted in the database (``Slots``) hold across
+server processes.
+"""
+
+import asyncio
+import contextlib
+import time
+import uuid
+
+import sqlalchemy as sa
+
+from ..engine import AuthenticationStream, DigestStream
+from ..errors import EmberError, RecordStoreFullError, ServiceRefusal
+from . import audit, tables
+
+RETRY_AFTER = {"Retry-After": "5"}
+CLOSE = {"Connection": "close"}
+
+
+def one_line(text):
+    return " ".join(str(text).split())
+
+
+class Upload:
+    """The verification of one body: ``feed(chunk)`` (in a pool thread), then ``finish()``."""
+
+    def __init__(self, scenario, seed, limits, store=None, verify=True):
+        self.max_bytes = limits.max_record_bytes
+        if verify:
+            self.stream = AuthenticationStream(scenario, seed, limits.max_decompressed_bytes)
+        else:
+            self.stream = DigestStream(limits.max_decompressed_bytes)
+        self.verify = verify
+        self.temp = store.temporary() if verify else None
+        self.refusal = None
+        self.sent = 0
+        self.busy = 0.0  # wall time spent verifying: the row's elapsed_s
+
+    def feed(self, chunk):
+        self.sent += len(chunk)
+        if self.refusal is not None:
+            return  # refused: the rest of the body is only drained
+        if self.sent > self.max_bytes:
+            self.discard()
+            raise ServiceRefusal(413, f"the record is longer than {self.max_bytes:,} bytes as sent", headers=CLOSE)
+        started = time.perf_counter()
+        try:
+            if self.temp is not None:
+                self.temp.write(chunk)
+            self.stream.feed(chunk)
+        except RecordStoreFullError:
+            self.discard()
+            raise
+        except EmberError as exc:
+            self.refuse(exc)
+        finally:
+            self.busy += time.perf_counter() - started
+
+    def refuse(self, exc):
+        self.refusal = one_line(exc)
+        self.discard()
+
+    def finish(self):
+        """(metrics dict, sha256) of an accepted record, or (None, sha256) when only hashing; None if refused."""
+        if self.refusal is not None:
+            return None
+        started = time.perf_counter()
+        try:
+            if not self.verify:
+                return None, self.stream.close()
+            metrics, sha = self.stream.close()
+            return metrics.to_dict(), sha
+        except RecordStoreFullError:
+            self.discard()
+            raise
+        except EmberError as exc:
+            self.refuse(exc)
+            return None
+        finally:
+            self.busy += time.perf_counter() - started
+
+    def commit(self, sha256):
+        """The verified bytes to their content address in the store; returns the stored name."""
+        stored = self.temp.commit(sha256)
+        self.temp = None
+        return stored
+
+    def discard(self):
+        if self.temp is not None:
+            self.temp.discard()
+            self.temp = None
+
+
+async def body_chunks(request, limits):
+    """The request body's chunks as they arrive; 408 for a body that stalls or takes too long in all.
+
+    A body must send ``body_window_bytes`` within every ``body_window_s`` the server spends waiting for it
+    (the time spent verifying does not count), and end within ``body_max_s``.
+    """
+    started = time.monotonic()
+    waited = window_start = 0.0
+    window_bytes = 0
+    while True:
+        left = min(limits.body_window_s - (waited - window_start), limits.body_max_s - (time.monotonic() - started))
+        before = time.monotonic()
+        try:
+            message = await asyncio.wait_for(request.receive(), timeout=max(left, 0.001))
+        except asyncio.TimeoutError:
+            if time.monotonic() - started >= limits.body_max_s:
+                reason = f"the body took more than {limits.body_max_s} s in all"
+            else:
+                reason = f"the body sent under {limits.body_window_bytes:,} bytes in {limits.body_window_s} s"
+            raise ServiceRefusal(408, reason, headers=CLOSE) from None
+        waited += time.monotonic() - before
+        if message["type"] == "http.disconnect":
+            raise ConnectionResetError("the client went away")
+        body = message.get("body", b"")
+        window_bytes += len(body)
+        if window_bytes >= limits.body_window_bytes:
+            window_start, window_bytes = waited, 0
+        if body:
+            yield body
+        if not message.get("more_body", False):
+            return
+
+
+class Slots:
+    """Limits counted in the database across server processes: uploads in flight per team, verifications."""
+
+    def __init__(self, db, limits):
+        self.db = db
+        self.limits = limits
+
+    def _take(self, team_id, kind, limit, status, message):
+        slot = str(uuid.uuid4())
+        c = tables.in_flight.c
+        with self.db.transaction() as connection:
+            where = c.kind == kind if kind == "verify" else (c.kind == kind) & (c.team_id == team_id)
+            count = connection.execute(sa.select(sa.func.count()).select_from(tables.in_flight).where(where))
+            if count.scalar_one() >= limit:
+                raise ServiceRefusal(status, message, headers=RETRY_AFTER)
+            connection.execute(
+                sa.insert(tables.in_flight).values(id=slot, team_id=team_id, kind=kind, started_at=audit.now())
+            )
+        return slot
+
+    def take(self, team, verify):
+        """The slots of one upload (its team's, and a verification's unless it is only hashed); 429 or 503
+        when a limit is reached.  Give them back with ``give_back``."""
+        limits = self.limits
+        taken = [
+            self._take(
+                team.id, "upload", limits.uploads_per_team, 429,
+                f"team {team.name} has {limits.uploads_per_team} uploads in flight (the limit)",
+            )
+        ]  # fmt: skip
+        if verify:
+            try:
+                taken.append(
+                    self._take(
+                        team.id, "verify", limits.verifications(), 503,
+                        f"the server is verifying {limits.verifications()} records (the limit); try again shortly",
+                    )
+                )  # fmt: skip
+            except BaseException:
+                self.give_back(taken)
+                raise
+        return taken
+
+    def give_back(self, taken):
+        with contextlib.suppress(EmberError), self.db.transaction() as connection:
+            connection.execute(sa.delete(tables.in_flight).where(tables.in_flight.c.id.in_(taken)))
+
+
+def clear_slots(db):
+    """At start (the ``serve`` parent): no upload is in flight."""
+    with db.transaction() as connection:
+        connection.execute(sa.delete(tables.in_flight))

@@ -1,0 +1,230 @@
+"""Faults with real processes (service.md §8): a server killed (SIGKILL) during an upload and during its commit,
+the database down or locked, a full record store, two server processes racing for one key."""
+
+import concurrent.futures
+import contextlib
+import gzip
+import os
+import socket
+import sqlite3
+import subprocess
+import time
+
+import httpx
+import pytest
+
+from helpers.service import Server, Service, record_of, wait_for
+
+
+def new_submission(client, policy="p"):
+    response = client.post("/api/boards/office/submissions", json={"policy": policy})
+    assert response.status_code == 201, response.text
+    return response.json()["id"]
+
+
+def rows_of(service, submission):
+    with service.client("alpha") as alpha:
+        return alpha.get(f"/api/submissions/{submission}").json()["rows"]
+
+
+def temporary_files(service):
+    return [name for name in service.stored_files() if name.startswith("tmp/")]
+
+
+def stored_records(service):
+    return [name for name in service.stored_files() if ".record" in name and not name.startswith("tmp/")]
+
+
+def begin_upload(service, submission, body, sent):
+    """A socket with an upload's headers and its first ``sent`` body bytes written."""
+    sock = socket.create_connection(("127.0.0.1", service.server.port), timeout=30)
+    head = (
+        f"PUT /api/submissions/{submission}/episodes/office-floor/0 HTTP/1.1\r\nHost: x\r\n"
+        f"Authorization: Bearer {service.tokens['alpha']}\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    sock.sendall(head.encode() + body[:sent])
+    return sock
+
+
+def temporary_size(service):
+    names = temporary_files(service)
+    if len(names) != 1:
+        return -1
+    return os.path.getsize(os.path.join(service.data, "records", names[0]))
+
+
+@contextlib.contextmanager
+def database_locked(service, database):
+    """The database's write lock (SQLite) or the board's row lock (PostgreSQL) held by another process."""
+    if database is None:
+        connection = sqlite3.connect(os.path.join(service.data, "ember.db"), timeout=0, isolation_level=None)
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        finally:
+            connection.execute("ROLLBACK")
+            connection.close()
+        return
+    import psycopg
+
+    url = database.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(url) as connection:
+        connection.execute("SELECT id FROM boards WHERE name = 'office' FOR UPDATE")
+        yield
+        connection.rollback()
+
+
+@pytest.fixture
+def plain(runs):
+    return gzip.decompress(record_of(runs["alpha"][0], "greedy", 0))
+
+
+def upload_again_works(service, submission, body):
+    with service.client("alpha") as alpha:
+        response = alpha.put(f"/api/submissions/{submission}/episodes/office-floor/0", content=body)
+    assert response.status_code == 201, response.text
+    assert len(rows_of(service, submission)) == 1
+
+
+def test_sigkill_during_an_upload_leaves_nothing_and_the_upload_works_again(service, plain):
+    service.serve()
+    with service.client("alpha") as alpha:
+        submission = new_submission(alpha)
+    sock = begin_upload(service, submission, plain, 30_000)
+    wait_for(lambda: temporary_size(service) == 30_000, what="the upload's bytes in a temporary file")
+    service.server.kill()
+    sock.close()
+    assert len(temporary_files(service)) == 1  # the killed server's file, until the next start sweeps it
+    service.server = Server(service.data)
+    assert temporary_files(service) == [] and stored_records(service) == []
+    assert rows_of(service, submission) == []
+    upload_again_works(service, submission, plain)
+
+
+def test_sigkill_during_the_commit_leaves_no_row_and_the_upload_works_again(service, database, plain):
+    service.serve()
+    with service.client("alpha") as alpha:
+        submission = new_submission(alpha)
+    sock = begin_upload(service, submission, plain, len(plain) - 10)
+    wait_for(lambda: temporary_size(service) == len(plain) - 10, what="all but the last bytes received")
+    with database_locked(service, database):
+        sock.sendall(plain[-10:])
+        # Verified and renamed to its content address: the server now waits for the database to commit.
+        wait_for(lambda: stored_records(service), what="the record at its content address")
+        service.server.kill()
+    sock.close()
+    kept = stored_records(service)
+    service.server = Server(service.data)
+    assert rows_of(service, submission) == [] and temporary_files(service) == []
+    # A stored record no row names stays for an hour (§8's sweep rule), then goes at the next start.
+    assert stored_records(service) == kept
+    service.server.stop()
+    old = time.time() - 2 * 3600
+    os.utime(os.path.join(service.data, "records", kept[0]), (old, old))
+    service.server = Server(service.data)
+    assert stored_records(service) == []
+    upload_again_works(service, submission, plain)
+
+
+def test_postgresql_stopped_is_503_naming_the_database_without_its_password(tmp_path, postgres, plain):
+    url = postgres.database().replace("postgres@", "postgres:s3cret@")
+    service = Service(str(tmp_path), url)
+    service.serve()
+    try:
+        with service.client("alpha") as alpha:
+            submission = new_submission(alpha)
+            postgres.stop()
+            try:
+                for response in (
+                    httpx.get(f"{service.server.url}/api/boards/office"),
+                    alpha.put(f"/api/submissions/{submission}/episodes/office-floor/0", content=plain),
+                    alpha.post("/api/boards/office/submissions", json={"policy": "q"}),
+                ):
+                    assert response.status_code == 503 and response.headers["retry-after"]
+                    message = response.json()["error"]
+                    assert message.startswith("the database postgresql+psycopg://postgres:***@127.0.0.1:")
+                    assert "s3cret" not in message
+                assert service.stored_files() == []
+            finally:
+                postgres.start()
+        assert service.server.alive()
+        upload_again_works(service, submission, plain)
+    finally:
+        service.close()
+
+
+def test_sqlite_locked_is_503_and_nothing_is_accepted(tmp_path, plain):
+    service = Service(str(tmp_path))
+    service.serve()
+    try:
+        with service.client("alpha") as alpha:
+            submission = new_submission(alpha)
+            with database_locked(service, None):
+                # Reads go on in WAL mode; every write waits 5 s for the lock, then answers 503.
+                assert httpx.get(f"{service.server.url}/api/boards/office").status_code == 200
+                for response in (
+                    alpha.put(f"/api/submissions/{submission}/episodes/office-floor/0", content=plain),
+                    alpha.post("/api/boards/office/submissions", json={"policy": "q"}),
+                ):
+                    assert response.status_code == 503 and response.headers["retry-after"]
+                    assert response.json()["error"].startswith("the database sqlite:///")
+                    assert "database is locked" in response.json()["error"]
+            assert service.stored_files() == [] and rows_of(service, submission) == []
+        upload_again_works(service, submission, plain)
+    finally:
+        service.close()
+
+
+@pytest.fixture
+def small_record_store(service):
+    """DATA/records on a tmpfs of 2 MiB, all but 16 KiB of it taken by a filler file."""
+    records = os.path.join(service.data, "records")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", records], check=True)
+    try:
+        info = os.statvfs(records)
+        with open(os.path.join(records, "filler"), "wb") as handle:
+            handle.write(b"\0" * (info.f_bavail * info.f_frsize - 16 * 1024))
+        yield service
+    finally:
+        if service.server is not None:
+            service.server.stop()
+        subprocess.run(["umount", records], check=True)
+
+
+def test_a_full_record_store_is_507_and_nothing_is_accepted(small_record_store, plain):
+    service = small_record_store
+    service.serve()
+    with service.client("alpha") as alpha:
+        submission = new_submission(alpha)
+        response = alpha.put(f"/api/submissions/{submission}/episodes/office-floor/0", content=plain)
+    assert response.status_code == 507, response.text
+    assert response.json()["error"].startswith(f"the record store {os.path.join(service.data, 'records')} is full")
+    assert service.stored_files() == ["filler"] and rows_of(service, submission) == []
+    assert service.server.alive()
+
+
+def test_two_server_processes_accept_one_record_for_one_key(service, runs):
+    service.serve(workers=2)
+    bodies = [record_of(runs["alpha"][0], "greedy", 0), record_of(runs["beta"][0], "stay", 0)] * 2
+    with service.client("alpha") as alpha:
+        submission = new_submission(alpha)
+
+    def send(body):
+        with httpx.Client(base_url=service.server.url, headers=service.headers("alpha"), timeout=60) as client:
+            while True:  # as ember submit does: a 503 (every verification slot taken) is tried again
+                answer = client.put(f"/api/submissions/{submission}/episodes/office-floor/0", content=body)
+                if answer.status_code != 503:
+                    return answer
+                time.sleep(0.2)
+
+    with concurrent.futures.ThreadPoolExecutor(len(bodies)) as pool:
+        answers = list(pool.map(send, bodies))
+    statuses = sorted(answer.status_code for answer in answers)
+    assert statuses.count(201) == 1, [(a.status_code, a.text) for a in answers]
+    accepted = next(answer.json() for answer in answers if answer.status_code == 201)
+    for answer in answers:
+        if answer.status_code == 200:
+            assert answer.json() == accepted  # the same record again
+        elif answer.status_code != 201:
+            assert answer.status_code == 409 and "another record" in answer.json()["error"]
+    assert rows_of(service, submission) == [accepted]

@@ -1,0 +1,110 @@
+"""Hidden-track jobs under faults and on a cluster (service.md §6, §8): real servers, SIGKILL, real Dask.
+
+A server SIGKILLed in the middle of a job finishes it on restart: every
+episode has exactly one row and one ``hidden_row`` entry, and the rows
+are those of an uninterrupted run on the revealed seeds (but the wall
+time).  ``serve --scheduler`` runs the job on a real ``dask scheduler``
+and ``dask worker``.
+"""
+
+import hashlib
+import json
+import os
+
+import httpx
+import pytest
+
+from helpers.bundles import python_bundle
+from helpers.dask_processes import dask_processes
+from helpers.hidden import HiddenService, rerun_locally, wait_served, without_elapsed
+from helpers.service import ember
+
+#: The walker of helpers/bundles.py, slowed where it makes its policy: a job of 4 episodes takes seconds.
+SLOW_POLICY = """
+import time
+
+
+def make_policy(scenario):
+    time.sleep(1.5)
+
+    def policy(observation):
+        return {person["person_id"]: "stay" for person in observation["people"]}
+
+    return policy
+"""
+
+
+#: The walker, writing a terminal escape and a bidi override on its stderr when it makes its policy.
+LOUD_POLICY = """
+import sys
+
+
+def make_policy(scenario):
+    print("\\x1b[31mred\\u202eflipped", file=sys.stderr, flush=True)
+
+    def policy(observation):
+        return {person["person_id"]: "stay" for person in observation["people"]}
+
+    return policy
+"""
+
+
+@pytest.fixture
+def hidden():
+    made = HiddenService(hidden_seeds=4, teams=("alpha",))
+    yield made
+    made.close()
+
+
+def revealed_rows(hidden):
+    ember("service", "board", "reveal", hidden.data, "office")
+    version = httpx.get(f"{hidden.server.url}/api/boards/office").json()["version"]
+    episodes = wait_served(hidden.server, "/api/boards/office/hidden/episodes.jsonl", version=version)
+    return episodes.content.splitlines()
+
+
+def test_a_server_killed_mid_job_finishes_it_on_restart_with_every_row_once(hidden):
+    server = hidden.serve()
+    bundle = python_bundle(os.path.join(hidden.root, "slow.tar.gz"), policy=SLOW_POLICY)
+    job = hidden.submit("alpha", bundle)
+    midway = hidden.wait_job("alpha", job, until=lambda status: 1 <= status["done"] < status["total"])
+    assert midway["state"] == "running"
+    server.kill()
+    restarted = hidden.serve()
+    status = hidden.wait_job("alpha", job)
+    assert (status["state"], status["done"], status["total"], status["failures"]) == ("done", 4, 4, []), status
+    (owner,) = hidden.database_rows("SELECT owner FROM jobs WHERE id = :job", job=job)[0]
+    assert owner.split(":")[1] == str(restarted.process.pid)  # the restarted server resumed it
+    lines = revealed_rows(hidden)
+    log = [json.loads(line) for line in httpx.get(f"{restarted.url}/api/boards/office/log").text.splitlines()]
+    entries = [entry for entry in log if entry["event"] == "hidden_row"]
+    assert len(entries) == 4 and len({entry["row_sha256"] for entry in entries}) == 4
+    assert sorted(hashlib.sha256(line).hexdigest() for line in lines) == sorted(e["row_sha256"] for e in entries)
+    rows = [json.loads(line) for line in lines]
+    keys = hidden.secret()["keys"]
+    assert sorted(row["seed"] for row in rows) == sorted(key[2] for key in keys)  # each episode once
+    again = rerun_locally(hidden, keys, bundle, "alpha.walker")
+    assert sorted(map(json.dumps, again)) == sorted(json.dumps(without_elapsed(row)) for row in rows)
+
+
+def test_serve_with_a_scheduler_runs_the_job_on_the_dask_cluster(hidden, tmp_path):
+    with dask_processes(tmp_path / "dask", workers=1) as cluster:
+        hidden.serve(extra=["--scheduler", cluster.address])
+        job = hidden.submit("alpha", python_bundle(os.path.join(hidden.root, "p.tar.gz"), policy=LOUD_POLICY))
+        status = hidden.wait_job("alpha", job)
+        assert (status["state"], status["done"], status["failures"]) == ("done", 4, []), status
+        # Its own stderr, escaped (isolation.md §3): one line per episode, never the raw controls.
+        assert status["stderr_tail"] == ["\\x1b[31mred\\u202eflipped"] * 4, status["stderr_tail"]
+        executed = worker_tasks(cluster.address)
+    assert executed >= 1  # the episodes ran as tasks of the cluster's worker
+    rows = [json.loads(line) for line in revealed_rows(hidden)]
+    assert len(rows) == 4 and all(row["status"] == "ok" for row in rows)
+
+
+def worker_tasks(address):
+    """How many tasks the cluster's workers have run, in all."""
+    from distributed import Client
+
+    with Client(address, set_as_default=False, timeout=60) as client:
+        counts = client.run(lambda dask_worker: dask_worker.state.executed_count)
+    return sum(counts.values())
