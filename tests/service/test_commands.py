@@ -131,3 +131,21 @@ def test_init_refuses_a_bad_database_url(tmp_path):
     done = ember("service", "init", tmp_path / "DATA", "--database", "mysql://x/y", check=False)
     assert done.returncode == 2 and "expected sqlite:/// or postgresql+psycopg://" in done.stderr
     assert not (tmp_path / "DATA").exists()
+
+
+def test_team_names_follow_the_pattern_and_are_unique_ignoring_case(tmp_path):
+    import pytest
+
+    from ember.errors import ServiceError
+    from ember.service.registry import add_team, init_service
+
+    init_service(str(tmp_path / "DATA"))
+    _, db = open_service(str(tmp_path / "DATA"))
+    try:
+        assert TOKEN.fullmatch(add_team(db, "Team_1-x"))
+        for name in ("a.b", "_x", "-x", "x" * 25, "", "é", "a b", "team_1-X"):
+            with pytest.raises(ServiceError):
+                add_team(db, name)
+        assert TOKEN.fullmatch(add_team(db, "x" * 24))
+    finally:
+        db.dispose()
