@@ -8,10 +8,12 @@ import re
 import sqlite3
 
 import httpx
+import pytest
 import sqlalchemy as sa
 
+from ember.errors import ServiceError
 from ember.service import tables
-from ember.service.registry import commitment_of, open_service, team_of_token
+from ember.service.registry import add_team, commitment_of, init_service, open_service, team_of_token
 
 from helpers.service import ember, record_of
 
@@ -134,11 +136,6 @@ def test_init_refuses_a_bad_database_url(tmp_path):
 
 
 def test_team_names_follow_the_pattern_and_are_unique_ignoring_case(tmp_path):
-    import pytest
-
-    from ember.errors import ServiceError
-    from ember.service.registry import add_team, init_service
-
     init_service(str(tmp_path / "DATA"))
     _, db = open_service(str(tmp_path / "DATA"))
     try:
