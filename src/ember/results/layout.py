@@ -28,6 +28,8 @@ RANKING_FILE = "ranking.json"
 #: Written only by 'ember stats -o'; like ranking.json it describes rows a new run may change.
 STATISTICS_FILE = "statistics.json"
 SCENARIOS_DIR = "scenarios"
+#: A service board's export only (service.md §7): the board's audit log.
+LOG_FILE = "log.jsonl"
 RECORDS_DIR = "records"
 LOGS_DIR = "logs"
 #: What a kept record's file name ends with (gzip, mtime 0: reproducible bytes).

@@ -21,11 +21,11 @@ import hashlib
 import os
 
 from ..canonical import canonical_json_reference
-from .layout import EPISODES_FILE
+from . import layout
+from .layout import LOG_FILE
 from .reader import open_regular
 from .schema import MAX_LINE_BYTES, shown, strict_json
 
-LOG_FILE = "log.jsonl"
 GENESIS = "0" * 64
 LOG_KEYS = ("at", "board", "data", "event", "policy", "prev", "row", "row_sha256", "seq", "team")
 EVENTS = ("board", "row", "close", "withdraw", "hidden_row", "reveal", "reverify")
@@ -183,7 +183,7 @@ def check_log(directory, log_path):
     if problems:
         return [f"{shown_log}:{line}: {reason}" for line, reason in problems]
     expected = [canonical_json_reference(row) for row in ranked_rows(entries)]
-    episodes = os.path.join(directory, EPISODES_FILE)
+    episodes = os.path.join(directory, layout.EPISODES_FILE)
     actual = list(_lines(episodes, os.path.normpath(episodes)))
     where = os.path.normpath(episodes)
     if _hidden_rows(actual, _revealed_seeds(entries)):

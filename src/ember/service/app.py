@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from ..campaign.evaluate import package_version
 from ..errors import DatabaseUnavailableError, RecordStoreFullError, ServiceRefusal
-from ..results.layout import EPISODES_FILE, RANKING_FILE, STATISTICS_FILE
+from ..results.layout import EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
 from . import audit, evaluation, submissions, tables
 from .boards import board_names, compiled_scenario, load_board
 from .config import read_config
@@ -41,6 +41,8 @@ CORS = {"Access-Control-Allow-Origin": "*"}
 _SEED = re.compile(r"0|[1-9][0-9]{0,18}")
 _RECORD = re.compile(r"[0-9a-f]{64}")
 MAX_LOG = 1000
+#: The API serves a board's export under the export's own names (service.md §3, §7).
+DERIVED = (RANKING_FILE, STATISTICS_FILE, EPISODES_FILE)
 
 
 def error(status, message, headers=None, **extra):
@@ -171,12 +173,8 @@ def routes(service):
     @answers(cors=True)
     def board_page(request):
         board = service.board(request.path_params["board"])
-        body = (
-            f"<!doctype html><title>EMBER board {board.name}</title><h1>{board.name}</h1>"
-            f'<p><a href="/api/boards/{board.name}/ranking.json">ranking.json</a> '
-            f'<a href="/api/boards/{board.name}/statistics.json">statistics.json</a> '
-            f'<a href="/api/boards/{board.name}/episodes.jsonl">episodes.jsonl</a></p>'
-        )
+        links = " ".join(f'<a href="/api/boards/{board.name}/{name}">{name}</a>' for name in DERIVED)
+        body = f"<!doctype html><title>EMBER board {board.name}</title><h1>{board.name}</h1><p>{links}</p>"
         return HTMLResponse(body, headers=CORS)
 
     @answers(cors=True)
@@ -207,15 +205,15 @@ def routes(service):
 
     @answers(cors=True)
     def ranking(request):
-        return derived_file(request, "ranking.json")
+        return derived_file(request, RANKING_FILE)
 
     @answers(cors=True)
     def statistics(request):
-        return derived_file(request, "statistics.json")
+        return derived_file(request, STATISTICS_FILE)
 
     @answers(cors=True)
     def episodes(request):
-        return derived_file(request, "episodes.jsonl", streamed=True)
+        return derived_file(request, EPISODES_FILE, streamed=True)
 
     @answers(cors=True)
     def hidden(request):
@@ -310,16 +308,16 @@ def routes(service):
         Route("/boards/{board}", board_page, methods=["GET"]),
         Route("/api", api, methods=["GET"]),
         Route("/api/boards/{board}", board_json, methods=["GET"]),
-        Route("/api/boards/{board}/scenarios/{scenario}", scenario_json, methods=["GET"]),
-        Route("/api/boards/{board}/ranking.json", ranking, methods=["GET"]),
-        Route("/api/boards/{board}/statistics.json", statistics, methods=["GET"]),
-        Route("/api/boards/{board}/episodes.jsonl", episodes, methods=["GET"]),
+        Route(f"/api/boards/{{board}}/{SCENARIOS_DIR}/{{scenario}}", scenario_json, methods=["GET"]),
+        Route(f"/api/boards/{{board}}/{RANKING_FILE}", ranking, methods=["GET"]),
+        Route(f"/api/boards/{{board}}/{STATISTICS_FILE}", statistics, methods=["GET"]),
+        Route(f"/api/boards/{{board}}/{EPISODES_FILE}", episodes, methods=["GET"]),
         Route("/api/boards/{board}/hidden/{file}", hidden, methods=["GET"]),
         Route("/api/boards/{board}/log", board_log, methods=["GET"]),
         Route("/api/boards/{board}/submissions", board_submissions, methods=["GET"]),
         Route("/api/boards/{board}/submissions", create_submission, methods=["POST"]),
         Route("/api/boards/{board}/agents", agents, methods=["POST"]),
-        Route("/api/records/{h}", record, methods=["GET"]),
+        Route(f"/api/{RECORDS_DIR}/{{h}}", record, methods=["GET"]),
         Route("/api/submissions/{id}", submission_status, methods=["GET"]),
         Route("/api/submissions/{id}/close", close, methods=["POST"]),
         Route("/api/submissions/{id}/withdraw", withdraw, methods=["POST"]),
