@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from . import tables
 from .app import DATA_VARIABLE
 from .derived import Deriver
+from .pages import write_page
 from .registry import open_service
 from .store import RecordStore
 from .uploads import clear_slots
@@ -34,7 +35,7 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, log_level="warning"):
 
     config, db = open_service(data)
     start_up(config, db)
-    deriver = Deriver(config, db)
+    deriver = Deriver(config, db, also=(write_page,))
     deriver.start()
     os.environ[DATA_VARIABLE] = config.data
     limits = config.limits
