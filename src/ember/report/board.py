@@ -49,8 +49,11 @@ _POLL_SCRIPT = """
       if (!board || !(board.version > shown)) { return null; }
       return fetch(window.location.href, {method: "HEAD", cache: "no-store"}).then(function (page) {
         var served = Number(page.headers.get("VERSION_HEADER"));
-        if (served > shown) { window.location.reload(); return "reloading"; }
-        return null;
+        // Reload once this request has ended (text() of a HEAD answer: ""), so that nothing is cut off.
+        return page.text().then(function () {
+          if (served > shown) { window.location.reload(); return "reloading"; }
+          return null;
+        });
       });
     }).catch(function () { return null; }).then(function (state) {
       if (state !== "reloading") { later(); }
