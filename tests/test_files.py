@@ -384,3 +384,75 @@ def test_run_compressed_output_follows_the_same_rules(tmp_path, record):
     assert done.returncode == 0, done.stderr
     assert link.is_symlink() and gzip.decompress(out.read_bytes()) == record.read_bytes()
     assert sorted(os.listdir(tmp_path)) == ["link.gz", "r.record.gz"]
+
+
+# --- several outputs of one command: all or none ------------------------------------------
+
+
+def test_output_files_are_put_in_place_together(tmp_path):
+    from ember.files import output_files
+
+    old, new = tmp_path / "old.txt", tmp_path / "new.txt"
+    old.write_bytes(b"kept")
+    with output_files(old, new) as (first, second):
+        first.write(b"one")
+        second.write(b"two")
+        assert (old.read_bytes(), new.exists()) == (b"kept", False)  # nothing in place before the end
+    assert (old.read_bytes(), new.read_bytes()) == (b"one", b"two")
+    assert sorted(os.listdir(tmp_path)) == ["new.txt", "old.txt"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("full_first", [True, False])
+def test_one_output_that_fails_leaves_none_of_the_others(tmp_path, full_first):
+    from ember.files import output_files
+
+    old, new = tmp_path / "old.txt", tmp_path / "new.txt"
+    old.write_bytes(b"kept")
+    paths = ["/dev/full", old, new] if full_first else [old, new, "/dev/full"]
+    with pytest.raises(OSError) as failure:
+        with output_files(*paths) as streams:
+            for stream in streams:
+                stream.write(b"x")  # buffered: /dev/full fails when its stream is flushed, at the end
+    assert failure.value.filename == "/dev/full" and failure.value.strerror == "No space left on device"
+    assert old.read_bytes() == b"kept" and sorted(os.listdir(tmp_path)) == ["old.txt"]
+
+
+def test_output_files_last_step_runs_before_the_renames(tmp_path):
+    from ember.files import output_files
+
+    out = tmp_path / "g.json"
+
+    def last():
+        assert not out.exists()
+        raise OSError(28, "No space left on device", "standard output")
+
+    with pytest.raises(OSError, match="standard output"):
+        with output_files(out, last=last) as (stream,):
+            stream.write(b"{}")
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_error_of_the_block_keeps_its_own_file_name(tmp_path):
+    # A record that cannot be read while an output is written is named as itself, never as the output.
+    from ember.files import output_file, output_files
+
+    for opened in (lambda: output_file(tmp_path / "out.txt"), lambda: output_files(tmp_path / "out.txt")):
+        with pytest.raises(FileNotFoundError) as failure:
+            with opened():
+                os.stat(tmp_path / "no-such.record")
+        assert failure.value.filename == str(tmp_path / "no-such.record")
+        assert os.listdir(tmp_path) == []
+
+
+def test_an_empty_output_path_names_no_file(tmp_path, monkeypatch):
+    from ember.errors import OutputPathError
+    from ember.files import output_file, output_files
+
+    monkeypatch.chdir(tmp_path)
+    for opened in (lambda: output_file(""), lambda: output_file("", live=True), lambda: output_files("a", "")):
+        with pytest.raises(OutputPathError, match="^'': an empty path names no file; give a file name$"):
+            with opened():
+                pass
+    assert isinstance(OutputPathError("x"), (ember.EmberError, ValueError))
+    assert os.listdir(tmp_path) == []

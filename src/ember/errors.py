@@ -71,6 +71,10 @@ class StatisticsParameterError(EmberError, ValueError):
     """A replicate count or resampling seed outside statistics.md §3 (the message names the parameter)."""
 
 
+class OutputPathError(EmberError, ValueError):
+    """An output path that names no file (the empty string); the message says which."""
+
+
 class OutputBusyError(EmberError, OSError):
     """An output path is being written by another process (``ember run -o`` holds a lock on it)."""
 

@@ -25,6 +25,15 @@ the run fails, and must not be written by two processes at once:
   replaces it only when the run succeeds and is removed if it fails;
 - a path another live writer holds is refused with ``OutputBusyError``.
 
+Several outputs of one command (``ember trajectories -o T --geometry G``)
+are written through ``output_files(*paths)``: every regular file's
+temporary is renamed into place only once every stream has been written
+and closed without error, so a failure of any one of them (a full disk,
+``/dev/full``, a path that cannot be made) leaves none of them written.
+
+An empty path names no file: ``OutputPathError`` (a ``ValueError``),
+before anything is made.
+
 See docs/decisions.md ("Output files").
 """
 
@@ -34,7 +43,7 @@ import io
 import os
 import stat
 
-from .errors import OutputBusyError
+from .errors import OutputBusyError, OutputPathError
 
 PARTIAL_SUFFIX = ".partial"
 
@@ -42,6 +51,55 @@ PARTIAL_SUFFIX = ".partial"
 @contextlib.contextmanager
 def output_file(path, *, live=False):
     """A binary stream for writing ``path`` as described in the module docstring."""
+    with _output(path, live, None) as stream:
+        yield stream
+
+
+@contextlib.contextmanager
+def output_files(*paths, last=None):
+    """Binary streams for several output ``paths`` (a list, in order), written together or not at all.
+
+    Each is opened as ``output_file`` opens one (``live`` excepted); none is
+    renamed into place until the ``with`` block has ended without an
+    exception and every stream has been flushed and closed, so whichever
+    fails to be written, no regular file among them is new or changed.  A
+    node written through (a FIFO, a device) is flushed before any rename,
+    but what it took cannot be taken back.  ``last()``, when given, runs
+    after every stream is closed and before any rename (a result copied to
+    standard output): what it raises leaves nothing renamed either.  A
+    rename that fails after others succeeded (the folder removed in
+    between) removes the files this call created; one it replaced stays
+    replaced.  Every error names the path it concerns.
+    """
+    renames = []  # (temporary, target, shown, existed) of each regular file, once its stream is closed
+    done = []
+    try:
+        with contextlib.ExitStack() as stack:
+            streams = [stack.enter_context(_output(path, False, renames)) for path in paths]
+            yield streams
+        if last is not None:
+            last()
+        for tmp, target, shown, existed in renames:
+            try:
+                os.replace(tmp, target)
+            except OSError as exc:
+                raise _named(exc, shown) from exc
+            done.append((target, existed))
+    except BaseException:
+        for target, existed in done:  # a later rename failed: take back the files this call made
+            if not existed:
+                _discard(target)
+        raise
+    finally:
+        for tmp, *_ in renames:
+            _discard(tmp)
+
+
+@contextlib.contextmanager
+def _output(path, live, renames):
+    """``output_file``; with a list ``renames``, a regular file's rename is left to the caller (``output_files``)."""
+    if not os.fspath(path):
+        raise OutputPathError("'': an empty path names no file; give a file name")
     target = _follow_links(os.fspath(path))
     try:
         info = os.stat(target)
@@ -56,7 +114,7 @@ def output_file(path, *, live=False):
         with _live(target, path) as stream:
             yield stream
     else:
-        with _atomic(target, path, info) as stream:
+        with _atomic(target, path, info, renames) as stream:
             yield stream
 
 
@@ -146,22 +204,31 @@ def _discard(path):
 
 
 @contextlib.contextmanager
-def _atomic(target, shown, info):
-    """A temporary sibling renamed over ``target`` on success, removed on failure."""
+def _atomic(target, shown, info, renames=None):
+    """A temporary sibling renamed over ``target`` on success (or, with a list ``renames``, left there for the
+    caller to rename, listed in it), removed on failure."""
     try:
         tmp, fd = _create_sibling(target, "tmp")
     except OSError as exc:
         raise _named(exc, shown) from exc
     try:
+        # What the block raises passes as it is (a record that cannot be read names the record, not this
+        # file); the stream's own write and close errors already name ``shown`` (``NamedFileIO``).
         with _stream(fd, shown) as stream:
             yield stream
-        if info is not None:  # a replaced file keeps its permissions
-            os.chmod(tmp, stat.S_IMODE(info.st_mode))
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise _named(exc, shown) from exc
+        try:
+            if info is not None:  # a replaced file keeps its permissions
+                os.chmod(tmp, stat.S_IMODE(info.st_mode))
+            if renames is None:
+                os.replace(tmp, target)
+            else:
+                renames.append((tmp, target, shown, info is not None))
+                tmp = None  # the caller renames or removes it
+        except OSError as exc:
+            raise _named(exc, shown) from exc
     finally:
-        _discard(tmp)
+        if tmp is not None:
+            _discard(tmp)
 
 
 def _lock(fd, shown):

@@ -70,6 +70,10 @@ OUTPUT_NAMES = {"render": "out.png", "report": "out.html", "evaluate": "results"
 
 ROWS = {row.name: row for row in COMMANDS}
 WITH_OUTPUT = [row.name for row in COMMANDS if row.output is not None]
+#: (command, option) for every output-path option of every command of the table.
+OUTPUT_OPTIONS = [
+    (row.name, option) for row in COMMANDS for option in ((row.output,) if row.output else ()) + row.more_outputs
+]
 
 
 def ember_process(*args, cwd=None, stdout=subprocess.PIPE, close=None, file_size=None):
@@ -222,3 +226,39 @@ def test_help_on_a_closed_or_full_stdout(name):
         done = ember_process(*argv, stdout=full)
     assert one_error_line(done) == "ember: standard output: No space left on device"
     assert done.returncode == 2
+
+
+def with_outputs(name, inputs, folder, values):
+    """The sample of ``name`` with each output option given: ``values[option]``, else a new path in ``folder``."""
+    row = ROWS[name]
+
+    def value(option, default):
+        return str(values.get(option, folder / default))
+
+    out = value(row.output, OUTPUT_NAMES.get(name, "out")) if row.output else None
+    argv = sample(name, inputs, out)
+    for option in row.more_outputs:
+        argv += [option, value(option, option.lstrip("-"))]
+    return argv
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("name, option", OUTPUT_OPTIONS)
+def test_one_output_on_dev_full_writes_none_of_the_others(inputs, tmp_path, name, option):
+    # Every output of the command is written, or none: /dev/full for one of them leaves nothing at the others.
+    argv = with_outputs(name, inputs, tmp_path, {option: "/dev/full"})
+    done = ember_process(*argv, cwd=tmp_path)
+    line = one_error_line(done)
+    # Refused up front (demo, render, evaluate need a regular file or a directory) or failed writing: said.
+    assert done.returncode == 2 and "/dev/full" in line, line
+    assert done.stdout == b"" and os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("name, option", OUTPUT_OPTIONS)
+def test_an_empty_output_path_is_refused_naming_the_option(inputs, tmp_path, name, option):
+    argv = with_outputs(name, inputs, tmp_path, {option: ""})
+    done = ember_process(*argv, cwd=tmp_path)
+    line = one_error_line(done)
+    assert done.returncode == 2 and done.stdout == b""
+    assert line.startswith(f"ember: argument {option}") and "expected a file name, got '' (an empty path" in line, line
+    assert os.listdir(tmp_path) == []

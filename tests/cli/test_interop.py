@@ -124,3 +124,46 @@ def test_bad_arguments_are_refused_before_reading(record, tmp_path):
         ember_cli("trajectories", '{"grid": 1}', record, cwd=tmp_path)
     )
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_geometry_that_cannot_be_written_leaves_no_trajectories(record, tmp_path):
+    for target in (["-o", "t.txt"], []):  # a file, or standard output: nothing there either
+        line = one_line_error(
+            ember_cli("trajectories", SCENARIO, record, *target, "--geometry", "/dev/full", cwd=tmp_path)
+        )
+        assert line == "ember: /dev/full: No space left on device"
+        assert os.listdir(tmp_path) == []
+    # Trajectories that cannot be written on standard output leave no geometry file.
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "ember.cli", "trajectories", SCENARIO, str(record), "--geometry", "g.json"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            cwd=tmp_path,
+            timeout=TIMEOUT,
+        )
+    assert (done.returncode, done.stderr) == (2, b"ember: standard output: No space left on device\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_every_file_error_names_its_path(record, tmp_path):
+    (tmp_path / "folder").mkdir()
+    cases = [
+        ([SCENARIO, "no-such.record", "-o", "t.txt"], "'no-such.record': No such file or directory"),
+        ([SCENARIO, "folder", "-o", "t.txt"], "'folder': Is a directory"),
+        (["no-such.json", record, "-o", "t.txt"], "'no-such.json': No such file or directory"),
+        ([SCENARIO, record, "-o", "nowhere/t.txt"], "nowhere/t.txt: No such file or directory"),
+        (
+            [SCENARIO, record, "-o", "t.txt", "--geometry", "nowhere/g.json"],
+            "nowhere/g.json: No such file or directory",
+        ),
+        ([SCENARIO, record, "-o", "folder"], "folder: Is a directory"),
+        ([SCENARIO, record, "-o", "t.txt", "--geometry", "folder"], "folder: Is a directory"),
+        ([SCENARIO, record, "-o", ""], "argument -o/--output: expected a file name, got ''"),
+        ([SCENARIO, record, "--geometry", ""], "argument --geometry: expected a file name, got ''"),
+    ]
+    for argv, words in cases:
+        line = one_line_error(ember_cli("trajectories", *argv, cwd=tmp_path))
+        assert words in line, (argv, line)
+        assert os.listdir(tmp_path) == ["folder"] and os.listdir(tmp_path / "folder") == []

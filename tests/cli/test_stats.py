@@ -23,8 +23,8 @@ def results(tmp_path_factory):
 def unverifiable(rows):
     """What rank and stats say on stderr about rows without kept records (ember verify cannot check them)."""
     return (
-        f"ember: warning: 0 of {rows} counting ok rows name a record: nothing here can be re-verified "
-        "(run 'ember evaluate --keep-records')\n"
+        f"ember: warning: 0 of {rows} counting ok rows have their record present: nothing here can be re-verified: "
+        f"{rows} name no record (run 'ember evaluate --keep-records')\n"
     )
 
 

@@ -128,6 +128,15 @@ def rewrite_rows(results, rows_):
     (results / "episodes.jsonl").write_bytes(b"".join(canonical_json_reference(r) + b"\n" for r in rows_))
 
 
+def rewrite_board(results, rows_):
+    """``rewrite_rows``, then ranking.json made again from them as ``ember rank`` makes it: a consistent forgery."""
+    from ember.ranking import ranking_bytes, ranking_of
+    from ember.results import read_results
+
+    rewrite_rows(results, rows_)
+    (results / "ranking.json").write_bytes(ranking_bytes(ranking_of(read_results(results))))
+
+
 def line_of(rows_, policy, scenario_id, seed):
     """The 1-based line of the row of (policy, scenario, seed)."""
     return next(

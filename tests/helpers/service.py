@@ -20,6 +20,7 @@ import time
 
 import httpx
 
+
 def _postgres_bin():
     """The newest of Debian's PostgreSQL installations (``postgresql`` installs /usr/lib/postgresql/N/bin)."""
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda path: int(path.split("/")[4]))

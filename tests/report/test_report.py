@@ -292,3 +292,20 @@ def test_without_numpy_names_the_report_extra(results, tmp_path, monkeypatch, ca
     assert main(["report", results.path, "-o", str(target)]) == 2
     out, err = capsysbinary.readouterr()
     assert out == b"" and err.decode().count("\n") == 1 and not target.exists()
+
+
+def test_a_campaign_with_public_seeds_says_so(results, report, tmp_path, capsysbinary):
+    # isolation.md §4 in service.md §5's words: the seeds are in campaign.json, the fire is a function of the seed.
+    words = "public seeds: a policy could have learned its seed from the fire"
+    text = report[0]
+    start = text.index('<p class="warning" id="public-seeds" role="note">')
+    assert text[start:].split(">", 1)[1].startswith(words + ". ")
+    leaderboard = text.index('<section id="leaderboard">')
+    assert leaderboard < start < text.index("<table", leaderboard)  # said above the board, not below it
+    target = tmp_path / "page.html"
+    assert main(["report", results.path, "-o", str(target)]) == 0
+    assert words in target.read_text(encoding="utf-8")
+    # A caller that knows the seeds were secret while the policies ran (a hidden track) leaves it out.
+    page, _ = build_report(results.campaign, results.episodes(), public_seeds=False)
+    assert words not in page and 'id="public-seeds"' not in page
+    assert page == text[:start] + text[text.index("</p>", start) + len("</p>") :]

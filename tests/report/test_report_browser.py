@@ -148,7 +148,8 @@ STATISTICS_ON_SCREEN = """
 
 def test_statistics_show_in_chromium(browser, tmp_path):
     """Rank intervals and groups beside the ranks, interval bars on the totals, the pairs with their sentences
-    and p-values, and the few-seed warnings (the single-seed one plainest) are on the rendered page."""
+    and p-values, the public-seeds note and the few-seed warnings (the single-seed one plainest) are on the
+    rendered page."""
     from ember.stats import compute_statistics
     from ember.stats.text import p_value_text, pair_sentence
 
@@ -170,8 +171,10 @@ def test_statistics_show_in_chromium(browser, tmp_path):
         assert len(row["bars"]) == 4  # casualties, stranded, evacuated, person-time
         assert all(bar["shown"] and bar["inside"] and bar["tickInRange"] for bar in row["bars"]), row["bars"]
     warnings = shown["warnings"]
-    assert [w["single"] for w in warnings] == [True, False] and all(w["shown"] for w in warnings)
-    assert warnings[0]["text"].startswith("One seed only: 1 scenario has a single seed (bottleneck)")
+    # First the public seeds (isolation.md §4), then the few-seed warnings, the single-seed one plainest.
+    assert [w["single"] for w in warnings] == [False, True, False] and all(w["shown"] for w in warnings)
+    assert warnings[0]["text"].startswith("public seeds: a policy could have learned its seed from the fire. ")
+    assert warnings[1]["text"].startswith("One seed only: 1 scenario has a single seed (bottleneck)")
     assert shown["warningAboveBoard"]
     expected = [pair_sentence(p, 1000) for p in statistics["pairs"]]
     assert [s["text"] for s in shown["sentences"]] == expected and all(s["shown"] for s in shown["sentences"])

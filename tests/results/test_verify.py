@@ -2,14 +2,16 @@
 
 import gzip
 import hashlib
+import html
 import json
 import os
+import shutil
 
 import pytest
 
 from ember.results.verify import verify_results
 
-from helpers.results_dirs import ember_cli, in_process, line_of, rewrite_rows, rows
+from helpers.results_dirs import ember_cli, in_process, line_of, rewrite_board, rewrite_rows, rows
 
 
 def summary(out):
@@ -30,9 +32,9 @@ def test_an_untouched_directory_verifies_on_its_own_and_with_the_campaign(kept_c
     assert (report.mismatched, report.unverifiable) == ([], [])
     done = ember_cli("verify", results, "--campaign", path, "--require-all")
     assert done.returncode == 0, done.stderr
-    assert (
-        done.stdout.decode()
-        == f"ember verify: {len(every)} verified, 0 mismatched, 0 unverifiable of 12 counting ok rows.\n"
+    assert done.stdout.decode() == (
+        f"ember verify: {len(every)} verified, 0 mismatched, 0 unverifiable of 12 counting ok rows; "
+        "ranking.json recomputed: identical.\n"
     )
     assert done.stderr == b""
 
@@ -45,7 +47,7 @@ def test_a_doctored_but_consistent_row_is_found(kept_copy):
     assert safety["casualties"] == 20 and safety["evacuated"] == 0
     safety["casualties"] -= 1  # one fewer casualty, one more evacuee: the safety sum still holds
     safety["evacuated"] += 1
-    rewrite_rows(results, every)
+    rewrite_board(results, every)  # ranking.json made again too: only the records can tell
     # Every reader accepts it (it is a row of the schema) ...
     assert in_process("rank", results)[0] == 0
     # ... and verify, which replays the kept record, does not.
@@ -56,7 +58,10 @@ def test_a_doctored_but_consistent_row_is_found(kept_copy):
         f"{results}/episodes.jsonl:{line}: mismatched: stay on office-floor seed 0: $.metrics.safety.casualties: "
         "the row has 19, records/stay/office-floor/0.record.gz gives 20"
     )
-    assert out[1] == f"ember verify: 11 verified, 1 mismatched (line {line}), 0 unverifiable of 12 counting ok rows."
+    assert out[1] == (
+        f"ember verify: 11 verified, 1 mismatched (line {line}), 0 unverifiable of 12 counting ok rows; "
+        "ranking.json recomputed: identical."
+    )
     assert len(out) == 2 and done.stderr == b""
 
 
@@ -100,15 +105,15 @@ def test_unverifiable_rows_and_their_reasons(kept_copy, tmp_path):
     os.remove(results / "scenarios" / "room.json")  # its source is a path: found only with --campaign
     no_record = line_of(every, "greedy", "office-floor", 0)
     every[no_record - 1].update(record=None, record_sha256=None)
-    rewrite_rows(results, every)
+    rewrite_board(results, every)
     report = verify_results(results)
     reasons = dict(report.unverifiable)
     assert reasons[no_record] == (
         "greedy on office-floor seed 0: names no record (run 'ember evaluate --keep-records' to keep records)"
     )
     assert reasons[line_of(every, "team", "office-floor", 0)] == (
-        "team on office-floor seed 0: a submitted record (subs/office-floor/0.record): give --campaign FILE, "
-        "whose folder its path is relative to"
+        "team on office-floor seed 0: subs/office-floor/0.record: the submitted record is not in the results "
+        "directory (give --campaign FILE, whose folder its path is relative to)"
     )
     assert reasons[line_of(every, "greedy", "room", 0)] == (
         'greedy on room seed 0: no scenario: scenarios/room.json is missing and the source "room.json" is a path '
@@ -121,16 +126,21 @@ def test_unverifiable_rows_and_their_reasons(kept_copy, tmp_path):
         no_record: reasons[no_record],
         line_of(every, "stay", "room", 1): "stay on room seed 1: records/stay/room/1.record.gz: the record is missing",
     }
-    # Exit status: unverifiable rows pass, unless --require-all.
+    # Exit status (isolation.md §3): unverifiable rows fail, --require-all or not; --allow-unverifiable passes them.
     done = ember_cli("verify", results, "--campaign", path)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
     out = done.stdout.decode().splitlines()
-    assert out[-1] == "ember verify: 10 verified, 0 mismatched, 2 unverifiable of 12 counting ok rows."
+    assert out[-1] == (
+        "ember verify: 10 verified, 0 mismatched, 2 unverifiable of 12 counting ok rows; "
+        "ranking.json recomputed: identical."
+    )
     assert out[:-1] == [
         f"{results}/episodes.jsonl:{line}: unverifiable: {reason}" for line, reason in sorted(reasons.items())
     ]
     done = ember_cli("verify", results, "--campaign", path, "--require-all")
     assert done.returncode == 1 and done.stdout.decode().splitlines() == out
+    done = ember_cli("verify", results, "--campaign", path, "--allow-unverifiable")
+    assert done.returncode == 0 and done.stdout.decode().splitlines() == out
 
 
 def test_a_record_that_is_a_fifo_is_unverifiable_at_once(kept_copy):
@@ -139,7 +149,7 @@ def test_a_record_that_is_a_fifo_is_unverifiable_at_once(kept_copy):
     os.remove(kept)
     os.mkfifo(kept)
     done = ember_cli("verify", results, "--campaign", path, timeout=60)  # a blocking open would hang here
-    assert done.returncode == 0
+    assert done.returncode == 1  # unverifiable, and so a failure
     assert "records/greedy/room/0.record.gz: is a FIFO, expected a regular file" in done.stdout.decode()
 
 
@@ -181,6 +191,48 @@ def test_a_submitted_record_replaced_after_the_run_is_a_mismatch(kept_copy):
     )
 
 
+def test_rows_edited_and_their_records_deleted_fail(kept_copy):
+    # The attack: a row made better by hand, its record removed so that nothing can contradict it.
+    path, results = kept_copy
+    every = rows(results)
+    line = line_of(every, "stay", "office-floor", 0)
+    safety = every[line - 1]["metrics"]["safety"]
+    safety["casualties"] -= 1
+    safety["evacuated"] += 1
+    rewrite_board(results, every)
+    os.remove(results / "records" / "stay" / "office-floor" / "0.record.gz")
+    for argv in ([], ["--require-all"]):
+        done = ember_cli("verify", results, "--campaign", path, *argv)
+        assert done.returncode == 1, done.stderr
+        out = done.stdout.decode().splitlines()
+        assert out == [
+            f"{results}/episodes.jsonl:{line}: unverifiable: stay on office-floor seed 0: "
+            "records/stay/office-floor/0.record.gz: the record is missing",
+            "ember verify: 11 verified, 0 mismatched, 1 unverifiable of 12 counting ok rows; "
+            "ranking.json recomputed: identical.",
+        ]
+    # The old rule, asked for by name: nothing mismatches, so it passes.
+    done = ember_cli("verify", results, "--campaign", path, "--allow-unverifiable")
+    assert done.returncode == 0 and done.stdout.decode().splitlines() == out
+    # The two rules together make no sense: a usage error.
+    done = ember_cli("verify", results, "--require-all", "--allow-unverifiable")
+    assert (done.returncode, done.stdout) == (2, b"") and b"not allowed with argument" in done.stderr
+
+
+def test_submitted_records_in_the_directory_verify_without_the_campaign_file(kept_copy):
+    # An exported board keeps its submissions in the results directory (service.md §7): found there alone.
+    path, results = kept_copy
+    shutil.copytree(path.parent / "subs", results / "subs")
+    report = verify_results(results)
+    assert (len(report.verified), report.mismatched, report.unverifiable) == (12, [], [])
+    done = ember_cli("verify", results)
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.decode() == (
+        "ember verify: 12 verified, 0 mismatched, 0 unverifiable of 12 counting ok rows; "
+        "ranking.json recomputed: identical.\n"
+    )
+
+
 @pytest.mark.parametrize(
     "argv, fragment",
     [
@@ -215,25 +267,50 @@ def test_a_directory_the_results_layer_refuses_is_bad_input(kept_copy):
     assert (status, out) == (2, "") and "episodes.jsonl:13: $: a row has exactly the keys" in err
 
 
-def test_rank_and_report_say_how_many_rows_name_a_record(kept_copy, tmp_path):
+def test_rank_stats_and_report_say_how_many_rows_have_their_record_present(kept_copy, tmp_path):
     path, results = kept_copy
+    # The submitted records are next to the campaign file, where only 'verify --campaign' looks.
+    elsewhere = (
+        "4 name a submitted record that is not in the directory (ember verify --campaign FILE looks next to the "
+        "campaign file)"
+    )
     status, out, err = in_process("rank", results, "--format", "table")
     assert status == 0
-    assert err == "ember: 12 of 12 counting ok rows name a record (ember verify checks them)\n"
+    assert err == (
+        "ember: warning: 8 of 12 counting ok rows have their record present (ember verify checks them); "
+        f"4 cannot be re-verified: {elsewhere}\n"
+    )
+    shutil.copytree(path.parent / "subs", results / "subs")  # as an exported board keeps them
+    status, out, err = in_process("rank", results, "--format", "table")
+    assert (status, err) == (
+        0,
+        "ember: 12 of 12 counting ok rows have their record present (ember verify checks them)\n",
+    )
+    # The attack: rows edited, their records deleted. Each row still names its record; it is not there.
     every = rows(results)
-    for row in every[:5]:
+    kept = [row for row in every if row["policy"] != "team"]
+    for row in kept[:2]:
+        os.remove(results / row["record"])
+    for row in kept[2:5]:
         row.update(record=None, record_sha256=None)
     rewrite_rows(results, every)
-    assert (
-        in_process("rank", results)[2] == "ember: warning: 7 of 12 counting ok rows name a record (ember verify checks "
-        "them); 5 cannot be re-verified (run 'ember evaluate --keep-records')\n"
+    note = (
+        "7 of 12 counting ok rows have their record present (ember verify checks them); 5 cannot be re-verified: "
+        "3 name no record (run 'ember evaluate --keep-records'), 2 name a record that is missing"
     )
+    for command in (["rank", results], ["stats", results, "--replicates", "1000"]):
+        assert in_process(*command)[2] == f"ember: warning: {note}\n"
     page = tmp_path / "page.html"
     assert in_process("report", results, "-o", page)[0] == 0
-    assert (
-        '<p class="meta" id="verifiable">7 of 12 counting ok rows name a record (ember verify checks them); 5 cannot '
-        "be re-verified (run &#x27;ember evaluate --keep-records&#x27;).</p>"
-    ) in (page.read_text())
+    assert f'<p class="meta" id="verifiable">{html.escape(note)}.</p>' in page.read_text()
+    os.remove(results / kept[5]["record"])
+    for row in kept[6:] + [row for row in every if row["policy"] == "team"]:
+        row.update(record=None, record_sha256=None)
+    rewrite_rows(results, every)
+    assert in_process("rank", results)[2] == (
+        "ember: warning: 0 of 12 counting ok rows have their record present: nothing here can be re-verified: "
+        "9 name no record (run 'ember evaluate --keep-records'), 3 name a record that is missing\n"
+    )
 
 
 def test_a_progress_bar_on_a_terminal_only(kept_campaign):

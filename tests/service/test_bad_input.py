@@ -8,6 +8,7 @@ a client library would tidy the path or the body).
 
 import gzip
 import json
+import socket
 
 import httpx
 import pytest
@@ -16,7 +17,7 @@ import ember
 
 from helpers.service import Service, raw_request, record_of
 
-LIMITS = {"max_record_bytes": 200_000, "body_window_s": 2, "body_window_bytes": 30_720}
+LIMITS = {"max_record_bytes": 200_000, "body_window_s": 2, "body_window_bytes": 30_720, "header_timeout_s": 2}
 PLAIN_LIMIT = 200_000
 
 
@@ -202,3 +203,29 @@ def test_unknown_paths_and_methods_answer_json(clean):
     for method, path, status in (("GET", "/nothing", 404), ("DELETE", "/api/boards/office", 405)):
         answer = raw_request(clean.server.port, method, path)
         json_error(answer, status)
+
+
+def test_headers_sent_too_slowly_end_the_connection(clean):
+    with socket.create_connection(("127.0.0.1", clean.server.port), timeout=60) as sock:
+        sock.sendall(b"GET /api HTTP/1.1\r\nHost: x\r\n")
+        closed = False
+        for _ in range(30):  # a header byte a second: each byte would reset a keep-alive timer
+            try:
+                sock.sendall(b"X")
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+                break
+            sock.settimeout(1)
+            try:
+                if sock.recv(1) == b"":
+                    closed = True
+                    break
+            except TimeoutError:
+                continue
+    assert closed
+
+
+def test_headers_longer_than_16_kib_are_a_json_400(clean):
+    answer = raw_request(clean.server.port, "GET", "/api", [("X-Padding", "x" * (17 * 1024))])
+    message, headers = json_error(answer, 400)
+    assert "16,384 bytes" in message and headers["connection"] == "close"

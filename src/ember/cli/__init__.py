@@ -25,10 +25,13 @@ Adding a command is one row and a handler:
 2. Add a ``Command(...)`` row to ``COMMANDS``: ``writes_stdout`` is one of
    ``arguments.always``/``never``/``without_output_file``/``with_output_dash``
    or a function of the parsed args; ``output="-o"`` if the command has an
-   ``-o`` path option (None otherwise).
+   ``-o`` path option (None otherwise), and its other output-path options
+   in ``more_outputs`` (parsed with ``arguments.output_path``, written
+   with ``files.output_files``: all or none).
 3. Add a minimal valid invocation to ``SAMPLES`` in
-   tests/cli/test_commands.py (a test fails until you do): every command is
-   then tested with stdout closed, stderr closed, ``-o /dev/full`` and
+   tests/helpers/command_samples.py (a test fails until you do): every
+   command is then tested with stdout closed, stderr closed, each output
+   option on ``/dev/full`` (nothing written at the others) and empty, and
    stdout on ``/dev/full``.
 
 Library code never prints: it returns warnings or takes a ``warn``

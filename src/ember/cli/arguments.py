@@ -117,9 +117,16 @@ def add_scenario_and_record(command, record_help="record file, or - for standard
     command.add_argument("record", metavar="RECORD", help=record_help)
 
 
+def output_path(text):
+    """An output path: anything but the empty string, which names no file (refused before anything is read)."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a file name, got '' (an empty path names no file)")
+    return text
+
+
 def add_output(command, help, metavar="FILE", **more):
     """The -o/--output option, in the words of the command."""
-    command.add_argument("-o", "--output", metavar=metavar, help=help, **more)
+    command.add_argument("-o", "--output", metavar=metavar, help=help, type=output_path, **more)
 
 
 def add_format(command, choices, help):

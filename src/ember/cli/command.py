@@ -11,9 +11,11 @@ class Command(NamedTuple):
     ``handler(args, console)`` runs it and returns the exit status;
     ``writes_stdout(args)`` says whether this invocation puts its result on
     standard output (refused up front when stdout is closed); ``output`` is
-    the option that names an output path (``"-o"``), or None.  ``epilog`` is
-    text, or a function returning it (for text computed from a module that
-    only this command needs).
+    the option that names an output path (``"-o"``), or None;
+    ``more_outputs`` the command's other output-path options, written
+    together with ``output`` (``files.output_files``: all or none).
+    ``epilog`` is text, or a function returning it (for text computed from
+    a module that only this command needs).
     """
 
     name: str
@@ -24,3 +26,4 @@ class Command(NamedTuple):
     writes_stdout: Callable
     output: str | None = "-o"
     epilog: str | Callable | None = None
+    more_outputs: tuple = ()

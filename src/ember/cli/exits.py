@@ -3,7 +3,7 @@
 EXIT_OK = 0
 #: ``evaluate``: the campaign ran, but some episodes have no row.
 EXIT_INCOMPLETE = 1
-#: ``verify``: a row does not match its record (or, with --require-all, cannot be checked); campaign.md §6.
+#: ``verify``: a row does not match its record or cannot be checked (isolation.md §3, campaign.md §6).
 EXIT_MISMATCH = 1
 #: ``| head`` went away: stop quietly, as Unix tools do.
 EXIT_BROKEN_PIPE = 1

@@ -58,13 +58,14 @@ def trajectories_arguments(command):
     )
     command.add_argument(
         "--geometry",
+        type=arguments.output_path,
         metavar="FILE",
         help="also write the walkable area and the exits' measurement lines here (JSON of WKT texts)",
     )
 
 
 def cmd_trajectories(args, console):
-    from ..files import output_file
+    from ..files import output_files
     from ..interop.geometry import geometry_document, write_geometry
     from ..interop.scale import Scale
     from ..interop.trajectories import write_trajectories
@@ -80,19 +81,24 @@ def cmd_trajectories(args, console):
     compiled = compile_scenario(args.scenario)
     # The geometry needs the scenario only: made (or refused, without shapely) before the record is read.
     document = None if args.geometry is None else geometry_document(compiled, scale)
+    # Both files are written together (files.output_files): neither is in place until both are complete, so a
+    # failure of either (a bad record, a full disk, /dev/full) leaves nothing written.
+    # On standard output the trajectories are spooled: complete (the record checked whole) before their first
+    # byte is written, and written before the geometry file is put in place.
+    paths = ([] if to_stdout else [args.output]) + ([] if document is None else [args.geometry])
     with contextlib.ExitStack() as stack:
-        if document is not None:
-            # Written to its temporary file now, renamed into place only once the trajectories are complete.
-            write_geometry(document, stack.enter_context(output_file(args.geometry)))
-        record = stack.enter_context(reading_progress(record_source(args.record), stream=console.progress_stream))
-        if to_stdout:
-            with tempfile.TemporaryFile() as spool:
-                write_trajectories(compiled, record, spool, scale)
-                spool.seek(0)
-                shutil.copyfileobj(spool, console.binary())
+        spool = stack.enter_context(tempfile.TemporaryFile()) if to_stdout else None
+
+        def to_console():
+            spool.seek(0)
+            shutil.copyfileobj(spool, console.binary())
             console.flush()
-        else:
-            write_trajectories(compiled, record, args.output, scale)
+
+        with output_files(*paths, last=to_console if to_stdout else None) as streams:
+            if document is not None:
+                write_geometry(document, streams[-1])
+            with reading_progress(record_source(args.record), stream=console.progress_stream) as record:
+                write_trajectories(compiled, record, spool if to_stdout else streams[0], scale)
     if not to_stdout:
         console.say(f"ember: wrote {args.output} ({scale.describe()}).")
     if document is not None:

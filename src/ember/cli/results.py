@@ -45,19 +45,19 @@ def cmd_rank(args, console):
 def write_board(console, args, results, data):
     """Write ``data``, computed from ``results`` (rank, stats), with what a reader should hear about the rows.
 
-    The directory's warnings first; rows ``ember verify`` cannot check are a
-    warning said with them; a board it can check whole is said once the
-    result is written.
+    The directory's warnings first; rows ``ember verify`` cannot check (their
+    record not present) are a warning said with them; a board it can check
+    whole is said once the result is written.
     """
-    from ..results import verifiable_is_complete, verifiable_note
+    from ..results import RecordPresence
 
     print_warnings(console, args.results, results.warnings)
-    complete = verifiable_is_complete(results)
-    if not complete:
-        console.warn(verifiable_note(results))
+    presence = RecordPresence(results)
+    if not presence.complete():
+        console.warn(presence.note())
     write_result(console, args.output, data)
-    if complete:
-        console.say(f"ember: {verifiable_note(results)}")
+    if presence.complete():
+        console.say(f"ember: {presence.note()}")
 
 
 # -- stats ----------------------------------------------------------------------------------
@@ -225,9 +225,13 @@ def cmd_export(args, console):
 # -- verify ---------------------------------------------------------------------------------
 
 VERIFY_EPILOG = (
-    "Exit status: 0 when nothing mismatches (with --require-all: and nothing is unverifiable), 1 otherwise, "
-    "2 for bad input. The scenario comes from RESULTS_DIR/scenarios/ID.json, else a builtin: source, else the "
-    "source path relative to the --campaign file's folder. A progress bar shows on a terminal (the 'cli' extra)."
+    "RESULTS_DIR/ranking.json and statistics.json, when there, are recomputed from the rows (the statistics with "
+    "the file's own replicates and seed; needs the stats extra) and must be the same bytes. "
+    "Exit status: 0 when every counting ok row is verified and every recomputed file identical (with "
+    "--allow-unverifiable: when nothing mismatches or differs), 1 otherwise, 2 for bad input. The scenario comes "
+    "from RESULTS_DIR/scenarios/ID.json, else a builtin: source, else the source path relative to the --campaign "
+    "file's folder; a submitted record is found relative to that folder, or without --campaign to RESULTS_DIR. "
+    "A progress bar shows on a terminal (the 'cli' extra)."
 )
 
 
@@ -238,8 +242,11 @@ def verify_arguments(verify):
         "its folder"
     )
     verify.add_argument("--campaign", metavar="FILE", help=campaign_help)
-    require_help = "also fail (exit 1) when a row cannot be checked (no record, no scenario, no --campaign)"
-    verify.add_argument("--require-all", action="store_true", help=require_help)
+    strictness = verify.add_mutually_exclusive_group()
+    require_help = "fail (exit 1) when a row cannot be checked (no record, no scenario, no --campaign): the default"
+    strictness.add_argument("--require-all", action="store_true", help=require_help)
+    allow_help = "pass (exit 0) with rows that cannot be checked, as long as nothing mismatches"
+    strictness.add_argument("--allow-unverifiable", action="store_true", help=allow_help)
     log_help = "also check this audit log of a service board: its hash chain, and that the rows are its ranked rows"
     verify.add_argument("--log", metavar="LOG", help=log_help)
 
@@ -247,13 +254,14 @@ def verify_arguments(verify):
 def cmd_verify(args, console):
     from ..progress import items_progress
     from ..results.verify import report_lines, verify_results
+    from ..stats.recomputed import recomputed_files
 
     with items_progress("verifying rows", "rows", stream=console.progress_stream) as on_row:
-        report = verify_results(args.results, args.campaign, on_row=on_row)
+        report = verify_results(args.results, args.campaign, on_row=on_row, recomputed=recomputed_files())
     print_warnings(console, args.results, report.warnings)
     for line in report_lines(args.results, report):
         console.line(line)
-    passed = report.passed(args.require_all)
+    passed = report.passed(args.allow_unverifiable)
     if args.log is not None:
         from ..results.log import check_log
 

@@ -68,6 +68,7 @@ COMMANDS = (
         arguments=interop.trajectories_arguments,
         handler=interop.cmd_trajectories,
         writes_stdout=without_output_file,
+        more_outputs=("--geometry",),
     ),
     Command(
         "scenarios",
@@ -139,10 +140,12 @@ COMMANDS = (
     Command(
         "verify",
         help="re-verify a results directory's rows from their records",
-        description="Re-authenticate every counting ok row of RESULTS_DIR that names a record (kept with "
+        description="Re-authenticate every counting ok row of RESULTS_DIR from its record (kept with "
         "'ember evaluate --keep-records', or submitted through a records entry): the record's SHA-256, the full "
         "engine (validation, replay, metrics) for the row's scenario and seed, and the metrics, compared "
-        "type-strictly with the row's. Prints a line per mismatched or unverifiable row and one summary line.",
+        "type-strictly with the row's; a row without its record cannot be checked, and fails unless "
+        "--allow-unverifiable; ranking.json and statistics.json, when there, are recomputed and compared byte for "
+        "byte. Prints a line per mismatched or unverifiable row or file and one summary line.",
         epilog=results.VERIFY_EPILOG,
         arguments=results.verify_arguments,
         handler=results.cmd_verify,

@@ -8,7 +8,7 @@ Needs the ``report`` extra (matplotlib, and the stats extra for the statistics).
 
 from ..errors import MissingExtraError
 from ..ranking import ranking_of
-from ..results import StatisticsRules, read_results, results_of_bytes, verifiable_note
+from ..results import RecordPresence, StatisticsRules, read_results, results_of_bytes
 from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED, check_replicates, check_seed, statistics_of
 from ..stats import require as require_statistics
 from . import plots
@@ -50,7 +50,7 @@ _FIGURES = (
 )
 
 
-def build_report(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):
+def build_report(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, public_seeds=True):
     """The report page (str) and the warnings, from parsed ``campaign.json`` and ``episodes.jsonl`` bytes.
 
     The page shows the ranking and its statistics (statistics.md, ``replicates``
@@ -58,10 +58,11 @@ def build_report(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=DEFAULT
     statistics.md §1's rules too.  Raises ``ResultsError`` for input either
     refuses, ``StatisticsParameterError`` for B or the seed, and
     ``MissingExtraError`` without matplotlib, numpy or scipy.
+    ``public_seeds``: as ``report_of``.
     """
     _require(replicates, seed)
     results = results_of_bytes(campaign, episodes, keep_rows=True, rules=StatisticsRules())
-    return report_of(results, replicates, seed), results.warnings
+    return report_of(results, replicates, seed, public_seeds), results.warnings
 
 
 def _require(replicates, seed):
@@ -77,8 +78,15 @@ def _require(replicates, seed):
         ) from None
 
 
-def report_of(results, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):
-    """The report page (str) of checked ``Results`` read with ``keep_rows=True``."""
+def report_of(results, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, public_seeds=True):
+    """The report page (str) of checked ``Results`` read with ``keep_rows=True``.
+
+    ``public_seeds``: the page says that a policy could have learned its seed
+    from the fire (isolation.md §4).  A results directory lists its seeds in
+    campaign.json and nothing in it says they were secret while the policies
+    ran, so this is the default; a caller that knows they were (a board's
+    hidden track) passes False.
+    """
     _require(replicates, seed)
     ranking = ranking_of(results)
     statistics = statistics_of(results, replicates, seed, ranking=ranking)
@@ -88,7 +96,8 @@ def report_of(results, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):
     if policies:
         views = collect(results.campaign, results.counting, policies)
         figures = [(name, title, plot(views, policies), caption) for name, title, plot, caption in _FIGURES]
-    return render_page(results.campaign.value, ranking, views, figures, verifiable_note(results), statistics)
+    note = RecordPresence(results).note()
+    return render_page(results.campaign.value, ranking, views, figures, note, statistics, public_seeds)
 
 
 def report_of_directory(directory, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):

@@ -9,12 +9,12 @@ the board's JSON for its ``version`` and reloads once a newer page is
 served (its ``Ember-Board-Version`` header), so no page stays stale.
 """
 
-from ..results import StatisticsRules, results_of_bytes, verifiable_note
+from ..results import StatisticsRules, results_of_bytes
 from ..versions import RANKING_VERSION
 from .data import collect
-from .page import cell, document, escape, policy_cell, ranking_sections, section, table
+from .page import PUBLIC_SEEDS, cell, document, escape, policy_cell, ranking_sections, section, table
 
-OPEN_LABEL = "public seeds: a policy could have learned its seed from the fire"
+OPEN_LABEL = PUBLIC_SEEDS
 HIDDEN_LABEL = "secret seeds: drawn at board add and unknown to every policy until the reveal"
 #: The page's header naming the board version it shows; the script compares it with the board's JSON.
 VERSION_HEADER = "Ember-Board-Version"
@@ -146,9 +146,17 @@ def track_sections(track):
         def after(scenario_id):
             return _records(track, scenario_id)
 
-    note = f'<p class="note">{escape(verifiable_note(track.results))}.</p>'
+    if track.record_url is None:
+        note = '<p class="note">This track\'s records are not published yet.</p>'
+    else:
+        note = (
+            '<p class="note">Each ranked row links its record (per scenario, below): <code>ember verify</code> '
+            "replays it and re-derives the row; <code>ember service export</code> gives the whole board.</p>"
+        )
     head = section(f"{anchor}track", f"{track.name.capitalize()} track", heading + note, "track")
-    parts = ranking_sections(track.campaign, track.ranking, views, track.statistics, anchor, after)
+    parts = ranking_sections(
+        track.campaign, track.ranking, views, track.statistics, anchor, after, public_seeds=track.label == PUBLIC_SEEDS
+    )
     return "\n".join([head, *(section(a, f"{track.name.capitalize()} track: {title}", b) for a, title, b in parts)])
 
 

@@ -493,11 +493,26 @@ def _scenarios(campaign, ranking, views, colour, statistics=None, after_scenario
     return "\n".join(parts)
 
 
-def ranking_sections(campaign, ranking, views, statistics=None, anchor="", after_scenario=None):
+#: isolation.md §4, in service.md §5's words: the fire is a function of the seed, and these seeds were known.
+PUBLIC_SEEDS = "public seeds: a policy could have learned its seed from the fire"
+
+
+def _public_seeds(public_seeds):
+    if not public_seeds:
+        return ""
+    return (
+        f'<p class="warning" id="public-seeds" role="note">{PUBLIC_SEEDS}. The seeds are listed in campaign.json '
+        "and the fire is a pure function of the seed: a policy that watched the first ignitions could have found "
+        "its own and foreseen the fire (isolation.md §4). Boards that must exclude this evaluate on secret seeds.</p>"
+    )
+
+
+def ranking_sections(campaign, ranking, views, statistics=None, anchor="", after_scenario=None, public_seeds=True):
     """The sections of a ranking that every page shows: leaderboard, how sure, pairs, per scenario.
 
     (anchor, title, inner HTML) tuples; ``anchor`` prefixes the section ids (a page with two tracks);
-    ``after_scenario(scenario_id)``, when given, is HTML shown under that scenario's table.
+    ``after_scenario(scenario_id)``, when given, is HTML shown under that scenario's table; ``public_seeds``:
+    whether the policies could have known the seeds (said above the leaderboard).
     """
     from .plots import colours
 
@@ -505,6 +520,7 @@ def ranking_sections(campaign, ranking, views, statistics=None, anchor="", after
     leaderboard = f"""<div class="formula"><strong>Ranking {escape(ranking["ranking_version"])}:</strong> \
 {escape(ranking["formula"])}.
 Safety first: fewer casualties always rank above more, whatever the times.</div>
+{_public_seeds(public_seeds)}
 {_few_seed_warnings(statistics)}
 {_leaderboard(ranking, colour, statistics)}
 <p class="note">Exposure is Σ count / d over each episode's fire-distance histogram (a proximity proxy, not a
@@ -556,11 +572,11 @@ def document(title, header, main, footer, generator, script="", attributes=""):
 """
 
 
-def render_page(campaign, ranking, views, figures, verifiable, statistics=None):
+def render_page(campaign, ranking, views, figures, verifiable, statistics=None, public_seeds=True):
     """The whole page as text. ``figures``: (anchor, title, svg text, caption) tuples.
 
     ``verifiable``: the line saying how many rows ``ember verify`` can check; ``statistics``: statistics.json's
-    dict (or None).
+    dict (or None); ``public_seeds``: whether the policies could have known the seeds (say so above the board).
     """
     versions = campaign.get("versions") if isinstance(campaign.get("versions"), dict) else {}
     meta = " · ".join(
@@ -584,7 +600,10 @@ and <code>campaign.json</code>; <code>ember rank</code> recomputes <code>ranking
 <nav><a href="#leaderboard">Leaderboard</a><a href="#statistics">How sure</a><a href="#pairs">Pairwise evidence</a>
 <a href="#scenarios">Per scenario</a><a href="#plots">Plots</a></nav>"""
     plots = '<p class="note">Every plot shows the spread over seeds, not only the mean.</p>\n' + figure_html
-    sections = [*ranking_sections(campaign, ranking, views, statistics), ("plots", "Plots", plots)]
+    sections = [
+        *ranking_sections(campaign, ranking, views, statistics, public_seeds=public_seeds),
+        ("plots", "Plots", plots),
+    ]
     footer = f"""Made by <code>ember report</code>. The numbers are the official per-episode metrics (metrics
 {escape(ranking["metrics_version"])}) in <code>episodes.jsonl</code>; this page only arranges them."""
     return document(

@@ -8,6 +8,7 @@ of the benchmark layer: it imports the engine and the base modules, never
 a campaign, a ranking or the command line.
 """
 
+from .presence import RecordPresence
 from .reader import (
     Results,
     check_campaign,
@@ -17,8 +18,6 @@ from .reader import (
     read_campaign_value,
     read_results,
     results_of_bytes,
-    verifiable_is_complete,
-    verifiable_note,
 )
 from .schema import (
     CAMPAIGN_FILE,
@@ -57,6 +56,7 @@ __all__ = [
     "CampaignJson",
     "CountingRows",
     "EpisodeOutcome",
+    "RecordPresence",
     "Results",
     "Row",
     "RowRules",
@@ -70,6 +70,4 @@ __all__ = [
     "read_results",
     "results_of_bytes",
     "strict_json",
-    "verifiable_is_complete",
-    "verifiable_note",
 ]

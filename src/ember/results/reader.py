@@ -173,35 +173,6 @@ class Results:
         """The counting rows that are ok, in file order."""
         return sorted((row for row in self.counting.values() if row.ok), key=lambda row: row.line)
 
-    def records_named(self):
-        """(counting ok rows naming a record, counting ok rows): what ``ember verify`` can try to check."""
-        ok = [row for row in self.counting.values() if row.ok]
-        return sum(row.record is not None for row in ok), len(ok)
-
-
-def verifiable_note(results):
-    """One line for ``rank``, ``stats`` and ``report``: how many rows of the board ``ember verify`` can check.
-
-    The command line says it as a warning when some counting ok row names no
-    record (``verifiable_is_complete`` is False).
-    """
-    named, ok = results.records_named()
-    if named == 0 and ok:
-        return (
-            f"0 of {ok} counting ok rows name a record: nothing here can be re-verified "
-            "(run 'ember evaluate --keep-records')"
-        )
-    note = f"{named} of {ok} counting ok rows name a record (ember verify checks them)"
-    if named < ok:
-        note += f"; {ok - named} cannot be re-verified (run 'ember evaluate --keep-records')"
-    return note
-
-
-def verifiable_is_complete(results):
-    """Whether every counting ok row names a record (so ``ember verify`` can check the whole board)."""
-    named, ok = results.records_named()
-    return named == ok
-
 
 def _lines_of_bytes(data, max_line_bytes):
     """(number, offset, line without its newline) of ``data``'s complete lines; then the torn bytes (returned)."""
@@ -330,6 +301,4 @@ __all__ = [
     "read_results",
     "read_row_again",
     "results_of_bytes",
-    "verifiable_is_complete",
-    "verifiable_note",
 ]

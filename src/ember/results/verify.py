@@ -1,6 +1,7 @@
 """``ember verify`` (campaign.md §6): re-authenticate the rows of a results directory from their records.
 
-Every counting ok row that names a record is checked from scratch: the
+Every counting ok row is checked from scratch (isolation.md §3: a row
+that cannot be is a failure unless the caller allows it): the
 record's (decompressed) SHA-256 must be the row's ``record_sha256``; the
 full engine (stages 1-3, ``ember.engine``) must accept it for the row's
 scenario and seed; the metrics it gives must be the row's ``metrics``,
@@ -16,29 +17,54 @@ Where things come from (docs/campaigns.md):
   ``scenario_hash``.  A ``scenarios/`` file that does not is a mismatch
   (the directory was changed); a built-in or campaign file that does not
   makes the row unverifiable (the scenario is not available here).
+- the files made from the rows (``ranking.json``, ``statistics.json``),
+  when present: recomputed by the caller's ``RecomputedFile`` functions
+  (Ranking and Statistics sit above this part, ``ember.stats.recomputed``
+  names them) and compared byte for byte.
 - the record: relative to the results directory for a kept record,
-  relative to the ``--campaign`` file's folder for a ``records`` entry.
+  relative to the ``--campaign`` file's folder for a ``records`` entry
+  (without ``--campaign``: to the results directory, where an exported
+  board keeps its submissions).
 """
 
 import os
+from collections.abc import Callable
+from typing import NamedTuple
 
 from ..canonical import canonical_json_reference
 from ..engine import authenticate_record
-from ..errors import MetricsInputError, ResultsError, ScenarioError
+from ..errors import EmberError, MetricsInputError, MissingExtraError, ResultsError, ScenarioError
 from ..scenario import BUILTIN_PREFIX, MAX_SCENARIO_BYTES, compile_scenario
 from .reader import open_regular, read_results, read_row_again
-from .schema import EPISODES_FILE, MAX_CAMPAIGN_BYTES, SCENARIOS_DIR, shown
+from .schema import EPISODES_FILE, MAX_CAMPAIGN_BYTES, SCENARIOS_DIR, shown, strict_json
 
 KEEP_RECORDS = "run 'ember evaluate --keep-records' to keep records"
 
 
+class RecomputedFile(NamedTuple):
+    """A file of the results directory made from its rows, which ``verify`` recomputes when it is there.
+
+    ``name``: the file (``RANKING_FILE``, ``STATISTICS_FILE``);
+    ``recompute(results, data)``: the bytes it must hold, from the checked
+    ``Results`` and the file's own bytes ``data`` (statistics.json names its
+    B and seed).  ``MissingExtraError`` makes the file unverifiable; any
+    other ``EmberError`` (rows it cannot be made from, a file naming no
+    valid parameters) a mismatch, with its message.
+    """
+
+    name: str
+    recompute: Callable
+
+
 class VerifyReport:
-    """What ``verify_results`` found, row by row (line numbers of ``episodes.jsonl``, 1-based).
+    """What ``verify_results`` found, row by row (line numbers of ``episodes.jsonl``, 1-based), then file by file.
 
     ``verified``: lines; ``mismatched`` and ``unverifiable``: (line, reason)
     pairs, in file order.  ``rows`` is the number of counting ok rows;
     ``warnings`` the reader's (a torn last line), file names relative to
-    the directory.
+    the directory.  ``files``: (name, outcome, reason) of each recomputed
+    file that is there, outcome ``identical``, ``mismatched`` or
+    ``unverifiable`` (reason None when identical).
     """
 
     def __init__(self, rows, warnings=()):
@@ -47,10 +73,16 @@ class VerifyReport:
         self.verified = []
         self.mismatched = []
         self.unverifiable = []
+        self.files = []
 
-    def passed(self, require_all=False):
-        """Nothing mismatched (and, with ``require_all``, nothing unverifiable)."""
-        return not self.mismatched and not (require_all and self.unverifiable)
+    def files_with(self, outcome):
+        return [name for name, found, _ in self.files if found == outcome]
+
+    def passed(self, allow_unverifiable=False):
+        """Nothing mismatched and nothing unverifiable (isolation.md §3); ``allow_unverifiable``: nothing mismatched."""
+        if self.mismatched or self.files_with("mismatched"):
+            return False
+        return allow_unverifiable or not (self.unverifiable or self.files_with("unverifiable"))
 
     def summary(self):
         """The one summary line (without the ``ember:`` prefix)."""
@@ -58,10 +90,12 @@ class VerifyReport:
         if self.mismatched:
             lines = ", ".join(str(line) for line, _ in self.mismatched)
             mismatched += f" (line{'s' if len(self.mismatched) > 1 else ''} {lines})"
-        return (
-            f"{len(self.verified)} verified, {mismatched}, {len(self.unverifiable)} unverifiable "
-            f"of {self.rows} counting ok rows."
-        )
+        rows = f"{len(self.verified)} verified, {mismatched}, {len(self.unverifiable)} unverifiable"
+        files = "".join(f"; {name} recomputed: {_FILE_OUTCOMES[outcome]}" for name, outcome, _ in self.files)
+        return f"{rows} of {self.rows} counting ok rows{files}."
+
+
+_FILE_OUTCOMES = {"identical": "identical", "mismatched": "differs", "unverifiable": "cannot be recomputed here"}
 
 
 class _Unverifiable(Exception):  # noqa: N818 (a signal inside this module, never raised out of it)
@@ -174,24 +208,31 @@ def _first_difference(row, record, path="$"):
 
 
 def _record_file(directory, folder, row, kind):
-    """The path of the row's record: in the results directory if kept, next to the campaign file if submitted."""
+    """The path of the row's record and what to say when it is missing.
+
+    A kept record is in the results directory; a submitted one next to the
+    ``--campaign`` file, or without one in the results directory too (an
+    exported board holds its submissions there, service.md §7).
+    """
     if kind != "records":
-        return os.path.join(directory, row.record)
+        return os.path.join(directory, row.record), "the record is missing"
     if folder is None:
-        raise _Unverifiable(
-            f"a submitted record ({row.record}): give --campaign FILE, whose folder its path is relative to"
+        missing = (
+            "the submitted record is not in the results directory "
+            "(give --campaign FILE, whose folder its path is relative to)"
         )
-    return os.path.join(folder, row.record)
+        return os.path.join(directory, row.record), missing
+    return os.path.join(folder, row.record), "the record is missing"
 
 
 def _check_row(directory, row, kind, scenarios, folder):
     """Raise ``_Unverifiable`` or ``_Mismatch`` with the reason, or return: the row is verified."""
     if row.record is None:
         raise _Unverifiable(f"names no record ({KEEP_RECORDS})")
-    path = _record_file(directory, folder, row, kind)
+    path, missing = _record_file(directory, folder, row, kind)
     scenario = scenarios.get(row.key[0])
     try:
-        handle = open_regular(path, row.record, missing="the record is missing")
+        handle = open_regular(path, row.record, missing=missing)
     except ResultsError as exc:  # missing, a FIFO, a directory, unreadable: nothing to check
         raise _Unverifiable(str(exc)) from None
     with handle:
@@ -213,16 +254,56 @@ def _check_row(directory, row, kind, scenarios, folder):
         raise _Mismatch(f"$.steps: the row has {shown(value['steps'])}, {row.record} gives {shown(steps)}")
 
 
-def verify_results(directory, campaign_file=None, on_row=None):
-    """Re-authenticate the counting ok rows of the results ``directory`` that name a record.
+def _difference(data, expected):
+    """Where ``data`` first differs from ``expected`` (bytes): the byte, and the JSON path when both are JSON."""
+    offset = next((i for i, (a, b) in enumerate(zip(data, expected)) if a != b), min(len(data), len(expected)))
+    where = f"at byte {offset}"
+    try:
+        found = _first_difference(strict_json(data), strict_json(expected))
+    except ValueError:
+        return f"{where} (the file is not JSON)"
+    if found is None:
+        return f"{where} (the same JSON in other bytes)"
+    path, mine, theirs = found
+    return f"{where}: {path}: the file has {shown(mine)}, recomputed {shown(theirs)}"
+
+
+def _check_file(directory, results, recomputed):
+    """(outcome, reason) of one recomputed file, or None when the directory holds no such file."""
+    path = os.path.join(directory, recomputed.name)
+    if not os.path.lexists(path):
+        return None
+    with open_regular(path, recomputed.name, directory, missing="missing (a symbolic link to nothing)") as handle:
+        try:
+            data = handle.read(MAX_CAMPAIGN_BYTES + 1)
+        except OSError as exc:
+            raise ResultsError(recomputed.name, None, f"cannot read: {exc.strerror or exc}", directory) from None
+    if len(data) > MAX_CAMPAIGN_BYTES:
+        return "mismatched", f"longer than {MAX_CAMPAIGN_BYTES:,} bytes: not a file EMBER wrote"
+    try:
+        expected = recomputed.recompute(results, data)
+    except MissingExtraError as exc:
+        return "unverifiable", str(exc)
+    except EmberError as exc:
+        return "mismatched", f"cannot be made from these rows: {exc}"
+    if data == expected:
+        return "identical", None
+    return "mismatched", f"differs from the bytes recomputed from the rows {_difference(data, expected)}"
+
+
+def verify_results(directory, campaign_file=None, on_row=None, recomputed=()):
+    """Re-authenticate every counting ok row of the results ``directory``; recompute the files made from them.
 
     ``campaign_file``: the campaign file (TOML) the directory was run from,
-    needed for submitted records (``records`` entries) and for scenarios
-    that are neither in ``scenarios/`` nor built in.  ``on_row(done,
-    total)`` is called after each row (progress).  Returns a
-    ``VerifyReport``; raises ``ResultsError`` for bad input (a directory
-    the results layer refuses, a bad ``--campaign`` file, a scenario file
-    that is not a regular file).
+    needed for submitted records (``records`` entries) outside the
+    directory and for scenarios that are neither in ``scenarios/`` nor
+    built in.  ``on_row(done, total)`` is called after each row
+    (progress).  ``recomputed``: ``RecomputedFile``s, each checked when
+    its file is there (``ember.stats.recomputed()``: ranking.json and
+    statistics.json).  Returns a ``VerifyReport``; raises ``ResultsError``
+    for bad input (a directory the results layer refuses, a bad
+    ``--campaign`` file, a scenario file or a recomputed file that is not a
+    regular file).
     """
     results = read_results(directory)
     folder = None if campaign_file is None else _campaign_folder(campaign_file, results.campaign)
@@ -242,16 +323,26 @@ def verify_results(directory, campaign_file=None, on_row=None):
             report.verified.append(row.line)
         if on_row is not None:
             on_row(done, len(rows))
+    for recomputed_file in recomputed:
+        found = _check_file(directory, results, recomputed_file)
+        if found is not None:
+            report.files.append((recomputed_file.name, *found))
     return report
 
 
 def report_lines(directory, results_report):
-    """The lines ``ember verify`` prints: one per mismatched and unverifiable row, in file order, then the summary."""
+    """The lines ``ember verify`` prints: one per mismatched and unverifiable row, in file order, one per such
+    recomputed file, then the summary."""
     where = os.path.normpath(os.path.join(directory, EPISODES_FILE))
     found = [(line, "mismatched", reason) for line, reason in results_report.mismatched]
     found += [(line, "unverifiable", reason) for line, reason in results_report.unverifiable]
     lines = [f"{where}:{line}: {what}: {reason}" for line, what, reason in sorted(found)]
+    lines += [
+        f"{os.path.normpath(os.path.join(directory, name))}: {outcome}: {reason}"
+        for name, outcome, reason in results_report.files
+        if reason is not None
+    ]
     return [*lines, f"ember verify: {results_report.summary()}"]
 
 
-__all__ = ["VerifyReport", "report_lines", "verify_results"]
+__all__ = ["RecomputedFile", "VerifyReport", "report_lines", "verify_results"]

@@ -30,12 +30,12 @@ from .boards import compiled_scenario, load_board
 from .config import read_config
 from .database import Database
 from .derived import latest
+from .protocol import DATA_VARIABLE
 from .registry import team_of_token
 from .store import RecordStore
 from .uploads import CLOSE, RETRY_AFTER, Slots, Upload, body_chunks
 
 SERVICE_VERSION = "1.0"
-DATA_VARIABLE = "EMBER_SERVICE_DATA"
 CORS = {"Access-Control-Allow-Origin": "*"}
 _SEED = re.compile(r"0|[1-9][0-9]{0,18}")
 _RECORD = re.compile(r"[0-9a-f]{64}")

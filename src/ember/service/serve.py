@@ -5,8 +5,8 @@ the record store (every temporary file; stored records no row names,
 older than an hour), forgets the uploads in flight of a server that was
 killed, starts the ``Deriver`` and then runs uvicorn with ``--workers``
 server processes sharing the database.  Header limits are uvicorn's
-protocol settings (h11's incomplete-event size bounds a request's header
-bytes); a header deadline is a fronting proxy's (docs/service.md).
+protocol settings: h11's incomplete-event size bounds a request's header
+bytes, and ``protocol.HeaderDeadline`` their time.
 """
 
 import os
@@ -46,7 +46,7 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, log_level="warning"):
             host=host,
             port=port,
             workers=workers,
-            http="h11",
+            http="ember.service.protocol:HeaderDeadline",
             h11_max_incomplete_event_size=limits.max_header_bytes,
             timeout_keep_alive=5,
             log_level=log_level,
