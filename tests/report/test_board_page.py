@@ -66,7 +66,7 @@ TEXTS = """
 def test_names_are_text_never_markup(browser, tmp_path, ranked):
     campaign, episodes, ranking, statistics = ranked
     tracks = [
-        track_of_rows("open", OPEN_LABEL, campaign, episodes, ranking, statistics, lambda h: f"/api/records/{h}"),
+        track_of_rows("open", OPEN_LABEL, campaign, episodes, ranking, statistics, lambda h: f"/api/records/{h}", True),
         track_of_rows("hidden", HIDDEN_LABEL, campaign, episodes, ranking, statistics),
     ]
     page = board_page(HOSTILE, {"simulator": "1.0"}, 7, tracks, [Progress(HOSTILE, HOSTILE + "x", 1, 3)], "/api/x")

@@ -68,10 +68,14 @@ class Track:
     """One track of a board page: its name, label, and (when something is ranked) what the page shows of it.
 
     ``record_url(sha256)`` gives the link of a row's record; None: no record links (the hidden track
-    before the reveal).
+    before the reveal).  ``public_seeds``: the policies could have known the seeds (the open track; the
+    leaderboard says so too).
     """
 
-    def __init__(self, name, label, campaign=None, results=None, ranking=None, statistics=None, record_url=None):
+    def __init__(
+        self, name, label, campaign=None, results=None, ranking=None, statistics=None, record_url=None,
+        public_seeds=False,
+    ):  # fmt: skip
         self.name = name
         self.label = label
         self.campaign = campaign
@@ -79,20 +83,21 @@ class Track:
         self.ranking = ranking
         self.statistics = statistics
         self.record_url = record_url
+        self.public_seeds = public_seeds
 
     @property
     def ranked(self):
         return self.ranking is not None and bool(self.ranking["ranked"])
 
 
-def track_of_rows(name, label, campaign, episodes, ranking, statistics, record_url=None):
+def track_of_rows(name, label, campaign, episodes, ranking, statistics, record_url=None, public_seeds=False):
     """A ``Track`` of parsed ``campaign.json``, ``episodes.jsonl`` bytes, and parsed ``ranking.json`` and
     ``statistics.json`` computed from them (by Ranking and Statistics, never here).
 
     Bad input is a ``ResultsError``.
     """
     results = results_of_bytes(campaign, episodes, keep_rows=True, rules=StatisticsRules())
-    return Track(name, label, campaign, results, ranking, statistics, record_url)
+    return Track(name, label, campaign, results, ranking, statistics, record_url, public_seeds)
 
 
 class Progress:
@@ -155,7 +160,7 @@ def track_sections(track):
         )
     head = section(f"{anchor}track", f"{track.name.capitalize()} track", heading + note, "track")
     parts = ranking_sections(
-        track.campaign, track.ranking, views, track.statistics, anchor, after, public_seeds=track.label == PUBLIC_SEEDS
+        track.campaign, track.ranking, views, track.statistics, anchor, after, public_seeds=track.public_seeds
     )
     return "\n".join([head, *(section(a, f"{track.name.capitalize()} track: {title}", b) for a, title, b in parts)])
 

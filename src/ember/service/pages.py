@@ -85,7 +85,7 @@ def record_url(sha256):
 def open_track(folder):
     """The open track of a derived export ``folder`` (None: nothing ranked at that version)."""
     if folder is None:
-        return Track("open", OPEN_LABEL)
+        return Track("open", OPEN_LABEL, public_seeds=True)
     return track_of_rows(
         "open",
         OPEN_LABEL,
@@ -94,6 +94,7 @@ def open_track(folder):
         json.loads(_read(folder, RANKING_FILE)),
         json.loads(_read(folder, STATISTICS_FILE)),
         record_url,
+        public_seeds=True,
     )
 
 
