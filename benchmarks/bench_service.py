@@ -2,7 +2,8 @@
 
   verify     one upload's wall time (PUT, verified while it streams) against ``ember verify``'s work on the same
              record (``verify_results`` in this process, after the command itself accepted the directory: a
-             results directory laid out as the export, holding that one row): target <= 1.1x
+             results directory laid out as the export, holding that one row); the least of --rounds of each:
+             target <= 1.1x
   8 uploads  8 concurrent uploads (8 teams, one each) to ``serve --workers 2``: throughput against one upload
              (8 x one upload's time / the 8 uploads' wall time): target >= 1.7x on 2 cores
   p99 GET    p99 latency of ``GET /api/boards/{board}`` asked every 20 ms during the 8 uploads: target < 100 ms
@@ -16,7 +17,7 @@ template in seconds, and the engine still replays every step of it.
 
 Usage::
 
-    python benchmarks/bench_service.py                 # 20,000-step records for the speed rows, 1 GiB for RSS
+    python benchmarks/bench_service.py                 # 20,000-step records, 2 rounds of the first row, 1 GiB
     python benchmarks/bench_service.py --steps 5000 --big-gib 0.25
 """
 
@@ -177,6 +178,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=20000, help="steps of the speed rows' record")
     parser.add_argument("--big-gib", type=float, default=1.0, help="decompressed size of the RSS row's record")
+    parser.add_argument("--rounds", type=int, default=2, help="upload, verify rounds of the first row (the least each)")
     options = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="bench-service-")
     server = None
@@ -229,7 +231,7 @@ def main():
 
         # One upload, then ember verify of the same record (the export of that closed submission).
         first = new_submission(url, tokens[0], "one")
-        one = put_file(url, tokens[0], first, "small-run", small_record)
+        uploads = [put_file(url, tokens[0], first, "small-run", small_record)]
         big_submission = new_submission(url, tokens[1], "big")
         export = os.path.join(folder, "export")
         # The one-row export: close needs every key, so the board's second key gets the big record later;
@@ -261,9 +263,16 @@ def main():
         ember("verify", export)  # the command accepts it; then its work, timed without the interpreter's start-up
         from ember.results.verify import verify_results
 
-        started = time.perf_counter()
-        verify_results(export)
-        verify = time.perf_counter() - started
+        verifies = []
+        for round_ in range(options.rounds):
+            if round_:  # another team's first upload of the same record: verified again, not a re-upload
+                again = new_submission(url, tokens[round_ % TEAMS], f"one-{round_}")
+                uploads.append(put_file(url, tokens[round_ % TEAMS], again, "small-run", small_record))
+            started = time.perf_counter()
+            verify_results(export)
+            verifies.append(time.perf_counter() - started)
+        # The least disturbed of each (the machine is shared): the same rule for both.
+        one, verify = min(uploads), min(verifies)
 
         # 8 concurrent uploads, one per team, with the board's JSON asked every 20 ms meanwhile.
         submissions = [new_submission(url, tokens[i], "eight") for i in range(TEAMS)]
@@ -319,7 +328,8 @@ def main():
               f"({big_plain / (1 << 30):,.2f} GiB decompressed, {os.path.getsize(big_record) / 1e6:,.1f} MB gzip); "
               f"{PEOPLE} people on 8x14; cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}")  # fmt: skip
         rows = [
-            ("one upload vs ember verify", f"{one:.2f} s vs {verify:.2f} s", f"{one / verify:.2f}x", "<= 1.1x",
+            ("one upload vs ember verify", f"{one:.2f} s vs {verify:.2f} s (least of {options.rounds})",
+             f"{one / verify:.2f}x", "<= 1.1x",
              one / verify <= 1.1),
             ("8 concurrent uploads, --workers 2", f"{eight:.2f} s (one: {one:.2f} s; each {min(times):.2f}-"
              f"{max(times):.2f} s)", f"{TEAMS * one / eight:.2f}x throughput", ">= 1.7x", TEAMS * one / eight >= 1.7),
