@@ -9,6 +9,8 @@ the board's JSON for its ``version`` and reloads once a newer page is
 served (its ``Ember-Board-Version`` header), so no page stays stale.
 """
 
+import functools
+
 from ..results import StatisticsRules, results_of_bytes
 from ..versions import RANKING_VERSION
 from .data import collect
@@ -145,15 +147,11 @@ def track_sections(track):
         body = heading + '<p class="empty">No submission is ranked on this track yet.</p>'
         return section(f"{anchor}track", f"{track.name.capitalize()} track", body, "track")
     views = collect(track.results.campaign, track.results.counting, [e["policy"] for e in track.ranking["ranked"]])
-    after = None
-    if track.record_url is not None:
-
-        def after(scenario_id):
-            return _records(track, scenario_id)
-
     if track.record_url is None:
+        after = None
         note = '<p class="note">This track\'s records are not published yet.</p>'
     else:
+        after = functools.partial(_records, track)
         note = (
             '<p class="note">Each ranked row links its record (per scenario, below): <code>ember verify</code> '
             "replays it and re-derives the row; <code>ember service export</code> gives the whole board.</p>"
