@@ -13,7 +13,7 @@ EXTRAS = (
     "dask",
     "scipy",
     "threadpoolctl",
-    "numpy",  # a core dependency (issue 21), imported only for the exposure field of grids of 4,096 cells or more
+    "numpy",  # a core dependency, imported only for the exposure field of grids of 4,096 cells or more
     "matplotlib",
     "gymnasium",
     "pettingzoo",
@@ -23,6 +23,13 @@ EXTRAS = (
     "tabulate",
     "tqdm",
     "zstandard",
+    # the service extra (ember.service, ember submit)
+    "starlette",
+    "uvicorn",
+    "sqlalchemy",
+    "alembic",
+    "psycopg",
+    "httpx",
 )
 
 

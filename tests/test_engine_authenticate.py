@@ -54,3 +54,41 @@ def test_a_record_the_engine_refuses_is_refused_as_by_episode_metrics():
     assert str(ours.value) == str(theirs.value)
     with pytest.raises(MetricsInputError, match="stream is truncated"):
         authenticate_record(scenario, gzip.compress(data)[:-20])
+
+
+# -- the push forms (the service's uploads, service.md §3) ------------------------------------
+
+
+@pytest.mark.parametrize("pack", [bytes, lambda d: gzip.compress(d, mtime=0), _zstd], ids=["plain", "gzip", "zstd"])
+def test_the_push_form_is_authenticate_record_however_the_bytes_are_pushed(pack):
+    from ember.engine import AuthenticationStream, DigestStream, record_suffix
+
+    scenario, data = _record()
+    packed = pack(data)
+    expected, sha = authenticate_record(scenario, io.BytesIO(packed))
+    for size in (1, 7, 4096, len(packed)):
+        stream = AuthenticationStream(scenario, seed=1)
+        digest = DigestStream()
+        for i in range(0, len(packed), size):
+            stream.feed(packed[i : i + size])
+            digest.feed(packed[i : i + size])
+        metrics, pushed_sha = stream.close()
+        assert_same_json(metrics.to_dict(), expected.to_dict())
+        assert pushed_sha == sha == digest.close()
+    assert record_suffix(packed) == {b"\x1f\x8b": ".record.gz", b"\x28\xb5": ".record.zst"}.get(packed[:2], ".record")
+
+
+def test_the_push_form_refuses_another_seed_at_the_header_and_a_record_too_long():
+    from ember.engine import AuthenticationStream
+
+    scenario, data = _record()
+    stream = AuthenticationStream(scenario, seed=0)
+    with pytest.raises(
+        MetricsInputError, match=r"^\$\.header\.seed: expected seed 0, the record's header names seed 1"
+    ):
+        stream.feed(data[: data.index(b"\n") + 1])  # the header line alone is enough to know
+    with pytest.raises(MetricsInputError, match="already failed"):
+        stream.feed(data)
+    short = AuthenticationStream(scenario, seed=1, max_bytes=1000)
+    with pytest.raises(MetricsInputError, match="longer than 1,000 bytes decompressed"):
+        short.feed(gzip.compress(data))

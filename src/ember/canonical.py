@@ -71,3 +71,15 @@ def canonical_record(header, initial_state, steps, final_state) -> bytes:
         + canonical_json(final_state)
         + RECORD_TAIL
     )
+
+
+# Foreign text (an agent's or a policy's words) is shown on terminals and pages: the controls
+# that move a cursor, ring a bell or reorder what follows are written as escapes (isolation.md §3).
+_ESCAPES = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+_ESCAPES.update({code: f"\\u{code:04x}" for code in (0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+
+
+def escape_controls(text):
+    """``text`` with the C0 controls, DEL and the C1 controls as ``\\xNN``, and U+2028, U+2029,
+    U+202A–U+202E and U+2066–U+2069 as ``\\uNNNN`` (isolation.md §3); anything else unchanged."""
+    return text.translate(_ESCAPES)

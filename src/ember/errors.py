@@ -91,6 +91,29 @@ class CampaignError(EmberError, ValueError):
     """A campaign file, its results directory or a resume breaks campaign.md (the message names the place)."""
 
 
+class CampaignFileError(CampaignError):
+    """A campaign file cannot be read as one (``ember.results.read_campaign_file``): one line naming it.
+
+    ``path`` is the file as given, ``kind`` what went wrong (``"missing"``,
+    ``"unreadable"``, ``"not-a-file"``, ``"too-large"``, ``"not-utf8"``,
+    ``"not-toml"``) and ``detail`` the reason in words, so that each command
+    that reads a campaign file can say it in its own terms.
+    """
+
+    def __init__(self, path, kind, detail):
+        self.path = path
+        self.kind = kind
+        self.detail = detail
+        if kind in ("not-utf8", "not-toml"):
+            message = f"{path}: {detail}."
+        else:
+            message = f"{path}: cannot read the campaign file: {detail}."
+        super().__init__(message)
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.kind, self.detail))
+
+
 class EnvConfigError(EmberError, ValueError):
     """A Gymnasium/PettingZoo environment (``ember.envs``) was given a bad argument."""
 

@@ -151,3 +151,31 @@ def items_progress(label, unit, stream=None):
     finally:
         for bar in bars:
             bar.close()
+
+
+@contextlib.contextmanager
+def episodes_progress(stream=None):
+    """Yield ``on_episode(done, failed, total)`` for ``ember evaluate``: on a terminal with tqdm it draws
+    "ember evaluate [bar] done/total episode, failed=N" with the rate and time left.
+
+    The bar starts at the first call (with ``total``) and is erased on leaving the block.
+    """
+    stream = sys.stderr if stream is None else stream
+    tqdm = _tqdm() if _is_terminal(stream) else None
+    bars = []
+
+    def on_episode(done, failed, total):
+        if tqdm is None or not total:
+            return
+        if not bars:
+            bars.append(_bar(tqdm, stream, total=total, desc="ember evaluate", unit="episode"))
+        bars[0].set_postfix(failed=failed, refresh=False)
+        bars[0].update(done - bars[0].n)
+        if done >= total:
+            bars[0].refresh()  # the last state is drawn whatever the throttle skipped
+
+    try:
+        yield on_episode
+    finally:
+        for bar in bars:
+            bar.close()

@@ -177,6 +177,23 @@ def ranking_bytes(ranking):
     return canonical_json_reference(ranking) + b"\n"
 
 
+def write_ranking(directory, results=None):
+    """Write ``directory``'s ``ranking.json`` (ranking.md §5) and return the ranking dict.
+
+    ``results``: the directory's ``Results`` if already read (else read
+    here with ``read_results``).  Written by the results writer: atomically,
+    never through a symbolic link (``ResultsIOError`` naming the file).
+    """
+    from .results import RANKING_FILE, read_results
+    from .results.writer import write_file
+
+    if results is None:
+        results = read_results(directory)
+    ranking = ranking_of(results)
+    write_file(directory, RANKING_FILE, ranking_bytes(ranking))
+    return ranking
+
+
 # --- leaderboard text ------------------------------------------------------------------
 
 LEADERBOARD_FORMATS = ("table", "markdown")

@@ -258,7 +258,7 @@ def test_a_dask_worker_killed_mid_run(tmp_path, monkeypatch):
 
 
 def test_a_dask_batch_holds_about_a_quarter_second_of_episodes():
-    from ember.campaign.runner import DASK_BATCH, DASK_BATCH_MAX, DASK_TASK_S, batch_size
+    from ember.campaign.dask_runner import DASK_BATCH, DASK_BATCH_MAX, DASK_TASK_S, batch_size
 
     assert batch_size(0, 0.0) == DASK_BATCH  # before any row
     assert batch_size(100, 100 * 0.017) == round(DASK_TASK_S / 0.017)  # office episodes: 15

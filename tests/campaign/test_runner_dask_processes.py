@@ -1,6 +1,6 @@
 """The Dask runner against real ``dask scheduler`` and ``dask worker`` processes, one killed by PID mid-run.
 
-Episodes go to Dask in batches (runner.DASK_BATCH): a worker killed with a
+Episodes go to Dask in batches (dask_runner.DASK_BATCH): a worker killed with a
 batch in hand loses every episode of it, and each must be run again with
 the same row as a local run gives.
 """

@@ -13,17 +13,24 @@ import itertools
 import pytest
 
 from ember.campaign.runner import WORKER_LOST, drive
+from ember.campaign.task import Task
 from ember.errors import ResultsIOError
 
 
 def task(key):
     policy, scenario_hash, seed = key
-    return {
-        "policy": {"name": policy},
-        "scenario_id": "s",
-        "scenario_hash": scenario_hash,
-        "seed": seed,
-    }
+    return Task(
+        campaign="drive",
+        policy={"name": policy},
+        where="policies[0]",
+        scenario={},
+        scenario_id="s",
+        scenario_hash=scenario_hash,
+        seed=seed,
+        folder=".",
+        results=".",
+        keep_records=False,
+    )
 
 
 def row(key, status="ok"):

@@ -17,9 +17,9 @@ import pytest
 
 from ember.campaign.evaluate import resolve
 from ember.campaign.spec import load_campaign
-from ember.campaign.store import ResultsDir
 from ember.canonical import canonical_json_reference
 from ember.errors import ResultsIOError
+from ember.results.writer import ResultsWriter
 
 from helpers.campaign_processes import write_files
 from helpers.campaigns import by_key, ember_cli, read_rows
@@ -90,7 +90,7 @@ def test_a_row_is_written_whole_or_not_at_all(small_fs, tmp_path):
     loaded = load_campaign(campaign_path)
     resolved = resolve(loaded)
     results = small_fs(tmp_path / "res", "64k")
-    store = ResultsDir(results)
+    store = ResultsWriter(results)
     store.lock()
     store.prepare(resolved)
     store.start(b"", [(entry.scenario_id, entry.data) for entry in loaded.scenarios])

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from ember.campaign.store import merge_campaign
+from ember.campaign.resume import merge_campaign
 from ember.errors import CampaignError
 
 VERSIONS = {"simulator": "1", "observation": "1", "metrics": "1", "ranking": "1", "package": "x"}

@@ -17,6 +17,7 @@ import pytest
 from ember.campaign import spec, watch
 from ember.campaign.attempt import run_task
 from ember.campaign.logs import LOG_CAP_BYTES, cut_line
+from ember.campaign.task import Task
 from ember.errors import ResultsIOError
 from ember.scenario import compile_scenario
 
@@ -27,18 +28,18 @@ MIB = 1024 * 1024
 
 
 def make_task(folder, results, policy, seed=0, keep=False):
-    return {
-        "campaign": "watch",
-        "policy": policy,
-        "where": "policies[3]",
-        "scenario": SMALL.data,
-        "scenario_id": SMALL.scenario_id,
-        "scenario_hash": SMALL.hash,
-        "seed": seed,
-        "folder": str(folder),
-        "results": str(results),
-        "keep_records": keep,
-    }
+    return Task(
+        campaign="watch",
+        policy=policy,
+        where="policies[3]",
+        scenario=SMALL.data,
+        scenario_id=SMALL.scenario_id,
+        scenario_hash=SMALL.hash,
+        seed=seed,
+        folder=str(folder),
+        results=str(results),
+        keep_records=keep,
+    )
 
 
 @pytest.fixture
@@ -198,7 +199,7 @@ def test_making_a_policy_is_bounded(place, monkeypatch):
     """
     task = python_task(place, source, step_timeout=0.2)
     row = run_task(task)
-    module = task["policy"]["python"]
+    module = task.policy["python"]
     assert (
         row["error"] == f"the python policy {module} was not made within 0.5 s (importing its module and calling it)."
     )

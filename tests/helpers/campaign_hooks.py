@@ -88,3 +88,27 @@ def illegal(scenario):
         return {p["person_id"]: "fly" for p in observation["people"]}
 
     return policy
+
+
+def escapes(scenario):
+    """Raises at step 1 with terminal controls in its message: ESC (a colour), BEL, U+202E."""
+
+    def policy(observation):
+        raise RuntimeError("\x1b[31mred\x07 and \u202ereversed")
+
+    return policy
+
+
+def rewrites_rows(scenario):
+    """The first episode made anywhere waits for a row in DIR/results/episodes.jsonl, then replaces the file
+    with an empty one (a racing rewrite: the command's rows now go to a file nobody reads); then plays greedy."""
+    if _claim("rewrote"):
+        with open(os.path.join(_dir(), "results")) as handle:
+            episodes = os.path.join(handle.read(), "episodes.jsonl")
+        deadline = time.monotonic() + BLOCK_LIMIT_S
+        while time.monotonic() < deadline and not (os.path.exists(episodes) and os.path.getsize(episodes)):
+            time.sleep(0.02)
+        with open(episodes + ".new", "wb"):
+            pass
+        os.replace(episodes + ".new", episodes)
+    return GreedyPolicy(scenario)

@@ -176,10 +176,12 @@ class Service:
     started.  ``limits`` replace defaults in service.toml."""
 
     def __init__(self, root, database=None, limits=None, teams=("alpha", "beta", "gamma")):
+        # In-process, by the library calls the commands make (tests/service/test_commands.py runs the commands).
+        from ember.service.registry import add_board, add_team, init_service, open_service
+
         self.root = root
         self.data = os.path.join(root, "DATA")
-        args = ["service", "init", self.data] + (["--database", database] if database else [])
-        ember(*args)
+        init_service(self.data, database)
         if limits:
             path = os.path.join(self.data, "service.toml")
             with open(path, encoding="utf-8") as handle:
@@ -193,10 +195,12 @@ class Service:
         campaign = os.path.join(root, "board.toml")
         with open(campaign, "w", encoding="utf-8") as handle:
             handle.write(CAMPAIGN_TEMPLATE.format(name="office"))
-        ember("service", "board", "add", self.data, "office", "--campaign", campaign)
-        self.tokens = {}
-        for team in teams:
-            self.tokens[team] = ember("service", "team", "add", self.data, team).stdout.strip()
+        _, db = open_service(self.data)
+        try:
+            add_board(db, "office", campaign)
+            self.tokens = {team: add_team(db, team) for team in teams}
+        finally:
+            db.dispose()
         self.server = None
 
     def token_file(self, team):

@@ -204,7 +204,7 @@ def test_a_campaigns_kept_records_come_from_the_one_opener(tmp_path):
     (tmp_path / "c.toml").write_text(
         'campaign = "kept"\nseeds = [3]\nscenarios = ["builtin:office"]\n[[policies]]\nname = "g"\nbuiltin = "greedy"\n'
     )
-    evaluate(tmp_path / "c.toml", tmp_path / "res", workers=1, keep_records=True, stream=io.StringIO())
+    evaluate(tmp_path / "c.toml", tmp_path / "res", workers=1, keep_records=True)
     kept = (tmp_path / "res" / "records" / "g" / "office-floor" / "3.record.gz").read_bytes()
     expected = tmp_path / "expected.record.gz"
     with open_record_output(expected, live=False) as stream:

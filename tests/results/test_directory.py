@@ -38,7 +38,7 @@ def test_a_resume_rewrites_the_scenarios(kept_copy):
 
 
 def test_a_row_longer_than_a_reader_reads_is_written_as_a_failed_row(kept_copy, monkeypatch):
-    import ember.campaign.store as store
+    import ember.results.writer as store
 
     path, results = kept_copy
     shortest = 1000  # an ok row's metrics alone are longer; a failed row is not
@@ -58,7 +58,7 @@ def test_a_row_longer_than_a_reader_reads_is_written_as_a_failed_row(kept_copy, 
 
 
 def test_a_campaign_json_larger_than_a_reader_reads_is_refused_before_writing(kept_copy, monkeypatch, tmp_path):
-    import ember.campaign.store as store
+    import ember.results.writer as store
 
     path, results = kept_copy
     monkeypatch.setattr(store, "MAX_CAMPAIGN_BYTES", 100)

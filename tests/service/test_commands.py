@@ -8,10 +8,12 @@ import re
 import sqlite3
 
 import httpx
+import pytest
 import sqlalchemy as sa
 
+from ember.errors import ServiceError
 from ember.service import tables
-from ember.service.registry import commitment_of, open_service, team_of_token
+from ember.service.registry import add_team, commitment_of, init_service, open_service, team_of_token
 
 from helpers.service import ember, record_of
 
@@ -35,7 +37,7 @@ def test_teams_and_tokens(service):
         with open(os.path.join(service.data, "ember.db"), "rb") as handle:
             data = handle.read()
         assert token.encode() not in data and hashlib.sha256(token.encode()).hexdigest().encode() in data
-    for name, reason in (("a.b", "expected"), ("Alpha", "taken"), ("_x", "expected"), ("x" * 25, "expected")):
+    for name, reason in (("a.b", "expected"), ("Alpha", "taken")):
         done = ember("service", "team", "add", service.data, name, check=False)
         assert done.returncode == 2 and reason in done.stderr and done.stdout == "", name
     second = ember("service", "token", "add", service.data, "alpha").stdout.strip()
@@ -131,3 +133,16 @@ def test_init_refuses_a_bad_database_url(tmp_path):
     done = ember("service", "init", tmp_path / "DATA", "--database", "mysql://x/y", check=False)
     assert done.returncode == 2 and "expected sqlite:/// or postgresql+psycopg://" in done.stderr
     assert not (tmp_path / "DATA").exists()
+
+
+def test_team_names_follow_the_pattern_and_are_unique_ignoring_case(tmp_path):
+    init_service(str(tmp_path / "DATA"))
+    _, db = open_service(str(tmp_path / "DATA"))
+    try:
+        assert TOKEN.fullmatch(add_team(db, "Team_1-x"))
+        for name in ("a.b", "_x", "-x", "x" * 25, "", "é", "a b", "team_1-X"):
+            with pytest.raises(ServiceError):
+                add_team(db, name)
+        assert TOKEN.fullmatch(add_team(db, "x" * 24))
+    finally:
+        db.dispose()

@@ -1,6 +1,22 @@
-"""Campaigns (campaign.md): many policies on many episodes, locally or on a Dask cluster."""
+"""Campaigns (campaign.md): many policies on many episodes, locally or on a Dask cluster.
 
-from .evaluate import Summary, Terminated, evaluate
-from .spec import load_campaign
+``evaluate``, ``Summary``, ``Terminated`` and ``load_campaign`` are loaded
+when first asked for: an episode process started afresh imports
+``ember.campaign.episode_process`` and pays for nothing else of the part.
+"""
 
-__all__ = ["Summary", "Terminated", "evaluate", "load_campaign"]
+_PUBLIC = {"Summary": "evaluate", "Terminated": "evaluate", "evaluate": "evaluate", "load_campaign": "spec"}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name):
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module(f"{__name__}.{_PUBLIC[name]}")
+    for public, home in _PUBLIC.items():  # over the submodule of the same name the import just set
+        if home == _PUBLIC[name]:
+            globals()[public] = getattr(module, public)
+    return globals()[name]

@@ -5,59 +5,47 @@ one-line reason (campaign.md §3).  Built-in and submitted episodes run
 right here (EMBER's own code); agent and python episodes run in an episode
 process watched from here (``watch.py``).  A ``ResultsIOError`` (the
 results directory cannot be written) is raised, not made a row: it is
-EMBER's failure, and the run stops.
+EMBER's failure, and the run stops.  Rows are made by ``ember.results.rows``.
 """
 
 import time
 
 from ..errors import EmberError, ResultsIOError
+from ..results.rows import failed_row, ok_row
 from ..scenario import compile_scenario
-from .episode import EpisodeFailure, KeptRecord, measure_submitted, one_line, run_builtin
+from .episode import EpisodeFailure, KeptRecord, measure_submitted, run_builtin
 from .watch import watch_episode
 
 
 def _attempt(task, host):
-    entry = task["policy"]
+    entry = task.policy
     if "records" in entry:
-        scenario = compile_scenario(task["scenario"])
-        return measure_submitted(entry, scenario, task["seed"], task["folder"])
+        scenario = compile_scenario(task.scenario)
+        return measure_submitted(entry, scenario, task.seed, task.folder)
     if "builtin" in entry:
-        scenario = compile_scenario(task["scenario"])
+        scenario = compile_scenario(task.scenario)
         kept = None
-        if task["keep_records"]:
-            kept = KeptRecord(task["results"], entry["name"], scenario.scenario_id, task["seed"])
-        metrics, sha = run_builtin(entry, scenario, task["seed"], kept)
+        if task.keep_records:
+            kept = KeptRecord(task.results, entry["name"], scenario.scenario_id, task.seed)
+        metrics, sha = run_builtin(entry, scenario, task.seed, kept)
         return metrics, (kept.relative if kept is not None else None), sha
     return watch_episode(task, host)
 
 
 def run_task(task, host=None):
-    """One attempt at one episode -> its row (campaign.md §4).
+    """One attempt at one episode (a ``Task``) -> its row (campaign.md §4).
 
     ``host``: what the calling worker offers the episode watcher (``watch.Host``).
     """
     started = time.perf_counter()
-    row = {
-        "scenario_id": task["scenario_id"],
-        "scenario_hash": task["scenario_hash"],
-        "seed": task["seed"],
-        "policy": task["policy"]["name"],
-        "status": "ok",
-        "error": None,
-        "metrics": None,
-        "steps": None,
-        "record": None,
-        "record_sha256": None,
-    }
     try:
         metrics, record, sha = _attempt(task, host)
     except EpisodeFailure as exc:
-        row.update(status="failed", error=one_line(exc))
+        return failed_row(**task.row_fields(), error=exc, elapsed_s=time.perf_counter() - started)
     except ResultsIOError:
         raise
     except EmberError as exc:  # the simulator or engine refused what EMBER itself produced: still one row
-        row.update(status="failed", error=one_line(f"{type(exc).__name__}: {exc}"))
-    else:
-        row.update(metrics=metrics, steps=metrics["time"]["episode_steps"], record=record, record_sha256=sha)
-    row["elapsed_s"] = round(time.perf_counter() - started, 3)
-    return row
+        error = f"{type(exc).__name__}: {exc}"
+        return failed_row(**task.row_fields(), error=error, elapsed_s=time.perf_counter() - started)
+    elapsed = time.perf_counter() - started
+    return ok_row(**task.row_fields(), metrics=metrics, record=record, record_sha256=sha, elapsed_s=elapsed)

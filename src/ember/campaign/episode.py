@@ -27,20 +27,16 @@ import uuid
 from ..agent import AgentPolicy
 from ..engine import authenticate_record, measure_run
 from ..errors import ActionError, AgentError, EmberError, ResultsIOError
-from .logs import TEMPORARY_MARK
+from ..results import file_kind
+from ..results.layout import is_temporary, kept_record, kept_record_temporary
+from ..results.writer import make_folder, replace_into
 from .spec import module_path, split_python_source
 
 RECORD_SUFFIXES = (".record", ".record.gz", ".record.zst")
-_SHOWN = 300
 
 
 class EpisodeFailure(Exception):
-    """The source of an episode failed: the message is the row's one-line reason."""
-
-
-def one_line(text):
-    text = " ".join(str(text).split())
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+    """The source of an episode failed: the message is the row's reason (made one line by the row constructor)."""
 
 
 # -- measuring ----------------------------------------------------------------
@@ -152,21 +148,6 @@ def run_agent(entry, scenario, seed, folder, keep, beat, timeout_name):
 
 # -- submitted records -----------------------------------------------------------------
 
-_NODE_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _node_kind(mode):
-    for test, name in _NODE_KINDS:
-        if test(mode):
-            return name
-    return "not a regular file"
-
 
 def submitted_file(entry, scenario_id, seed, folder):
     """The one submitted file of an episode; anything else (none, two, not a file) is an ``EpisodeFailure``."""
@@ -188,7 +169,7 @@ def submitted_file(entry, scenario_id, seed, folder):
     path, info = found[0]
     if not stat.S_ISREG(info.st_mode):
         raise EpisodeFailure(
-            f"{os.path.relpath(path, folder)} is {_node_kind(info.st_mode)}, not a regular file: "
+            f"{os.path.relpath(path, folder)} is {file_kind(info.st_mode)}, not a regular file: "
             "a submitted record is a file."
         )
     return path
@@ -212,11 +193,6 @@ def measure_submitted(entry, scenario, seed, folder):
 # -- kept records ---------------------------------------------------------------------
 
 
-def kept_path(policy, scenario_id, seed):
-    """A kept record's path relative to the results directory (campaign.md §4)."""
-    return os.path.join("records", policy, scenario_id, f"{seed}.record.gz")
-
-
 class KeptRecord:
     """A kept record in the making: measured into ``tmp``, renamed to ``target`` by ``commit``.
 
@@ -227,21 +203,20 @@ class KeptRecord:
     """
 
     def __init__(self, results, policy, scenario_id, seed, tmp=None):
-        self.relative = kept_path(policy, scenario_id, seed)
+        self.results = results
+        self.relative = kept_record(policy, scenario_id, seed)
         self.target = os.path.join(results, self.relative)
         folder = os.path.dirname(self.target)
-        self.tmp = tmp or os.path.join(folder, f".{seed}{TEMPORARY_MARK}{uuid.uuid4().hex}.record.gz")
+        self.tmp = tmp or os.path.join(folder, kept_record_temporary(seed, uuid.uuid4().hex))
 
     def _error(self, exc):
         return ResultsIOError(exc.errno, exc.strerror or str(exc), self.target)
 
     @contextlib.contextmanager
     def writing(self):
-        """Around the measuring: the folder made, and an ``OSError`` about ``tmp`` made the directory's."""
-        try:
-            os.makedirs(os.path.dirname(self.target), exist_ok=True)
-        except OSError as exc:
-            raise self._error(exc) from None
+        """Around the measuring: the folder made (never through a link), and an ``OSError`` about ``tmp``
+        made the directory's."""
+        make_folder(self.results, os.path.dirname(self.relative))
         try:
             yield self.tmp
         except ResultsIOError:
@@ -252,17 +227,14 @@ class KeptRecord:
             raise self._error(exc) from None
 
     def commit(self):
-        try:
-            os.replace(self.tmp, self.target)
-        except OSError as exc:
-            raise self._error(exc) from None
+        replace_into(self.tmp, self.target)
 
     def discard(self):
         """Remove ``tmp``, and what the record opener left beside it under a temporary name."""
         folder, name = os.path.split(self.tmp)
         with contextlib.suppress(OSError):
             for entry in os.listdir(folder):
-                if entry == name or (entry.startswith(f".{name}.") and TEMPORARY_MARK in entry):
+                if entry == name or (entry.startswith(f".{name}.") and is_temporary(entry)):
                     with contextlib.suppress(FileNotFoundError):
                         os.remove(os.path.join(folder, entry))
 

@@ -1,21 +1,25 @@
-"""``evaluate``: a campaign file and a results directory in, rows out (campaign.md §3).
+"""``evaluate``: a campaign file and a results directory in, rows and ranking.json out (campaign.md §3).
 
-The ranking is not computed here (Campaign does not import Ranking): the
-caller ranks the finished directory.
+The directory is written through ``ember.results.writer``; at the end the
+rows on disk are read back once: the summary is counted from them and
+``ranking.write_ranking`` writes ranking.json from them.
 """
 
 import contextlib
 import os
 import signal
-import sys
 import threading
 
 from ..errors import CampaignError, EmberError, ResultsIOError
+from ..ranking import write_ranking
+from ..results import CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, read_results
+from ..results.writer import ResultsWriter
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION
-from .plan import Plan, Tally
-from .runner import DaskRunner, drive
+from .dask_runner import DaskRunner
+from .plan import Plan
+from .resume import merge_campaign
+from .runner import drive
 from .spec import check_size, load_campaign
-from .store import ResultsDir, merge_campaign
 from .workers import LocalRunner
 
 DEFAULT_RETRIES = 2
@@ -58,7 +62,13 @@ def resolve(campaign):
 
 
 class Summary:
-    """What a run did: rows written this run and the state of every episode of K at the end."""
+    """What a run did: rows written this run, and the state of every episode of K at the end.
+
+    ``ok``, ``failed`` and ``missing`` are counted from the rows on disk at
+    the end (what ``rank`` and ``export`` will read), ``ranking`` is the
+    ranking.json written from them and ``warnings`` what the reader said
+    about the files (relative to the results directory).
+    """
 
     def __init__(self, episodes, ran):
         self.episodes = episodes  # |K| x |P|
@@ -68,6 +78,16 @@ class Summary:
         self.missing = episodes
         self.this_run_ok = 0
         self.this_run_failed = 0
+        self.ranking = None
+        self.warnings = []
+
+    def count(self, results):
+        """ok, failed and missing from ``results`` (the directory read back at the end)."""
+        keys = results.campaign.keys
+        self.episodes = len(keys) * len(results.campaign.policies)
+        self.ok = sum(row.ok for row in results.counting.values())
+        self.failed = len(results.counting) - self.ok
+        self.missing = self.episodes - self.ok - self.failed
 
     def line(self):
         return (
@@ -75,38 +95,6 @@ class Summary:
             + (f", {self.missing} without a row" if self.missing else "")
             + f" (this run: {self.this_run_ok} ok, {self.this_run_failed} failed of {self.ran})."
         )
-
-
-class _Progress:
-    """A tqdm bar over episodes on a terminal; nothing otherwise (or without tqdm)."""
-
-    def __init__(self, total, stream):
-        self.bar = None
-        self.failed = 0
-        if total and _is_terminal(stream):
-            try:
-                from tqdm import tqdm  # the 'cli' extra
-            except ImportError:
-                return
-            self.bar = tqdm(total=total, file=stream, unit="episode", desc="ember evaluate", dynamic_ncols=True)
-
-    def update(self, row):
-        if self.bar is None:
-            return
-        self.failed += row["status"] == "failed"
-        self.bar.set_postfix(failed=self.failed, refresh=False)
-        self.bar.update(1)
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()
-
-
-def _is_terminal(stream):
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 @contextlib.contextmanager
@@ -135,19 +123,18 @@ def evaluate(
     retries=DEFAULT_RETRIES,
     retry_failed=False,
     keep_records=False,
-    stream=None,
+    progress=None,
     warn=None,
 ):
-    """Run a campaign into ``results_dir``; return a ``Summary``.
+    """Run a campaign into ``results_dir``, write its ranking.json; return a ``Summary``.
 
     Raises ``CampaignError`` for bad input before anything is written;
     ``KeyboardInterrupt`` / ``Terminated`` after an interruption (every row
-    reported finished is on disk).  ``warn(text)`` receives warnings
-    (default: Python's ``warnings.warn``; nothing here prints).  ``stream``
-    is where a progress bar may draw when it is a terminal (default: the
-    current ``sys.stderr``).
+    reported finished is on disk; no ranking.json).  ``warn(text)`` receives
+    warnings (default: Python's ``warnings.warn``; nothing here prints).
+    ``progress(done, failed, total)`` is called after each row written
+    this run (the CLI draws a bar with it: ``progress.episodes_progress``).
     """
-    stream = sys.stderr if stream is None else stream
     warn = warn or _python_warning
     if workers is not None and workers < 1:
         raise CampaignError(f"--workers: expected an integer >= 1, got {workers}.")
@@ -155,18 +142,18 @@ def evaluate(
         raise CampaignError(f"--retries: expected an integer >= 0, got {retries}.")
     campaign = load_campaign(campaign_path)
     resolved = resolve(campaign)
-    with ResultsDir(results_dir) as store:
+    with ResultsWriter(results_dir) as store:
         store.lock()
         existing = store.existing()  # the whole directory checked, before anything runs or is written
         torn = b""
         statuses = None  # the counting rows' statuses (a StatusTable) of a resumed directory
         if existing is not None:
             torn = existing.torn
-            resolved = merge_campaign(existing.campaign.value, resolved, store.file("campaign.json"))
+            resolved = merge_campaign(existing.campaign.value, resolved, store.file(CAMPAIGN_FILE))
             check_size(
                 sum(len(sc["seeds"]) for sc in resolved["scenarios"]),
                 len(resolved["policies"]),
-                f"{campaign.path} with {store.file('campaign.json')}",
+                f"{campaign.path} with {store.file(CAMPAIGN_FILE)}",
             )
             statuses = existing.statuses
             del existing  # its parsed campaign.json: what is kept of it is in ``statuses`` and ``resolved``
@@ -189,32 +176,22 @@ def evaluate(
             except CampaignError:
                 store.discard_if_created()
                 raise
-        tally = Tally(
-            sum(len(sc["seeds"]) for sc in resolved["scenarios"]) * len(resolved["policies"]),
-            statuses.ok if statuses is not None else 0,
-            statuses.failed if statuses is not None else 0,
-            last_status,
-        )
-        summary = Summary(tally.episodes, ran)
+        summary = Summary(sum(len(sc["seeds"]) for sc in resolved["scenarios"]) * len(resolved["policies"]), ran)
         lost = 0
         try:
             if torn:
-                warn(
-                    f"{store.file('episodes.jsonl')}: a torn last line ({len(torn)} bytes) "
-                    "was moved to episodes.jsonl.torn."
-                )
+                warn(f"{store.file(EPISODES_FILE)}: a torn last line ({len(torn)} bytes) was moved to {TORN_FILE}.")
             store.start(torn, [(entry.scenario_id, entry.data) for entry in campaign.scenarios])
             store.remove_temporary_files()  # what a killed run left (its workers had no time to)
-            progress = _Progress(ran, stream)
 
             def on_row(row):
                 row = store.append(row)
-                tally.add(row)
                 if row["status"] == "ok":
                     summary.this_run_ok += 1
                 else:
                     summary.this_run_failed += 1
-                progress.update(row)
+                if progress is not None:
+                    progress(summary.this_run_ok + summary.this_run_failed, summary.this_run_failed, ran)
 
             try:
                 with _sigterm_raises():
@@ -228,14 +205,16 @@ def evaluate(
                 if isinstance(exc, ResultsIOError):
                     raise ResultsIOError(exc.errno, exc.strerror, exc.filename, note=STOPPED) from None
                 raise
-            finally:
-                progress.close()
         finally:
             if runner is not None:
                 runner.close()
                 if lost:
                     store.remove_temporary_files()  # a worker lost mid-episode left its temporary files
-    summary.ok, summary.failed, summary.missing = tally.ok, tally.failed, tally.missing
+        # What is on disk now, read once, still under the lock: the summary and ranking.json say the same.
+        results = read_results(store.path)
+        summary.count(results)
+        summary.warnings = results.warnings
+        summary.ranking = write_ranking(store.path, results)
     return summary
 
 

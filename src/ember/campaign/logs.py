@@ -1,4 +1,4 @@
-"""Episode logs (``RESULTS_DIR/logs/<policy>/<scenario_id>/<seed>.stdout|.stderr``), capped.
+"""Episode logs (``results.layout.log_file``: one per standard stream of an episode), capped.
 
 What an agent or a python policy writes on its standard streams is kept
 for its author, never shown on the terminal.  A log holds at most
@@ -15,9 +15,10 @@ import os
 import uuid
 
 from ..errors import ResultsIOError
+from ..results.layout import temporary_name
+from ..results.writer import create_new, make_folder, replace_into
 
 LOG_CAP_BYTES = 10 * 1024 * 1024
-TEMPORARY_MARK = ".tmp"
 
 
 def cut_line(cut, cap=LOG_CAP_BYTES):
@@ -27,18 +28,16 @@ def cut_line(cut, cap=LOG_CAP_BYTES):
 class CappedLog:
     """One log file being written: ``write`` keeps the first ``cap`` bytes, ``commit`` renames it into place."""
 
-    def __init__(self, path, cap=LOG_CAP_BYTES):
-        self.path = path
+    def __init__(self, results, relative, cap=LOG_CAP_BYTES):
+        self.path = os.path.join(results, relative)
         self.cap = cap
         self.kept = 0
         self.cut = 0
         self.last = b"\n"
-        self.tmp = f"{path}{TEMPORARY_MARK}{uuid.uuid4().hex}"
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            self.fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except OSError as exc:
-            raise ResultsIOError(exc.errno, exc.strerror or str(exc), path) from None
+        self.tmp = temporary_name(self.path, uuid.uuid4().hex)
+        self.fd = None
+        make_folder(results, os.path.dirname(relative))  # never through a link
+        self.fd = create_new(self.tmp, self.path)
 
     def write(self, data):
         room = self.cap - self.kept
@@ -65,7 +64,9 @@ class CappedLog:
                 self._write_all((b"" if self.last == b"\n" else b"\n") + cut_line(self.cut, self.cap))
             os.close(self.fd)
             self.fd = None
-            os.replace(self.tmp, self.path)
+            replace_into(self.tmp, self.path)
+        except ResultsIOError:
+            raise
         except OSError as exc:
             raise ResultsIOError(exc.errno, exc.strerror or str(exc), self.path) from None
         finally:

@@ -6,6 +6,8 @@ grow with the campaign beyond its seed lists (campaign.md §3 and the
 ``MAX_CAMPAIGN_RUNS`` cap of spec.py).
 """
 
+from .task import Task
+
 
 class Plan:
     """The episodes of one run: every (policy, scenario, seed) of the resolved campaign still to run.
@@ -42,47 +44,21 @@ class Plan:
         return sum(1 for _ in self._keys())
 
     def tasks(self):
-        """(key, task) for every episode of this run, in scenario, seed, policy order, each made when asked."""
+        """(key, ``Task``) for every episode of this run, in scenario, seed, policy order, each made when asked."""
         data = {entry.scenario_id: entry.data for entry in self.campaign.scenarios}
         for key, sc, policy in self._keys():
             yield (
                 key,
-                {
-                    "campaign": self.resolved["campaign"],
-                    "policy": policy,
-                    "where": self.where.get(policy["name"], "policies[?]"),
-                    "scenario": data[sc["scenario_id"]],
-                    "scenario_id": sc["scenario_id"],
-                    "scenario_hash": sc["scenario_hash"],
-                    "seed": key[2],
-                    "folder": self.campaign.folder,
-                    "results": self.results,
-                    "keep_records": self.keep_records,
-                },
+                Task(
+                    campaign=self.resolved["campaign"],
+                    policy=policy,
+                    where=self.where[policy["name"]],
+                    scenario=data[sc["scenario_id"]],
+                    scenario_id=sc["scenario_id"],
+                    scenario_hash=sc["scenario_hash"],
+                    seed=key[2],
+                    folder=self.campaign.folder,
+                    results=self.results,
+                    keep_records=self.keep_records,
+                ),
             )
-
-
-class Tally:
-    """ok / failed / without a row over every episode of K x P at the end, from the old rows and this run's."""
-
-    def __init__(self, episodes, ok, failed, last_status):
-        self.episodes = episodes
-        self.ok = ok
-        self.failed = failed
-        self.last_status = last_status
-
-    def add(self, row):
-        """A row written this run (at most one per key): its key's status moves."""
-        previous = self.last_status((row["policy"], row["scenario_hash"], row["seed"]))
-        if previous == "ok":
-            self.ok -= 1
-        elif previous == "failed":
-            self.failed -= 1
-        if row["status"] == "ok":
-            self.ok += 1
-        else:
-            self.failed += 1
-
-    @property
-    def missing(self):
-        return self.episodes - self.ok - self.failed

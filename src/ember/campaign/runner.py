@@ -1,7 +1,7 @@
-"""Runners: local worker processes or a Dask cluster, behind one driving loop.
+"""Runners: local worker processes or a Dask cluster, behind one ``Runner`` protocol and one driving loop.
 
 ``drive`` submits episodes, takes them back as they complete and hands each
-row to the store once.  A runner only knows how to submit one attempt, wait
+row to the writer once.  A runner only knows how to submit one attempt, wait
 for the first to finish and say what became of it, as ``(future, kind,
 value)``:
 
@@ -14,240 +14,44 @@ value)``:
   ran beside the one that killed the pool, is not charged).
 
 Local processes are ``workers.LocalRunner`` (a ``ProcessPoolExecutor``);
-Dask uses a ``distributed.Client`` with its own futures and
-``as_completed``, as Dask users expect.  Both return the same rows: the
-episode function is the same.
+Dask is ``dask_runner.DaskRunner`` (a ``distributed.Client`` with its own
+futures and ``as_completed``, as Dask users expect).  Both return the same
+rows: the episode function is the same.
 """
 
 import collections
-import concurrent.futures
-import hashlib
-import pickle
+import typing
 
-from ..canonical import canonical_json
-from ..errors import ResultsIOError
-from .attempt import run_task
+from ..results.rows import failed_row
 
 WORKER_LOST = "worker lost"
-#: How long closing the Dask client may take.
-DASK_CLOSE_S = 10
 
 
-def _lost_row(task):
-    return {
-        "scenario_id": task["scenario_id"],
-        "scenario_hash": task["scenario_hash"],
-        "seed": task["seed"],
-        "policy": task["policy"]["name"],
-        "status": "failed",
-        "error": WORKER_LOST,
-        "metrics": None,
-        "steps": None,
-        "record": None,
-        "record_sha256": None,
-        "elapsed_s": 0.0,
-    }
+class Runner(typing.Protocol):
+    """What ``drive`` needs of a runner (``LocalRunner``, ``DaskRunner``, a test's scripted one).
 
-
-# -- Dask ---------------------------------------------------------------------------
-
-#: Episodes per Dask task until the first rows say how long an episode
-#: takes.  A task costs milliseconds to tens of milliseconds of scheduling
-#: and transfer (shared/notes/campaign-cost.md), as much as a short
-#: episode; a batch pays it once.
-DASK_BATCH = 8
-#: Then a batch is sized to take about this long (mean episode time of the
-#: rows so far), between 1 and ``DASK_BATCH_MAX`` episodes: short episodes
-#: share a task's cost widely, long ones go one by one, so the last batches
-#: of a campaign still spread over the workers.
-DASK_TASK_S = 0.25
-DASK_BATCH_MAX = 64
-
-
-def batch_size(episodes, seconds):
-    """Episodes per Dask task after ``episodes`` rows that took ``seconds`` in all: about ``DASK_TASK_S``
-    of work, between 1 and ``DASK_BATCH_MAX``; ``DASK_BATCH`` before any row."""
-    if not episodes:
-        return DASK_BATCH
-    if seconds <= 0:  # every episode under the rows' millisecond
-        return DASK_BATCH_MAX
-    return max(1, min(DASK_BATCH_MAX, round(DASK_TASK_S * episodes / seconds)))
-
-
-def run_batch(payload):
-    """Several episodes in one Dask task -> one outcome per task, in order: ``(kind, value)``.
-
-    ``payload`` is the pickled list of the batch's tasks: bytes, which Dask
-    passes on as they are, where a list of task dicts would be walked, every
-    scenario's grid included, in the command's ``Client.submit`` looking for
-    Dask keys (a tenth of the command's time on short episodes).  Each
-    episode is the same ``run_task`` as alone, so its row never depends on
-    the batching.  After a ``ResultsIOError`` the rest are not run (their
-    outcome is ``("lost", False)``: nothing charged); the driver stops anyway.
-    """
-    tasks = pickle.loads(payload)  # noqa: S301 (made by this campaign's own command, just above)
-    outcomes = []
-    for task in tasks:
-        if outcomes and outcomes[-1][0] == "fatal":
-            outcomes.append(("lost", False))
-            continue
-        try:
-            outcomes.append(("row", run_task(task)))
-        except ResultsIOError as exc:
-            outcomes.append(("fatal", exc))
-        except Exception as exc:  # noqa: BLE001 (run_task returns failures as rows: this is the engine's own error)
-            outcomes.append(("error", f"dask: {type(exc).__name__}: {exc}"))
-    return outcomes
-
-
-def _dask_key(task, attempt):
-    digest = hashlib.sha256(
-        canonical_json([task["campaign"], task["policy"], task["scenario_hash"], task["seed"], task["results"]])
-    ).hexdigest()[:32]
-    return f"ember-episode-{digest}-{attempt}"
-
-
-def _batch_key(members):
-    """One key per (batch, attempts): the members' own attempt keys, hashed in order."""
-    digest = hashlib.sha256("\n".join(_dask_key(m.task, m.attempt) for m in members).encode()).hexdigest()[:32]
-    return f"ember-batch-{digest}"
-
-
-class _Episode:
-    """One episode's attempt inside a Dask batch: what ``drive`` holds as its future."""
-
-    __slots__ = ("task", "attempt", "batch", "index")
-
-    def __init__(self, task, attempt):
-        self.task, self.attempt, self.batch, self.index = task, attempt, None, None
-
-
-def _closing_client_class():
-    from distributed import Client  # the 'dask' extra, imported only here
-
-    class ClosingClient(Client):
-        """A ``Client`` that closes itself when it cannot start (a bad address, no scheduler).
-
-        Left to the garbage collector, a half-started client hangs the
-        interpreter's exit.
-        """
-
-        def start(self, **kwargs):
-            try:
-                return super().start(**kwargs)
-            except BaseException:
-                self.close(timeout=DASK_CLOSE_S)
-                raise
-
-    return ClosingClient
-
-
-class DaskRunner:
-    """Episodes on an existing Dask distributed cluster (``--scheduler ADDRESS``).
-
-    ``submit`` only queues an episode; ``wait`` sends the queue as batches
-    (``batch``: ``DASK_BATCH`` episodes, then sized from the episodes'
-    times; the window is two batches a worker, so every worker has its next
-    batch while it runs one).  A batch whose worker is lost charges each of
-    its episodes one attempt.
+    ``window``: how many attempts may be in flight.  ``submit(task, key,
+    attempt)`` starts the ``attempt``-th attempt at ``task`` (a ``Task``; its
+    episode ``key``) and returns a future, any hashable token;
+    ``wait(futures)`` blocks until at least one is done and returns the done
+    ones; ``outcomes(done)`` says what became of each, as ``(future, kind,
+    value)`` (the module docstring); ``close(terminate=False)`` stops the
+    workers, at once with ``terminate``.
     """
 
-    def __init__(self, address, batch=None):
-        from distributed import as_completed  # the 'dask' extra, imported only here
+    window: int
 
-        self.client = _closing_client_class()(address, set_as_default=False)
-        try:
-            self.workers = len(self.client.scheduler_info().get("workers", {})) or 1
-            self.fixed_batch = batch  # None: sized from the episodes' times (DASK_TASK_S)
-            self._episode_s = 0.0  # the elapsed_s of the rows so far, and how many
-            self._episodes = 0
-            # Results come with the futures, gathered in the background: no round trip per batch.
-            self._completed = as_completed(loop=self.client.loop, with_results=True, raise_errors=False)
-        except BaseException:
-            self.close()
-            raise
-        self._queued = []  # _Episode not yet sent
-        self._members = {}  # batch future -> its _Episode list
-        self._results = {}  # batch future -> what as_completed gathered for it
+    def submit(self, task, key, attempt): ...
 
-    @property
-    def batch(self):
-        """Episodes per task: fixed if given, else about ``DASK_TASK_S`` of the mean episode so far."""
-        if self.fixed_batch is not None:
-            return self.fixed_batch
-        return batch_size(self._episodes, self._episode_s)
+    def wait(self, futures): ...
 
-    @property
-    def window(self):
-        """Episodes in flight: two batches a worker, so every worker has its next batch while it runs one."""
-        return max(2, 2 * self.workers) * self.batch
+    def outcomes(self, done): ...
 
-    def submit(self, task, key, attempt):
-        episode = _Episode(task, attempt)
-        self._queued.append(episode)
-        return episode
+    def close(self, terminate=False): ...
 
-    def _send(self):
-        queued, self._queued = self._queued, []
-        if not queued:
-            return
-        # Full batches: what is queued is what finished batches freed (a smaller batch only at the tail).
-        batch = self.batch
-        for start in range(0, len(queued), batch):
-            members = queued[start : start + batch]
-            # A deterministic key per (batch, attempts): the same batch submitted twice runs once;
-            # a retry after a lost worker is a new attempt, so a new key.
-            payload = pickle.dumps([m.task for m in members], protocol=pickle.HIGHEST_PROTOCOL)
-            future = self.client.submit(run_batch, payload, key=_batch_key(members), pure=False, retries=0)
-            for index, member in enumerate(members):
-                member.batch, member.index = future, index
-            self._members[future] = members
-            self._completed.add(future)
 
-    def wait(self, futures):
-        self._send()
-        finished = [next(self._completed)]
-        finished.extend(self._completed.next_batch(block=False))  # whatever else is done already
-        for future, result in finished:
-            self._results[future] = result
-        return [member for future, _ in finished for member in self._members.get(future, ())]
-
-    def outcomes(self, done):
-        """(episode, kind, value) for each episode of the finished batches."""
-        from distributed import KilledWorker
-
-        results = []
-        batches = {}
-        for episode in done:
-            batches.setdefault(episode.batch, []).append(episode)
-        for future, members in batches.items():
-            self._members.pop(future, None)
-            result = self._results.pop(future, None)
-            if future.status == "finished":
-                outcomes = result
-                results.extend((m, *outcomes[m.index]) for m in members)
-                for kind, row in outcomes:
-                    if kind == "row" and isinstance(row.get("elapsed_s"), float):
-                        self._episode_s += row["elapsed_s"]
-                        self._episodes += 1
-                future.release()
-                continue
-            try:
-                future.result()
-            except (KilledWorker, concurrent.futures.CancelledError):
-                outcome = ("lost", True)  # each episode of the batch is charged one attempt
-            except ResultsIOError as exc:
-                outcome = ("fatal", exc)
-            except Exception as exc:  # noqa: BLE001 (run_batch returns failures as outcomes: this is Dask's own error)
-                outcome = ("error", f"dask: {type(exc).__name__}: {exc}")
-            results.extend((m, *outcome) for m in members)
-            future.release()
-        return results
-
-    def close(self, terminate=False):
-        client, self.client = self.client, None
-        if client is not None:
-            client.close(timeout=DASK_CLOSE_S)
+def _failed(task, error):
+    return failed_row(**task.row_fields(), error=error, elapsed_s=0.0)
 
 
 # -- the loop -----------------------------------------------------------------------
@@ -301,12 +105,12 @@ def drive(runner, tasks, retries, on_row):
             elif kind == "row":
                 on_row(value)
             elif kind == "error":
-                on_row(dict(_lost_row(attempt.task), error=" ".join(value.split())))
+                on_row(_failed(attempt.task, value))
             else:
                 lost_attempts += 1
                 attempt.charged += bool(value)
                 if attempt.charged >= 1 + retries:
-                    on_row(_lost_row(attempt.task))
+                    on_row(_failed(attempt.task, WORKER_LOST))
                 else:
                     lost.append(attempt)
         if fatal is not None:

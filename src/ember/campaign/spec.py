@@ -14,6 +14,8 @@ import sys
 
 from ..agent import MAX_STEP_TIMEOUT
 from ..errors import CampaignError, ScenarioError
+from ..results import POLICY_KINDS
+from ..results.campaign_file import read_campaign_file
 from ..scenario import BUILTIN_PREFIX, ID_PATTERN, check_integer, compile_scenario
 from ..sim import policies as builtin_policies
 from .probe import check_python_source
@@ -28,7 +30,7 @@ MAX_SEEDS_PER_SCENARIO = 1_000_000
 #: More runs (episodes of K x policies) than this in one campaign is refused up front: the
 #: command keeps about 50 bytes per episode of K, and a campaign this large would take weeks.
 MAX_CAMPAIGN_RUNS = 10_000_000
-SOURCES = ("builtin", "agent", "python", "records")
+SOURCES = POLICY_KINDS  # a campaign file's sources are campaign.json's policy kinds
 _TOP_KEYS = ("campaign", "seeds", "scenarios", "policies")
 
 
@@ -287,22 +289,6 @@ def _policies(value, folder):
     return entries
 
 
-def _read_toml(path):
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - the conditional runtime dependency
-        import tomli as tomllib
-    try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except OSError as exc:
-        raise CampaignError(f"{path}: cannot read the campaign file: {exc.strerror or exc}.") from None
-    except UnicodeDecodeError as exc:
-        raise CampaignError(f"{path}: not UTF-8 text: {exc.reason}.") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise CampaignError(f"{path}: not valid TOML: {exc}.") from None
-
-
 def check_size(episodes, policies, where):
     """Refuse a campaign of more than ``MAX_CAMPAIGN_RUNS`` runs (|K| episodes x |P| policies)."""
     runs = episodes * policies
@@ -321,7 +307,7 @@ def load_campaign(path, with_policies=True):
     be absent and is never read; the campaign's policies are then empty.
     """
     path = os.fspath(path)
-    document = _read_toml(path)
+    document = read_campaign_file(path)
     folder = os.path.dirname(os.path.abspath(path))
     try:
         if with_policies:

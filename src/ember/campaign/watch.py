@@ -33,16 +33,16 @@ import os
 import select
 import selectors
 import signal
-import struct
 import subprocess
 import sys
 import threading
 import time
 
-from ..errors import EmberError, ResultsIOError
-from ..scenario import compile_scenario
+from ..errors import ResultsIOError
+from ..results.layout import log_file
 from . import processes
-from .episode import EpisodeFailure, KeptRecord, make_python_policy, run_agent, run_python
+from .episode import EpisodeFailure, KeptRecord
+from .episode_process import FRAME, episode_process_main
 from .logs import CappedLog
 from .spec import work_timeout
 
@@ -55,13 +55,11 @@ MAX_RESULT_BYTES = 1 << 30
 #: How often the watcher looks at the episode process when the kernel cannot tell it (no pidfd).
 _POLL_S = 0.05
 
-_FRAME = struct.Struct("<cQ")
-_KINDS = {"begin": b"B", "end": b"E", "result": b"R"}
 _BOOT = (
     "import json, sys\n"
     "spec = json.loads(sys.stdin.buffer.read())\n"
     "sys.path[:] = spec['sys_path']\n"
-    "from ember.campaign.watch import episode_process_main\n"
+    "from ember.campaign.episode_process import episode_process_main\n"
     "episode_process_main(spec, spec['control'], 1, 2)\n"
 )
 
@@ -104,15 +102,15 @@ def watch_episode(task, host=None):
     see ``Host`` (a Dask worker gets the default: no subreaper, nobody told).
     """
     host = host or Host()
-    entry = task["policy"]
+    entry = task.policy
     kind = "python" if "python" in entry else "agent"
-    base = os.path.join(task["results"], "logs", entry["name"], task["scenario_id"], str(task["seed"]))
-    logs = {"stderr": CappedLog(base + ".stderr")}
-    if kind == "python":
-        logs["stdout"] = CappedLog(base + ".stdout")
+    streams = ("stderr", "stdout") if kind == "python" else ("stderr",)
+    logs = {}
+    for stream in streams:
+        logs[stream] = CappedLog(task.results, log_file(entry["name"], task.scenario_id, task.seed, stream))
     kept = None
-    if task["keep_records"]:
-        kept = KeptRecord(task["results"], entry["name"], task["scenario_id"], task["seed"])
+    if task.keep_records:
+        kept = KeptRecord(task.results, entry["name"], task.scenario_id, task.seed)
     try:
         outcome = _Watch(task, kind, logs, kept, host).run()
         for log in logs.values():
@@ -151,9 +149,9 @@ class _Watch:
         self.logs = logs
         self.kept = kept
         self.host = host
-        self.step_timeout = task["policy"]["step_timeout"]
+        self.step_timeout = task.policy["step_timeout"]
         self.work_timeout = work_timeout(self.step_timeout)
-        self.where = task.get("where", "policies[?]")
+        self.where = task.where
         self.phase = "setup"
         self.step = 0
         self.control = bytearray()
@@ -166,7 +164,7 @@ class _Watch:
 
     def _spec(self, control_fd):
         return {
-            "task": self.task,
+            "task": self.task.as_dict(),
             "kind": self.kind,
             "parent": os.getpid(),
             "record_tmp": self.kept.tmp if self.kept is not None else None,
@@ -290,18 +288,18 @@ class _Watch:
     def _control(self, data):
         """Take control bytes; True once the result is complete."""
         self.control += data
-        while len(self.control) >= _FRAME.size:
-            kind, number = _FRAME.unpack_from(self.control)
+        while len(self.control) >= FRAME.size:
+            kind, number = FRAME.unpack_from(self.control)
             if kind == b"R":
                 if number > MAX_RESULT_BYTES:
                     self.result = {"failed": "the episode's process sent a malformed result."}
                     return True
-                if len(self.control) < _FRAME.size + number:
+                if len(self.control) < FRAME.size + number:
                     return False
-                payload = bytes(self.control[_FRAME.size : _FRAME.size + number])
+                payload = bytes(self.control[FRAME.size : FRAME.size + number])
                 self.result = _result(payload)
                 return True
-            del self.control[: _FRAME.size]
+            del self.control[: FRAME.size]
             if kind == b"B":
                 self.phase, self.step = "answer", number
             elif kind == b"E":
@@ -368,7 +366,7 @@ class _Watch:
             )
         if self.phase == "setup" and self.kind == "python":
             return (
-                f"the python policy {self.task['policy']['python']} was not made within {self.work_timeout:g} s "
+                f"the python policy {self.task.policy['python']} was not made within {self.work_timeout:g} s "
                 "(importing its module and calling it)."
             )
         at = f"step {self.step}: " if self.step else ""
@@ -416,111 +414,3 @@ def _result(payload):
         if isinstance(io, list) and len(io) == 3 and all(isinstance(x, (int, str)) or x is None for x in io):
             return value
     return {"failed": "the episode's process sent a malformed result."}
-
-
-# -- the episode process ---------------------------------------------------------------
-
-
-def episode_process_main(spec, control, out_fd, err_fd):  # pragma: no cover - runs in the episode process
-    """The episode process's whole life: set itself apart, run the episode, send the result, exit."""
-    outcome = {"failed": "the episode's process failed before it started."}
-    try:
-        _set_apart(spec, control, out_fd, err_fd)
-        outcome = _episode(spec, control)
-    except EpisodeFailure as exc:
-        outcome = {"failed": str(exc)}
-    except ResultsIOError as exc:
-        outcome = {"io": [exc.errno, exc.strerror, exc.filename]}
-    except EmberError as exc:  # the simulator or engine refused what EMBER itself produced: still one row
-        outcome = {"failed": f"{type(exc).__name__}: {exc}"}
-    except BaseException as exc:  # noqa: BLE001 (foreign code may have broken anything; say what)
-        outcome = {"failed": f"the episode's process failed: {type(exc).__name__}: {exc}"}
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(BaseException):
-                stream.flush()
-        with contextlib.suppress(BaseException):
-            payload = json.dumps(outcome).encode()
-            _write_all(control, _FRAME.pack(b"R", len(payload)) + payload)
-        _await_end()
-
-
-def _await_end():  # pragma: no cover - runs in the episode process
-    """Wait to be ended by the watcher (or with it: the parent-death signal), never exit by ourselves.
-
-    Alive, this process holds the orphans of its tree (it is their child subreaper), so the watcher
-    finds every one; if it exited, they would go to a process that may not look for them (init).
-    """
-    with contextlib.suppress(BaseException):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        while True:
-            time.sleep(3600)
-    os._exit(0)  # never the interpreter's exit: it would wait for the policy's threads
-
-
-def _set_apart(spec, control, out_fd, err_fd):
-    if os.getsid(0) != os.getpid():
-        os.setsid()
-    processes.set_parent_death_signal(signal.SIGKILL)
-    processes.become_subreaper()  # what the policy starts and abandons stays ours to end (module doc)
-    if os.getppid() != spec["parent"]:
-        os._exit(1)  # the worker died before we could ask to die with it
-    # The worker's handlers are not ours: a signal now does what it does to any program.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    if out_fd != 1:
-        os.dup2(out_fd, 1)
-    if err_fd != 2:
-        os.dup2(err_fd, 2)
-    # The policy's print() and sys.stdout go to these descriptors, whatever the worker's
-    # sys.stdout was (a worker of a test run may have a capturing object there).
-    sys.stdin = sys.__stdin__ = open(0, closefd=False)  # noqa: SIM115
-    sys.stdout = sys.__stdout__ = open(1, "w", errors="backslashreplace", closefd=False)  # noqa: SIM115
-    sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, errors="backslashreplace", closefd=False)  # noqa: SIM115
-    # Whatever else the worker had open is replaced by /dev/null, keeping the numbers: a pipe
-    # end held here would keep the worker's death from being seen, and a stale object's close
-    # must not hit a file of ours.
-    for fd in _open_fds():
-        if fd > 2 and fd not in (control, null):
-            with contextlib.suppress(OSError):
-                os.dup2(null, fd)
-    os.set_inheritable(control, False)
-
-
-def _open_fds():
-    try:
-        return [int(name) for name in os.listdir("/proc/self/fd")]
-    except OSError:
-        return []
-
-
-def _episode(spec, control):
-    task = spec["task"]
-
-    def beat(kind, step):
-        _write_all(control, _FRAME.pack(_KINDS[kind], step))
-
-    entry = task["policy"]
-    scenario = compile_scenario(task["scenario"])
-    kept = None
-    if spec["record_tmp"] is not None:
-        kept = KeptRecord(task["results"], entry["name"], task["scenario_id"], task["seed"], tmp=spec["record_tmp"])
-    with contextlib.ExitStack() as stack:
-        keep = stack.enter_context(kept.writing()) if kept is not None else None
-        if spec["kind"] == "python":
-            policy = make_python_policy(entry, scenario, task["folder"])
-            beat("end", 0)  # made: from here on the simulator works until the first answer
-            metrics, sha, _ = run_python(policy, scenario, task["seed"], keep, beat)
-        else:
-            timeout_name = f"{task.get('where', 'policies[?]')}.step_timeout"
-            metrics, sha, _ = run_agent(entry, scenario, task["seed"], task["folder"], keep, beat, timeout_name)
-    return {"ok": [metrics, sha]}
-
-
-def _write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]

@@ -7,6 +7,7 @@ reaches ``main`` as any ``EmberError`` (one line, exit 2).
 
 import os
 
+from ..results.layout import RANKING_FILE, STATISTICS_FILE, kept_record, scenario_file
 from . import arguments
 from .exits import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_TERMINATED
 from .outputs import write_result
@@ -24,7 +25,7 @@ def print_warnings(console, directory, warnings):
 def rank_arguments(rank):
     arguments.add_results(rank)
     arguments.add_output(rank, "write here instead of standard output")
-    rank_formats = "json (default: ranking.json's canonical bytes), table (plain text) or markdown"
+    rank_formats = f"json (default: {RANKING_FILE}'s canonical bytes), table (plain text) or markdown"
     arguments.add_format(rank, ("json", "table", "markdown"), rank_formats)
 
 
@@ -63,7 +64,7 @@ def write_board(console, args, results, data):
 # -- stats ----------------------------------------------------------------------------------
 
 STATS_EPILOG = (
-    "--format json is statistics.json (statistics 1.0, docs/statistics.md): the same bytes on every machine for the "
+    f"--format json is {STATISTICS_FILE} (statistics 1.0, docs/statistics.md): the same bytes on every machine for the "
     "same files, B and seed. Needs the stats extra (numpy, scipy, threadpoolctl): pip install 'ember-eval[stats]'; "
     "table and markdown also need tabulate ('ember-eval[cli]'). A progress bar counts the resamples on a terminal."
 )
@@ -72,7 +73,7 @@ STATS_EPILOG = (
 def stats_arguments(stats):
     arguments.add_results(stats)
     arguments.add_output(stats, "write here instead of standard output")
-    stats_formats = "json (default: statistics.json's canonical bytes), table (plain text) or markdown"
+    stats_formats = f"json (default: {STATISTICS_FILE}'s canonical bytes), table (plain text) or markdown"
     arguments.add_format(stats, ("json", "table", "markdown"), stats_formats)
     add_resampling(stats)
 
@@ -154,20 +155,15 @@ def evaluate_arguments(evaluate):
     retries_help = "times an episode whose worker was lost is tried again (default: 2)"
     evaluate.add_argument("--retries", type=arguments.count(0), default=2, metavar="N", help=retries_help)
     evaluate.add_argument("--retry-failed", action="store_true", help="run again the episodes whose last row is failed")
-    keep_help = "store each run episode's record as RESULTS_DIR/records/POLICY/SCENARIO/SEED.record.gz"
+    keep_help = f"store each run episode's record as RESULTS_DIR/{kept_record('POLICY', 'SCENARIO', 'SEED')}"
     evaluate.add_argument("--keep-records", action="store_true", help=keep_help)
 
 
-def rank_results(console, results_dir):
-    """ranking.json (ranking.md) of a finished results directory, written atomically; the leaderboard text."""
+def leaderboard_text(ranking):
+    """The leaderboard table of ``ranking``, or None without tabulate (ranking.json is written anyway)."""
     from ..errors import MissingExtraError
-    from ..ranking import format_leaderboard, ranking_bytes, ranking_of
-    from ..results import read_results
+    from ..ranking import format_leaderboard
 
-    results = read_results(results_dir)
-    ranking = ranking_of(results)
-    print_warnings(console, results_dir, results.warnings)
-    write_result(console, os.path.join(results_dir, "ranking.json"), ranking_bytes(ranking))
     try:
         return format_leaderboard(ranking, "table")
     except MissingExtraError:
@@ -176,30 +172,34 @@ def rank_results(console, results_dir):
 
 def cmd_evaluate(args, console):
     from ..campaign import Terminated, evaluate
+    from ..progress import episodes_progress
+    from ..results import EPISODES_FILE, RANKING_FILE
 
     try:
-        summary = evaluate(
-            args.campaign,
-            args.output,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            retries=args.retries,
-            retry_failed=args.retry_failed,
-            keep_records=args.keep_records,
-            stream=console.progress_stream,
-            warn=console.warn,
-        )
+        with episodes_progress(console.progress_stream) as on_episode:
+            summary = evaluate(
+                args.campaign,
+                args.output,
+                workers=args.workers,
+                scheduler=args.scheduler,
+                retries=args.retries,
+                retry_failed=args.retry_failed,
+                keep_records=args.keep_records,
+                progress=on_episode,
+                warn=console.warn,
+            )
     except Terminated:
-        console.say("ember: terminated; every finished episode is in episodes.jsonl, run again to resume.")
+        console.say(f"ember: terminated; every finished episode is in {EPISODES_FILE}, run again to resume.")
         return EXIT_TERMINATED
     except KeyboardInterrupt:
-        console.say("ember: interrupted; every finished episode is in episodes.jsonl, run again to resume.")
+        console.say(f"ember: interrupted; every finished episode is in {EPISODES_FILE}, run again to resume.")
         return EXIT_INTERRUPTED
-    leaderboard = rank_results(console, args.output)
+    print_warnings(console, args.output, summary.warnings)
+    leaderboard = leaderboard_text(summary.ranking)
     console.say(f"ember: {summary.line()}")
     if leaderboard is None:
         console.say(
-            "ember: ranking.json is written; the leaderboard table needs tabulate: pip install 'ember-eval[cli]'."
+            f"ember: {RANKING_FILE} is written; the leaderboard table needs tabulate: pip install 'ember-eval[cli]'."
         )
     else:
         console.write(leaderboard.rstrip("\n") + "\n")
@@ -225,13 +225,13 @@ def cmd_export(args, console):
 # -- verify ---------------------------------------------------------------------------------
 
 VERIFY_EPILOG = (
-    "RESULTS_DIR/ranking.json and statistics.json, when there, are recomputed from the rows (the statistics with "
-    "the file's own replicates and seed; needs the stats extra) and must be the same bytes. "
+    f"RESULTS_DIR/{RANKING_FILE} and {STATISTICS_FILE}, when there, are recomputed from the rows (the statistics "
+    "with the file's own replicates and seed; needs the stats extra) and must be the same bytes. "
     "Exit status: 0 when every counting ok row is verified and every recomputed file identical (with "
     "--allow-unverifiable: when nothing mismatches or differs), 1 otherwise, 2 for bad input. The scenario comes "
-    "from RESULTS_DIR/scenarios/ID.json, else a builtin: source, else the source path relative to the --campaign "
-    "file's folder; a submitted record is found relative to that folder, or without --campaign to RESULTS_DIR. "
-    "A progress bar shows on a terminal (the 'cli' extra)."
+    f"from RESULTS_DIR/{scenario_file('ID')}, else a builtin: source, else the source path relative to the "
+    "--campaign file's folder; a submitted record is found relative to that folder, or without --campaign to "
+    "RESULTS_DIR. A progress bar shows on a terminal (the 'cli' extra)."
 )
 
 

@@ -1,5 +1,6 @@
 """The command table: one row per ``ember`` command, in the order ``ember --help`` lists them."""
 
+from ..results.layout import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, STATISTICS_FILE
 from . import generating, interop, records, results, service
 from .arguments import always, never, progress_note, with_output_dash, without_output_file
 from .command import Command
@@ -82,10 +83,10 @@ COMMANDS = (
     Command(
         "rank",
         help="rank the policies of a campaign's results directory",
-        description="Recompute the leaderboard (ranking 1.0, docs/ranking.md) from RESULTS_DIR/campaign.json and "
-        "RESULTS_DIR/episodes.jsonl. Policies are sorted by (casualties, stranded, person-time to safety, exposure): "
+        description=f"Recompute the leaderboard (ranking 1.0, docs/ranking.md) from RESULTS_DIR/{CAMPAIGN_FILE} and "
+        f"RESULTS_DIR/{EPISODES_FILE}. Policies are sorted by (casualties, stranded, person-time to safety, exposure): "
         "speed never buys safety. Bad input: one line on stderr naming the file and line, exit status 2.",
-        epilog="--format json is byte for byte the ranking.json that 'ember evaluate' writes from the same files. "
+        epilog=f"--format json is byte for byte the {RANKING_FILE} that 'ember evaluate' writes from the same files. "
         "table and markdown need tabulate: pip install 'ember-eval[cli]'.",
         arguments=results.rank_arguments,
         handler=results.cmd_rank,
@@ -120,8 +121,8 @@ COMMANDS = (
         "evaluate",
         help="run a campaign: many policies on many episodes, then rank them",
         description="Evaluate every policy of a campaign file (TOML, docs/campaigns.md) on every scenario x seed, "
-        "in local worker processes or on a Dask cluster; rows go to RESULTS_DIR/episodes.jsonl as episodes finish, "
-        "then ranking.json is written and the leaderboard printed. Running it again resumes: only episodes without "
+        f"in local worker processes or on a Dask cluster; rows go to RESULTS_DIR/{EPISODES_FILE} as episodes finish, "
+        f"then {RANKING_FILE} is written and the leaderboard printed. Running it again resumes: only episodes without "
         "a row run, and the campaign may add policies, scenarios and seeds.",
         epilog=results.EVALUATE_EPILOG,
         arguments=results.evaluate_arguments,
@@ -144,8 +145,8 @@ COMMANDS = (
         "'ember evaluate --keep-records', or submitted through a records entry): the record's SHA-256, the full "
         "engine (validation, replay, metrics) for the row's scenario and seed, and the metrics, compared "
         "type-strictly with the row's; a row without its record cannot be checked, and fails unless "
-        "--allow-unverifiable; ranking.json and statistics.json, when there, are recomputed and compared byte for "
-        "byte. Prints a line per mismatched or unverifiable row or file and one summary line.",
+        f"--allow-unverifiable; {RANKING_FILE} and {STATISTICS_FILE}, when there, are recomputed and compared byte "
+        "for byte. Prints a line per mismatched or unverifiable row or file and one summary line.",
         epilog=results.VERIFY_EPILOG,
         arguments=results.verify_arguments,
         handler=results.cmd_verify,

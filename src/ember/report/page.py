@@ -2,6 +2,7 @@
 
 import html
 
+from ..results.layout import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, STATISTICS_FILE
 from ..versions import RANKING_VERSION
 
 _CSS = """
@@ -314,7 +315,7 @@ def _statistics(statistics):
     head = (
         f'<p class="note">Statistics {escape(statistics["statistics_version"])}: {escape(statistics["method"])}; '
         f"{statistics['replicates']:,} resamples, seed {statistics['seed']} "
-        f"(<code>ember stats</code> recomputes <code>statistics.json</code>).</p>"
+        f"(<code>ember stats</code> recomputes <code>{STATISTICS_FILE}</code>).</p>"
     )
     if not statistics["policies"]:
         return head + '<p class="empty">Nothing is ranked, so there is nothing to resample.</p>'
@@ -501,7 +502,7 @@ def _public_seeds(public_seeds):
     if not public_seeds:
         return ""
     return (
-        f'<p class="warning" id="public-seeds" role="note">{PUBLIC_SEEDS}. The seeds are listed in campaign.json '
+        f'<p class="warning" id="public-seeds" role="note">{PUBLIC_SEEDS}. The seeds are listed in {CAMPAIGN_FILE} '
         "and the fire is a pure function of the seed: a policy that watched the first ignitions could have found "
         "its own and foreseen the fire (isolation.md §4). Boards that must exclude this evaluate on secret seeds.</p>"
     )
@@ -595,7 +596,7 @@ def render_page(campaign, ranking, views, figures, verifiable, statistics=None, 
     )
     header = f"""<p class="meta">{meta}</p>
 <p class="meta">computed from <code>{escape(source["file"])}</code> sha256 <code>{escape(source["sha256"])}</code>
-and <code>campaign.json</code>; <code>ember rank</code> recomputes <code>ranking.json</code> from them.</p>
+and <code>{CAMPAIGN_FILE}</code>; <code>ember rank</code> recomputes <code>{RANKING_FILE}</code> from them.</p>
 <p class="meta" id="verifiable">{escape(verifiable)}.</p>
 <nav><a href="#leaderboard">Leaderboard</a><a href="#statistics">How sure</a><a href="#pairs">Pairwise evidence</a>
 <a href="#scenarios">Per scenario</a><a href="#plots">Plots</a></nav>"""
@@ -605,7 +606,7 @@ and <code>campaign.json</code>; <code>ember rank</code> recomputes <code>ranking
         ("plots", "Plots", plots),
     ]
     footer = f"""Made by <code>ember report</code>. The numbers are the official per-episode metrics (metrics
-{escape(ranking["metrics_version"])}) in <code>episodes.jsonl</code>; this page only arranges them."""
+{escape(ranking["metrics_version"])}) in <code>{EPISODES_FILE}</code>; this page only arranges them."""
     return document(
         f"EMBER campaign {ranking['campaign']}",
         header,

@@ -8,6 +8,16 @@ of the benchmark layer: it imports the engine and the base modules, never
 a campaign, a ranking or the command line.
 """
 
+from .layout import (
+    CAMPAIGN_FILE,
+    EPISODES_FILE,
+    LOGS_DIR,
+    RANKING_FILE,
+    RECORDS_DIR,
+    SCENARIOS_DIR,
+    STATISTICS_FILE,
+    TORN_FILE,
+)
 from .presence import RecordPresence
 from .reader import (
     Results,
@@ -20,17 +30,10 @@ from .reader import (
     results_of_bytes,
 )
 from .schema import (
-    CAMPAIGN_FILE,
-    EPISODES_FILE,
     MAX_CAMPAIGN_BYTES,
     MAX_LINE_BYTES,
     POLICY_KINDS,
-    RANKING_FILE,
-    RECORDS_DIR,
     ROW_KEYS,
-    SCENARIOS_DIR,
-    STATISTICS_FILE,
-    TORN_FILE,
     CampaignJson,
     CountingRows,
     EpisodeOutcome,
@@ -44,6 +47,7 @@ from .schema import (
 __all__ = [
     "CAMPAIGN_FILE",
     "EPISODES_FILE",
+    "LOGS_DIR",
     "MAX_CAMPAIGN_BYTES",
     "MAX_LINE_BYTES",
     "POLICY_KINDS",

@@ -17,10 +17,11 @@ import hashlib
 import os
 
 from ..canonical import canonical_json_reference
+from . import layout
+from .layout import LOG_FILE
 from .reader import open_regular
-from .schema import EPISODES_FILE, MAX_LINE_BYTES, shown, strict_json
+from .schema import MAX_LINE_BYTES, shown, strict_json
 
-LOG_FILE = "log.jsonl"
 GENESIS = "0" * 64
 LOG_KEYS = ("at", "board", "data", "event", "policy", "prev", "row", "row_sha256", "seq", "team")
 EVENTS = ("board", "row", "close", "withdraw", "hidden_row", "reveal", "reverify")
@@ -122,7 +123,7 @@ def check_log(directory, log_path):
     if problems:
         return [f"{shown_log}:{line}: {reason}" for line, reason in problems]
     expected = [canonical_json_reference(row) for row in ranked_rows(entries)]
-    episodes = os.path.join(directory, EPISODES_FILE)
+    episodes = os.path.join(directory, layout.EPISODES_FILE)
     actual = list(_lines(episodes, os.path.normpath(episodes)))
     where = os.path.normpath(episodes)
     for number, (mine, theirs) in enumerate(zip(actual, expected), 1):

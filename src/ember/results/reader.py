@@ -16,9 +16,8 @@ import os
 import stat
 
 from ..errors import ResultsError
+from .layout import CAMPAIGN_FILE, EPISODES_FILE
 from .schema import (
-    CAMPAIGN_FILE,
-    EPISODES_FILE,
     MAX_CAMPAIGN_BYTES,
     MAX_LINE_BYTES,
     CampaignJson,

@@ -22,14 +22,6 @@ from fractions import Fraction
 
 from ..versions import METRICS_VERSION, RANKING_VERSION
 
-CAMPAIGN_FILE = "campaign.json"
-EPISODES_FILE = "episodes.jsonl"
-TORN_FILE = "episodes.jsonl.torn"
-RANKING_FILE = "ranking.json"
-#: Written only by 'ember stats -o'; like ranking.json it describes rows a new run may change.
-STATISTICS_FILE = "statistics.json"
-SCENARIOS_DIR = "scenarios"
-RECORDS_DIR = "records"
 POLICY_KINDS = ("builtin", "agent", "python", "records")
 #: The keys of a row, in code point order (campaign.md §4).
 ROW_KEYS = (

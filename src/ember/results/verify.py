@@ -33,10 +33,12 @@ from typing import NamedTuple
 
 from ..canonical import canonical_json_reference
 from ..engine import authenticate_record
-from ..errors import EmberError, MetricsInputError, MissingExtraError, ResultsError, ScenarioError
+from ..errors import CampaignFileError, EmberError, MetricsInputError, MissingExtraError, ResultsError, ScenarioError
 from ..scenario import BUILTIN_PREFIX, MAX_SCENARIO_BYTES, compile_scenario
+from .campaign_file import read_campaign_file
+from .layout import EPISODES_FILE, SCENARIOS_DIR
 from .reader import open_regular, read_results, read_row_again
-from .schema import EPISODES_FILE, MAX_CAMPAIGN_BYTES, SCENARIOS_DIR, shown, strict_json
+from .schema import MAX_CAMPAIGN_BYTES, shown, strict_json
 
 KEEP_RECORDS = "run 'ember evaluate --keep-records' to keep records"
 
@@ -106,20 +108,21 @@ class _Mismatch(Exception):  # noqa: N818 (a signal inside this module, never ra
     """The row is not what its record gives: the reason."""
 
 
+def _campaign_file_reason(exc):
+    """What ``verify`` says of a ``--campaign`` file the campaign-file reader refused."""
+    if exc.kind == "missing":
+        return "missing (--campaign)"
+    if exc.kind in ("not-utf8", "not-toml"):
+        return f"not a campaign file (TOML): {exc.detail}"
+    return f"{exc.detail} (--campaign)"
+
+
 def _campaign_folder(campaign_file, campaign):
     """The folder of the ``--campaign`` file, after checking it is a campaign file of this campaign."""
-    with open_regular(campaign_file, os.fspath(campaign_file), missing="missing (--campaign)") as handle:
-        data = handle.read(MAX_CAMPAIGN_BYTES + 1)
-    if len(data) > MAX_CAMPAIGN_BYTES:
-        raise ResultsError(os.fspath(campaign_file), None, f"longer than {MAX_CAMPAIGN_BYTES:,} bytes (--campaign)")
     try:
-        import tomllib
-    except ImportError:  # Python 3.10: the tomli backport, a dependency there
-        import tomli as tomllib
-    try:
-        value = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ResultsError(os.fspath(campaign_file), None, f"not a campaign file (TOML): {exc}") from None
+        value = read_campaign_file(campaign_file)
+    except CampaignFileError as exc:
+        raise ResultsError(exc.path, None, _campaign_file_reason(exc)) from None
     if value.get("campaign") != campaign.name:
         raise ResultsError(
             os.fspath(campaign_file),

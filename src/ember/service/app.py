@@ -25,6 +25,7 @@ from starlette.routing import Route
 
 from ..campaign.evaluate import package_version
 from ..errors import DatabaseUnavailableError, RecordStoreFullError, ServiceRefusal
+from ..results.layout import EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
 from . import audit, pages, submissions, tables
 from .boards import compiled_scenario, load_board
 from .config import read_config
@@ -40,6 +41,8 @@ CORS = {"Access-Control-Allow-Origin": "*"}
 _SEED = re.compile(r"0|[1-9][0-9]{0,18}")
 _RECORD = re.compile(r"[0-9a-f]{64}")
 MAX_LOG = 1000
+#: The API serves a board's export under the export's own names (service.md §3, §7).
+DERIVED = (RANKING_FILE, STATISTICS_FILE, EPISODES_FILE)
 
 
 def error(status, message, headers=None, **extra):
@@ -201,22 +204,22 @@ def routes(service):
 
     @answers(cors=True)
     def ranking(request):
-        return derived_file(request, "ranking.json")
+        return derived_file(request, RANKING_FILE)
 
     @answers(cors=True)
     def statistics(request):
-        return derived_file(request, "statistics.json")
+        return derived_file(request, STATISTICS_FILE)
 
     @answers(cors=True)
     def episodes(request):
-        return derived_file(request, "episodes.jsonl", streamed=True)
+        return derived_file(request, EPISODES_FILE, streamed=True)
 
     @answers(cors=True)
     def hidden(request):
         board = service.board(request.path_params["board"])
         if board.hidden is None:
             raise ServiceRefusal(404, f"board {board.name} has no hidden track")
-        if request.path_params["file"] not in ("ranking.json", "statistics.json", "episodes.jsonl"):
+        if request.path_params["file"] not in DERIVED:
             raise ServiceRefusal(404, "no such file of the hidden track")
         raise ServiceRefusal(404, "no ranked submission")
 
@@ -303,16 +306,16 @@ def routes(service):
         Route("/boards/{board}", board_page, methods=["GET"]),
         Route("/api", api, methods=["GET"]),
         Route("/api/boards/{board}", board_json, methods=["GET"]),
-        Route("/api/boards/{board}/scenarios/{scenario}", scenario_json, methods=["GET"]),
-        Route("/api/boards/{board}/ranking.json", ranking, methods=["GET"]),
-        Route("/api/boards/{board}/statistics.json", statistics, methods=["GET"]),
-        Route("/api/boards/{board}/episodes.jsonl", episodes, methods=["GET"]),
+        Route(f"/api/boards/{{board}}/{SCENARIOS_DIR}/{{scenario}}", scenario_json, methods=["GET"]),
+        Route(f"/api/boards/{{board}}/{RANKING_FILE}", ranking, methods=["GET"]),
+        Route(f"/api/boards/{{board}}/{STATISTICS_FILE}", statistics, methods=["GET"]),
+        Route(f"/api/boards/{{board}}/{EPISODES_FILE}", episodes, methods=["GET"]),
         Route("/api/boards/{board}/hidden/{file}", hidden, methods=["GET"]),
         Route("/api/boards/{board}/log", board_log, methods=["GET"]),
         Route("/api/boards/{board}/submissions", board_submissions, methods=["GET"]),
         Route("/api/boards/{board}/submissions", create_submission, methods=["POST"]),
         Route("/api/boards/{board}/agents", agents, methods=["POST"]),
-        Route("/api/records/{h}", record, methods=["GET"]),
+        Route(f"/api/{RECORDS_DIR}/{{h}}", record, methods=["GET"]),
         Route("/api/submissions/{id}", submission_status, methods=["GET"]),
         Route("/api/submissions/{id}/close", close, methods=["POST"]),
         Route("/api/submissions/{id}/withdraw", withdraw, methods=["POST"]),

@@ -14,6 +14,7 @@ import shutil
 import threading
 
 from ..errors import EmberError
+from ..results.layout import LOG_FILE
 from .boards import board_names, load_board
 from .exporting import NothingRanked, export_board
 
@@ -59,7 +60,7 @@ def derive(config, db, name, replicates=None):
             pass
     else:
         # The export read the board in one transaction: its log's last seq is the version it shows.
-        with open(os.path.join(work, "log.jsonl"), "rb") as handle:
+        with open(os.path.join(work, LOG_FILE), "rb") as handle:
             version = sum(1 for _ in handle)
         os.rename(work, os.path.join(folder, str(version)))
     _prune(folder)

@@ -11,6 +11,7 @@ from ..engine import authenticate_record
 from ..errors import EmberError, ServiceError
 from . import audit, tables
 from .boards import compiled_scenario, load_board
+from .config import RECORDS_DIR
 from .store import RecordStore
 
 
@@ -80,5 +81,5 @@ def backup(config, db, out):
     finally:
         copy.close()
     with open(out + ".records", "w", encoding="utf-8") as handle:
-        handle.writelines(f"records/{stored}\n" for stored in named)
+        handle.writelines(os.path.join(RECORDS_DIR, stored) + "\n" for stored in named)
     return len(named)

@@ -26,7 +26,7 @@ from ..report.board import (
     pending_page,
     track_of_rows,
 )
-from ..results import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, STATISTICS_FILE
+from ..results.layout import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, STATISTICS_FILE
 from . import tables
 from .boards import board_names, load_board
 from .derived import board_folder, latest

@@ -49,6 +49,7 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, log_level="warning"):
             http="ember.service.protocol:HeaderDeadline",
             h11_max_incomplete_event_size=limits.max_header_bytes,
             timeout_keep_alive=5,
+            timeout_graceful_shutdown=5,
             log_level=log_level,
             access_log=False,
             server_header=False,

@@ -8,6 +8,7 @@ re-upload: 200 when it is the same record, 409 otherwise).
 """
 
 import json
+import os
 import re
 import uuid
 
@@ -15,7 +16,9 @@ import sqlalchemy as sa
 
 from ..canonical import canonical_json_reference
 from ..errors import ServiceRefusal
+from ..results.layout import RECORDS_DIR, episode_folder
 from ..results.log import row_sha256
+from ..results.rows import ok_row
 from . import audit, tables
 
 POLICY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -24,25 +27,16 @@ RETRY_AFTER = {"Retry-After": "5"}
 
 
 def make_row(scenario, seed, policy, metrics, record, record_sha256, elapsed_s):
-    """The row of campaign.md §4 of an accepted record (for policy ``TEAM.NAME``)."""
-    return {
-        "scenario_id": scenario.scenario_id,
-        "scenario_hash": scenario.scenario_hash,
-        "seed": seed,
-        "policy": policy,
-        "status": "ok",
-        "error": None,
-        "metrics": metrics,
-        "steps": metrics["time"]["episode_steps"],
-        "record": record,
-        "record_sha256": record_sha256,
-        "elapsed_s": round(elapsed_s, 3),
-    }
+    """The row of campaign.md §4 of an accepted record (for policy ``TEAM.NAME``), by the one row constructor."""
+    return ok_row(
+        scenario_id=scenario.scenario_id, scenario_hash=scenario.scenario_hash, seed=seed, policy=policy,
+        metrics=metrics, record=record, record_sha256=record_sha256, elapsed_s=elapsed_s,
+    )  # fmt: skip
 
 
 def record_path(policy, scenario_id, seed, suffix):
     """The row's ``record``: ``records/TEAM.NAME/<scenario_id>/<seed>`` and the stored file's suffix."""
-    return f"records/{policy}/{scenario_id}/{seed}{suffix}"
+    return os.path.join(episode_folder(RECORDS_DIR, policy, scenario_id), f"{seed}{suffix}")
 
 
 def _today():

@@ -119,7 +119,7 @@ def resample(values, exposures, sizes, replicates, seed, progress=None):
     block = max(1, BLOCK_DRAWS // keys)
     # One BLAS thread: the products are skinny (a few columns per policy) and come by the hundred;
     # threaded OpenBLAS spins between them and slowed the whole bootstrap 2-3x on 2 cores
-    # (benchmarks/README.md).  The limit is lifted when the resampling ends.
+    # (benchmarks/HISTORY.md, bench_stats).  The limit is lifted when the resampling ends.
     with threadpool_limits(limits=1, user_api="blas"):
         _resample_blocks(result, products, strata, values, exposures, seed, replicates, block, progress)
     return result

@@ -28,7 +28,7 @@ SEED_LIMIT = 1 << 64
 #: Scenarios with fewer seeds than this are listed in ``few_seed_scenarios`` (statistics.md §7).
 FEW_SEEDS = 10
 STATS_EXTRA_HINT = "pip install 'ember-eval[stats]'"
-#: (statistics.json field, ranking.json field, replicate totals) of the four totals of §5.
+#: (statistics.json field, ranking.json field, replicate totals) of the four totals of statistics.md §5.
 TOTALS = (
     ("casualties", "casualties", "casualties"),
     ("stranded", "stranded", "stranded"),
@@ -96,7 +96,7 @@ def require():
 
 
 def percentile_bounds(replicates):
-    """(lo, hi) = (⌊B/40⌋, B − 1 − ⌊B/40⌋): the sorted positions of a 95% interval's ends (§4)."""
+    """(lo, hi) = (⌊B/40⌋, B − 1 − ⌊B/40⌋): the sorted positions of a 95% interval's ends (statistics.md §4)."""
     return replicates // 40, replicates - 1 - replicates // 40
 
 

@@ -1,0 +1,411 @@
+"""The one writer of a results directory (campaign.md §4): lock, prepare, append, sweeps, safe files.
+
+``ResultsWriter`` is what a run holds while it writes a directory: the lock
+(one writer), the checks made before the first byte is written (a changed
+campaign, a line that is not a row, a planted link: a refused run leaves
+the directory as it was), campaign.json and scenarios/ written atomically,
+rows appended whole or not at all, torn bytes and temporary files swept.
+
+Every file written into a results directory is written through this
+module's functions (``write_file``, ``make_folder``, ``create_new``,
+``replace_into``), which never follow a symbolic link: a link planted in
+place of a file or a folder of the directory is refused with a one-line
+error naming it, never written through (isolation.md §3).  The results
+directory itself is the one path that may be a link (the operator gave it).
+
+Public API (used by campaigns and the hosted service):
+
+- ``ResultsWriter(path)`` with ``lock()``, ``existing()``, ``prepare(campaign)``,
+  ``start(torn, scenarios)``, ``append(row)``, ``remove_temporary_files()``,
+  ``discard_if_created()``, ``close()`` (also a context manager), ``file(name)``;
+- ``write_file(directory, name, data)``: a top-level file (ranking.json) atomically;
+- ``make_folder(directory, relative)``: the folders of ``relative`` inside ``directory``;
+- ``create_new(path)``: a new file exclusively (a temporary name), an fd;
+- ``replace_into(tmp, target)``: rename a finished temporary file into place;
+- ``refuse_links(directory)``: the check ``prepare`` makes, for any writer.
+"""
+
+import contextlib
+import errno
+import fcntl
+import os
+import stat
+
+# rows hold floats: json.dumps spelling (5e-05), which orjson does not write
+from ..canonical import canonical_json, canonical_json_reference
+from ..errors import CampaignError, ResultsError, ResultsIOError
+from .layout import (
+    CAMPAIGN_FILE,
+    DERIVED_FILES,
+    EPISODES_FILE,
+    SCENARIOS_DIR,
+    TOP_LEVEL,
+    TORN_FILE,
+    WORKER_FOLDERS,
+    campaign_temporary,
+    is_temporary,
+    scenario_file,
+)
+from .reader import check_campaign, read_results
+from .rows import failed_row
+from .schema import MAX_CAMPAIGN_BYTES, MAX_LINE_BYTES, Invalid, check_row
+
+LINKED = "is a symbolic link: EMBER writes no file of a results directory through a link"
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _linked(path):
+    return ResultsIOError(errno.ELOOP, LINKED, path)
+
+
+# -- safe files --------------------------------------------------------------------------
+
+
+def make_folder(directory, relative):
+    """``directory/relative`` as a folder, each part made if missing and refused if it is a link or a file.
+
+    ``directory`` itself (the one path the operator gave) is made if
+    missing, and may be a link.  Returns the folder's path.  An error is a
+    ``ResultsIOError`` naming the part.
+    """
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), directory) from None
+    path = directory
+    for part in os.path.normpath(relative).split(os.sep):
+        if part in ("", "."):
+            continue
+        path = os.path.join(path, part)
+        try:
+            os.mkdir(path)
+            continue
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise ResultsIOError(exc.errno, exc.strerror or str(exc), path) from None
+        try:
+            info = os.lstat(path)
+        except OSError as exc:
+            raise ResultsIOError(exc.errno, exc.strerror or str(exc), path) from None
+        if stat.S_ISLNK(info.st_mode):
+            raise _linked(path)
+        if not stat.S_ISDIR(info.st_mode):
+            raise ResultsIOError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
+    return path
+
+
+def create_new(path, shown=None):
+    """A new file at ``path`` opened for writing (exclusively, never through a link); its fd.
+
+    ``shown``: the path an error names (the file the temporary one becomes).
+    """
+    try:
+        return os.open(path, _NEW, 0o666)
+    except OSError as exc:
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), shown or path) from None
+
+
+def replace_into(tmp, target):
+    """Rename the finished ``tmp`` to ``target``; a link at ``target`` is refused (``ResultsIOError``)."""
+    try:
+        if os.path.islink(target):
+            raise _linked(target)
+        os.replace(tmp, target)
+    except ResultsIOError:
+        raise
+    except OSError as exc:
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), target) from None
+
+
+def _write_fd(fd, data, shown):
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except OSError as exc:
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), shown) from None
+
+
+def write_file(directory, name, data):
+    """Write ``data`` (bytes) to ``directory/name`` atomically (a temporary sibling renamed over it).
+
+    ``name`` is relative to the results directory (``RANKING_FILE``,
+    ``scenario_file(id)``); its folders are made with ``make_folder``.  A
+    link at the target or a folder on its way is refused; an existing
+    file keeps its permissions.  Errors are ``ResultsIOError`` naming the target.
+    """
+    folder = make_folder(directory, os.path.dirname(name))
+    target = os.path.join(folder, os.path.basename(name))
+    mode = None
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), target) from None
+    if info is not None:
+        if stat.S_ISLNK(info.st_mode):
+            raise _linked(target)
+        mode = stat.S_IMODE(info.st_mode)
+    for attempt in range(100):
+        # The temporary names files.write_atomically used: a run's sweep knows them.
+        tmp = os.path.join(folder, f".{os.path.basename(name)}.tmp{os.getpid()}.{attempt}")
+        try:
+            fd = os.open(tmp, _NEW, 0o666)
+            break
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise ResultsIOError(exc.errno, exc.strerror or str(exc), target) from None
+    else:
+        raise ResultsIOError(errno.EEXIST, "cannot create a temporary file next to it", target)
+    try:
+        try:
+            _write_fd(fd, data, target)
+            if mode is not None:
+                os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+        replace_into(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        if isinstance(exc, ResultsIOError):
+            raise
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), target) from None
+
+
+def refuse_links(directory):
+    """Refuse a results directory where one of its entries is a symbolic link (``ResultsError``, one line).
+
+    Looks at every top-level name a writer makes and every folder and file
+    under ``scenarios/``, ``records/`` and ``logs/``, without following links.
+    """
+
+    def refuse(path):
+        raise ResultsError(os.path.relpath(path, directory), None, LINKED, directory)
+
+    for name in TOP_LEVEL:
+        path = os.path.join(directory, name)
+        if os.path.islink(path):
+            refuse(path)
+    for top in (SCENARIOS_DIR, *WORKER_FOLDERS):
+        for parent, folders, files in os.walk(os.path.join(directory, top)):
+            for name in folders + files:
+                if os.path.islink(os.path.join(parent, name)):
+                    refuse(os.path.join(parent, name))
+
+
+@contextlib.contextmanager
+def _naming(path):
+    """An ``OSError`` inside becomes a ``ResultsIOError`` naming ``path``."""
+    try:
+        yield
+    except ResultsIOError:
+        raise
+    except OSError as exc:
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), exc.filename or path) from None
+
+
+def _fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# -- the directory ----------------------------------------------------------------
+
+
+class ResultsWriter:
+    """One results directory, locked for the lifetime of the object (one writer)."""
+
+    def __init__(self, path):
+        self.path = os.path.abspath(path)
+        self._lock_fd = None
+        self._episodes = None  # a raw file descriptor: each row is one os.write
+        self._size = 0  # episodes.jsonl's length after the last whole row
+        self._campaign = self._campaign_bytes = None
+        self.created = False
+
+    def file(self, name):
+        """The path of ``name`` (a layout name) in the directory."""
+        return os.path.join(self.path, name)
+
+    def lock(self):
+        """Create the folder if needed and take its lock; a second writer gets a CampaignError."""
+        if os.path.exists(self.path) and not os.path.isdir(self.path):
+            raise CampaignError(f"{self.path}: the results directory is a file.")
+        self.created = not os.path.exists(self.path)
+        try:
+            os.makedirs(self.path, exist_ok=True)
+            fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as exc:
+            raise CampaignError(f"{self.path}: cannot open the results directory: {exc.strerror or exc}.") from None
+        try:
+            # The lock is on the directory itself: nothing is written to take it, and the
+            # kernel drops it when the process dies, however it dies.
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise CampaignError(
+                    f"{self.path}: another 'ember evaluate' is writing to this results directory (it is locked)."
+                ) from None
+            raise CampaignError(f"{self.path}: cannot lock the results directory: {exc.strerror or exc}.") from None
+        self._lock_fd = fd
+
+    def discard_if_created(self):
+        """Remove the folder again if ``lock`` created it (a run refused before its first write leaves nothing)."""
+        if self.created:
+            with contextlib.suppress(OSError):  # someone put something there meanwhile: leave it
+                os.rmdir(self.path)
+
+    def close(self):
+        if self._episodes is not None:
+            os.close(self._episodes)
+            self._episodes = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def existing(self):
+        """The checked ``ember.results.Results`` of the directory, or None for a new one. Reads only.
+
+        The whole directory is checked here, before a run writes or runs
+        anything: a line the results layer refuses is refused by evaluate
+        too, and so is a symbolic link where the writer would write.
+        """
+        campaign_path = self.file(CAMPAIGN_FILE)
+        if not os.path.lexists(campaign_path):
+            # An empty episodes.jsonl (and a temporary campaign.json) is what a run killed
+            # during its first writes leaves: that is still a new results directory.
+            names = [n for n in os.listdir(self.path) if not campaign_temporary(n)]
+            episodes = self.file(EPISODES_FILE)
+            leftover = names == [EPISODES_FILE] and os.path.isfile(episodes) and os.path.getsize(episodes) == 0
+            if names and not leftover:
+                raise CampaignError(
+                    f"{self.path}: not empty and holds no {CAMPAIGN_FILE}; "
+                    "give a new or empty folder, or a results directory."
+                )
+            refuse_links(self.path)
+            return None
+        results = read_results(self.path, statuses_only=True)  # a byte per episode: a resume needs no more
+        # After reading: a link to a FIFO or a device is refused by the reader, saying what it is.
+        refuse_links(self.path)
+        return results
+
+    def prepare(self, resolved):
+        """Check the campaign.json a run will write, before anything is written.
+
+        It must be a campaign.json the results layer reads back: no larger
+        than ``MAX_CAMPAIGN_BYTES``, and of its schema.
+        """
+        data = canonical_json_reference(resolved) + b"\n"
+        if len(data) > MAX_CAMPAIGN_BYTES:
+            raise CampaignError(
+                f"{self.file(CAMPAIGN_FILE)}: the campaign's campaign.json would be {len(data):,} bytes, "
+                f"more than the {MAX_CAMPAIGN_BYTES:,} a results directory may hold (docs/campaigns.md)."
+            )
+        self._campaign = check_campaign(resolved, self.path)
+        self._campaign_bytes = data
+
+    def start(self, torn, scenarios):
+        """The first writes of a run (after ``prepare``).
+
+        Set torn bytes aside, drop a stale ranking and statistics, open episodes.jsonl,
+        write campaign.json, then ``scenarios/<scenario_id>.json`` for each
+        (scenario_id, scenario dict) of ``scenarios``.  An I/O error is a
+        ``ResultsIOError`` naming the file.
+        """
+        episodes = self.file(EPISODES_FILE)
+        # episodes.jsonl first: campaign.json never exists without it.
+        with _naming(episodes):
+            self._episodes = os.open(episodes, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+        if torn:
+            torn_path = self.file(TORN_FILE)
+            with _naming(torn_path):
+                fd = os.open(torn_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+            try:
+                _write_fd(fd, torn, torn_path)
+            finally:
+                os.close(fd)
+            with _naming(episodes):
+                os.ftruncate(self._episodes, os.fstat(self._episodes).st_size - len(torn))
+        for name in DERIVED_FILES:
+            stale = self.file(name)
+            if os.path.lexists(stale):
+                with _naming(stale):
+                    os.remove(stale)
+        with _naming(episodes):
+            self._size = os.fstat(self._episodes).st_size
+        write_file(self.path, CAMPAIGN_FILE, self._campaign_bytes)
+        with _naming(self.path):
+            _fsync_dir(self.path)
+        folder = make_folder(self.path, SCENARIOS_DIR)
+        for scenario_id, scenario in scenarios:
+            write_file(self.path, scenario_file(scenario_id), canonical_json(scenario) + b"\n")
+        with _naming(folder):
+            _fsync_dir(folder)
+
+    def append(self, row):
+        """One row, complete on disk before this returns (one write, then fsync), or not there at all.
+
+        The row is checked by the results layer first: what is written is
+        what every reader accepts.  A row longer than a reader reads
+        (``MAX_LINE_BYTES``) becomes a failed row saying so.  On a short
+        write or any error the file is cut back to its last whole row and
+        a ``ResultsIOError`` names it: never a torn row.  Returns the row written.
+        """
+        line = canonical_json_reference(row) + b"\n"
+        if len(line) > MAX_LINE_BYTES:
+            error = (
+                f"the row is {len(line):,} bytes, more than the {MAX_LINE_BYTES:,} a row may have (docs/campaigns.md)"
+            )
+            row = failed_row(
+                scenario_id=row["scenario_id"],
+                scenario_hash=row["scenario_hash"],
+                seed=row["seed"],
+                policy=row["policy"],
+                error=error,
+                elapsed_s=row["elapsed_s"],
+            )
+            line = canonical_json_reference(row) + b"\n"
+        try:
+            check_row(row, self._campaign)
+        except Invalid as exc:  # EMBER made a row it cannot read back: a defect, never written
+            reason = f"refusing to write a row that is not a row: {exc}"
+            raise ResultsError(EPISODES_FILE, None, reason, self.path) from None
+        try:
+            written = os.write(self._episodes, line)
+            if written != len(line):
+                raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (wrote {written} of {len(line)} bytes)")
+            os.fsync(self._episodes)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._episodes, self._size)
+            raise ResultsIOError(exc.errno, exc.strerror or str(exc), self.file(EPISODES_FILE)) from None
+        self._size += len(line)
+        return row
+
+    def remove_temporary_files(self):
+        """Remove what workers left under temporary names in records/ and logs/ (a killed worker, a full disk).
+
+        Only ever called with the lock held: no other run is writing them.
+        """
+        for folder in WORKER_FOLDERS:
+            for parent, _, names in os.walk(self.file(folder)):
+                for name in names:
+                    if is_temporary(name):
+                        with contextlib.suppress(OSError):
+                            os.remove(os.path.join(parent, name))
