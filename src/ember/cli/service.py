@@ -139,7 +139,7 @@ def cmd_serve(args, console):
 
 def export_arguments(parser):
     _data(parser)
-    parser.add_argument("board", metavar="BOARD")
+    parser.add_argument("board", metavar="BOARD", help="the board's name")
     arguments.add_output(parser, "the results directory to write (new or empty)", "RESULTS_DIR", required=True)
     parser.add_argument("--track", choices=("open", "hidden"), default="open", help="the track (default: open)")
 
@@ -157,7 +157,7 @@ def cmd_export(args, console):
 
 def reverify_arguments(parser):
     _data(parser)
-    parser.add_argument("board", metavar="BOARD")
+    parser.add_argument("board", metavar="BOARD", help="the board's name")
 
 
 def cmd_reverify(args, console):
@@ -211,7 +211,7 @@ def _service_commands():
 
 def service_arguments(parser):
     """The ``service`` row's arguments: a subcommand per ``SERVICE_COMMANDS`` row (two words: a nested level)."""
-    sub = parser.add_subparsers(dest="service_command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="service_command", metavar="COMMAND", required=True, help="the service command")
     groups = {}
     for row in _service_commands():
         words = row.name.split()
@@ -219,7 +219,9 @@ def service_arguments(parser):
         if len(words) == 2:
             if words[0] not in groups:
                 group = sub.add_parser(words[0], help=f"{words[0]} commands")
-                groups[words[0]] = group.add_subparsers(dest=f"{words[0]}_command", metavar="COMMAND", required=True)
+                groups[words[0]] = group.add_subparsers(
+                    dest=f"{words[0]}_command", metavar="COMMAND", required=True, help=f"the {words[0]} command"
+                )
             target = groups[words[0]]
         command = target.add_parser(words[-1], help=row.help, description=row.description)
         row.arguments(command)
@@ -245,7 +247,7 @@ SUBMIT_EPILOG = (
 
 def submit_arguments(parser):
     parser.add_argument("url", metavar="URL", help="the service (https://HOST; http:// only to a loopback address)")
-    parser.add_argument("board", metavar="BOARD")
+    parser.add_argument("board", metavar="BOARD", help="the board's name")
     parser.add_argument("--token-file", metavar="F", required=True, help="a file holding the team's API token")
     parser.add_argument("--policy", metavar="NAME", required=True, help="the submission's policy name")
     parser.add_argument("source", metavar="SOURCE", help="a results directory (--keep-records) or a records folder")
