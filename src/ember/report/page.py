@@ -101,22 +101,23 @@ _SCRIPT = """
 """
 
 
-def _e(value):
+def escape(value):
     return html.escape(str(value), quote=True)
 
 
-def _cell(value, sort=None, cls=None):
+def cell(value, sort=None, cls=None):
     attributes = ""
     if sort is not None:
-        attributes += f' data-sort="{_e(sort)}"'
+        attributes += f' data-sort="{escape(sort)}"'
     if cls:
         attributes += f' class="{cls}"'
     return f"<td{attributes}>{value}</td>"
 
 
-def _table(headers, rows, sortable=False, text_columns=()):
+def table(headers, rows, sortable=False, text_columns=()):
     head = "".join(
-        f'<th class="text">{_e(h)}</th>' if i in text_columns else f"<th>{_e(h)}</th>" for i, h in enumerate(headers)
+        f'<th class="text">{escape(h)}</th>' if i in text_columns else f"<th>{escape(h)}</th>"
+        for i, h in enumerate(headers)
     )
     cls = ' class="sortable"' if sortable else ""
     body = "\n".join(f"<tr{row_cls}>{''.join(cells)}</tr>" for row_cls, cells in rows)
@@ -127,9 +128,9 @@ def _percent(rate):
     return f"{rate:.1%}"
 
 
-def _policy_cell(name, colour):
+def policy_cell(name, colour):
     swatch = f'<span class="swatch" style="background:{colour}"></span>' if colour else ""
-    return _cell(f"{swatch}{_e(name)}", sort=name, cls="text")
+    return cell(f"{swatch}{escape(name)}", sort=name, cls="text")
 
 
 def _interval_bar(interval, point, scale):
@@ -149,7 +150,7 @@ def _total_cell(part, scale):
     """A total with its 95% interval and interval bar (statistics.md §5)."""
     low, high = part["interval"]
     text = f'{part["total"]} <span class="ci">[{low}, {high}]</span>'
-    return _cell(text + _interval_bar(part["interval"], part["total"], scale), sort=part["total"])
+    return cell(text + _interval_bar(part["interval"], part["total"], scale), sort=part["total"])
 
 
 def _rank_interval_text(interval):
@@ -179,26 +180,26 @@ def _leaderboard(ranking, colour, statistics):
             (
                 ' class="first"' if entry["rank"] == 1 else "",
                 [
-                    _cell(entry["rank"], cls="rank"),
-                    _policy_cell(entry["policy"], colour.get(entry["policy"])),
-                    _cell(f'<span class="kind">{_e(entry["kind"])}</span>', sort=entry["kind"], cls="text"),
-                    _cell(entry["casualties"]),
-                    _cell(entry["stranded"]),
-                    _cell(
+                    cell(entry["rank"], cls="rank"),
+                    policy_cell(entry["policy"], colour.get(entry["policy"])),
+                    cell(f'<span class="kind">{escape(entry["kind"])}</span>', sort=entry["kind"], cls="text"),
+                    cell(entry["casualties"]),
+                    cell(entry["stranded"]),
+                    cell(
                         f'{entry["evacuated"]} <span class="spread">of {entry["population"]}</span>',
                         sort=entry["evacuated"],
                     ),
-                    _cell(entry["person_time_to_safety_total"]),
-                    _cell(f"{entry['mean_person_time_to_safety']:.2f}", sort=repr(entry["mean_person_time_to_safety"])),
-                    _cell(f"{entry['exposure']:.4f}", sort=repr(entry["exposure"])),
-                    _cell(_percent(entry["casualty_rate"]), sort=repr(entry["casualty_rate"])),
-                    _cell(entry["failed_before_ok"]),
+                    cell(entry["person_time_to_safety_total"]),
+                    cell(f"{entry['mean_person_time_to_safety']:.2f}", sort=repr(entry["mean_person_time_to_safety"])),
+                    cell(f"{entry['exposure']:.4f}", sort=repr(entry["exposure"])),
+                    cell(_percent(entry["casualty_rate"]), sort=repr(entry["casualty_rate"])),
+                    cell(entry["failed_before_ok"]),
                 ],
             )
         )
     if not rows:
         return '<p class="empty">No policy has an ok row for every episode of the campaign: nothing is ranked.</p>'
-    return _table(headers, rows, sortable=True, text_columns=(1, 2))
+    return table(headers, rows, sortable=True, text_columns=(1, 2))
 
 
 _INTERVAL_TOTALS = (
@@ -238,27 +239,27 @@ def _leaderboard_with_intervals(ranking, colour, statistics):
             (
                 ' class="first"' if entry["rank"] == 1 else "",
                 [
-                    _cell(entry["rank"], cls="rank"),
-                    _cell(
-                        f'<span title="{_e(rank_title)}">{_rank_interval_text(stats["rank_interval"])}</span>',
+                    cell(entry["rank"], cls="rank"),
+                    cell(
+                        f'<span title="{escape(rank_title)}">{_rank_interval_text(stats["rank_interval"])}</span>',
                         sort=stats["rank_interval"][0],
                     ),
-                    _cell(f'<span class="group">{stats["group"]}</span>', sort=stats["group"]),
-                    _policy_cell(entry["policy"], colour.get(entry["policy"])),
-                    _cell(f'<span class="kind">{_e(entry["kind"])}</span>', sort=entry["kind"], cls="text"),
+                    cell(f'<span class="group">{stats["group"]}</span>', sort=stats["group"]),
+                    policy_cell(entry["policy"], colour.get(entry["policy"])),
+                    cell(f'<span class="kind">{escape(entry["kind"])}</span>', sort=entry["kind"], cls="text"),
                     *(_total_cell(stats[field], scales[field]) for _, field in _INTERVAL_TOTALS),
-                    _cell(f"{entry['mean_person_time_to_safety']:.2f}", sort=repr(entry["mean_person_time_to_safety"])),
-                    _cell(f"{entry['exposure']:.4f}", sort=repr(entry["exposure"])),
-                    _cell(
+                    cell(f"{entry['mean_person_time_to_safety']:.2f}", sort=repr(entry["mean_person_time_to_safety"])),
+                    cell(f"{entry['exposure']:.4f}", sort=repr(entry["exposure"])),
+                    cell(
                         f'{_percent(rate["value"])} <span class="ci">[{_percent(rate["interval"][0])}, '
                         f"{_percent(rate['interval'][1])}]</span>",
                         sort=repr(entry["casualty_rate"]),
                     ),
-                    _cell(entry["failed_before_ok"]),
+                    cell(entry["failed_before_ok"]),
                 ],
             )
         )
-    return _table(headers, rows, sortable=True, text_columns=(3, 4))
+    return table(headers, rows, sortable=True, text_columns=(3, 4))
 
 
 def _few_seed_warnings(statistics):
@@ -272,7 +273,7 @@ def _few_seed_warnings(statistics):
         single = "single seed" in line
         label = "One seed only" if single else "Few seeds"
         parts.append(
-            f'<p class="warning{" single" if single else ""}" role="note"><strong>{label}:</strong> {_e(line)}</p>'
+            f'<p class="warning{" single" if single else ""}" role="note"><strong>{label}:</strong> {escape(line)}</p>'
         )
     return "\n".join(parts)
 
@@ -302,7 +303,7 @@ def _order_bar(order):
 
 def _difference_cell(part):
     low, high = part["interval"]
-    return _cell(f'{part["value"]:+} <span class="ci">[{low:+}, {high:+}]</span>', sort=part["value"])
+    return cell(f'{part["value"]:+} <span class="ci">[{low:+}, {high:+}]</span>', sort=part["value"])
 
 
 def _statistics(statistics):
@@ -312,7 +313,7 @@ def _statistics(statistics):
     if statistics is None:
         return '<p class="empty">Statistics are not computed.</p>'
     head = (
-        f'<p class="note">Statistics {_e(statistics["statistics_version"])}: {_e(statistics["method"])}; '
+        f'<p class="note">Statistics {escape(statistics["statistics_version"])}: {escape(statistics["method"])}; '
         f"{statistics['replicates']:,} resamples, seed {statistics['seed']} "
         f"(<code>ember stats</code> recomputes <code>{STATISTICS_FILE}</code>).</p>"
     )
@@ -329,15 +330,15 @@ def _statistics(statistics):
                 (
                     "",
                     [
-                        _cell(_e(pair["above"]), cls="text"),
-                        _cell(_e(pair["below"]), cls="text"),
-                        _cell(f'{_order_bar(order)}<span class="ci">{shares}</span>', cls="text"),
-                        _cell("yes" if pair["separated"] else "no"),
+                        cell(escape(pair["above"]), cls="text"),
+                        cell(escape(pair["below"]), cls="text"),
+                        cell(f'{_order_bar(order)}<span class="ci">{shares}</span>', cls="text"),
+                        cell("yes" if pair["separated"] else "no"),
                         _difference_cell(pair["casualties_difference"]),
                         _difference_cell(pair["stranded_difference"]),
                         _difference_cell(pair["person_time_difference"]),
-                        _cell(f"{test['above_better']}:{test['below_better']}"),
-                        _cell(p_value_text(test["p_value"]), sort=repr(test["p_value"])),
+                        cell(f"{test['above_better']}:{test['below_better']}"),
+                        cell(p_value_text(test["p_value"]), sort=repr(test["p_value"])),
                     ],
                 )
             )
@@ -353,22 +354,24 @@ def _statistics(statistics):
             "sign test p",
         )
         parts.append('<h3>Adjacent pairs</h3><p class="note">Differences are the lower policy minus the upper one.</p>')
-        parts.append(_table(headers, rows, text_columns=(0, 1, 2)))
-        sentences = "".join(f"<li>{_e(pair_sentence(p, statistics['replicates']))}</li>" for p in statistics["pairs"])
+        parts.append(table(headers, rows, text_columns=(0, 1, 2)))
+        sentences = "".join(
+            f"<li>{escape(pair_sentence(p, statistics['replicates']))}</li>" for p in statistics["pairs"]
+        )
         parts.append(f'<ul class="sentences">{sentences}</ul>')
     rows = [
         (
             "",
             [
-                _cell(_e(entry["policy"]), cls="text"),
-                _cell(_e(share_of_episodes_text(entry["episodes_with_casualties"]))),
-                _cell(_e(share_of_episodes_text(entry["episodes_with_loss"]))),
+                cell(escape(entry["policy"]), cls="text"),
+                cell(escape(share_of_episodes_text(entry["episodes_with_casualties"]))),
+                cell(escape(share_of_episodes_text(entry["episodes_with_loss"]))),
             ],
         )
         for entry in statistics["policies"]
     ]
     parts.append("<h3>Episodes with casualties</h3>" + _EPISODES_NOTE)
-    parts.append(_table(("policy", "with casualties [95%]", "with a loss [95%]"), rows, text_columns=(0,)))
+    parts.append(table(("policy", "with casualties [95%]", "with a loss [95%]"), rows, text_columns=(0,)))
     return "\n".join(parts)
 
 
@@ -386,7 +389,7 @@ _PAIRS_NOTE = (
 
 def _counts_row(first, second, counts, keys, last):
     """A row of the unranked and pairs tables: two cells, the ``counts`` at ``keys``, then a text cell."""
-    return ("", [first, second, *(_cell(counts[k]) for k in keys), _cell(last, cls="text")])
+    return ("", [first, second, *(cell(counts[k]) for k in keys), cell(last, cls="text")])
 
 
 def _unranked(ranking):
@@ -396,9 +399,11 @@ def _unranked(ranking):
     for entry in ranking["unranked"]:
         parts = [f"{entry[k]} {k}" for k in ("ok", "failed", "missing") if entry[k]]
         why = f"not comparable on this campaign: {', '.join(parts)} of {ranking['episodes']} episodes"
-        kind = _cell(f'<span class="kind">{_e(entry["kind"])}</span>', cls="text")
-        rows.append(_counts_row(_policy_cell(entry["policy"], None), kind, entry, ("ok", "failed", "missing"), _e(why)))
-    return _UNRANKED_NOTE + _table(("policy", "kind", "ok", "failed", "missing", "why"), rows, text_columns=(0, 1, 5))
+        kind = cell(f'<span class="kind">{escape(entry["kind"])}</span>', cls="text")
+        rows.append(
+            _counts_row(policy_cell(entry["policy"], None), kind, entry, ("ok", "failed", "missing"), escape(why))
+        )
+    return _UNRANKED_NOTE + table(("policy", "kind", "ok", "failed", "missing", "why"), rows, text_columns=(0, 1, 5))
 
 
 def _pairs(ranking):
@@ -414,10 +419,10 @@ def _pairs(ranking):
             f'<span class="equal" style="width:{widths[1]:.2f}%"></span>'
             f'<span class="below" style="width:{widths[2]:.2f}%"></span></div>'
         )
-        above, below = (_cell(_e(pair[k]), cls="text") for k in ("above", "below"))
+        above, below = (cell(escape(pair[k]), cls="text") for k in ("above", "below"))
         rows.append(_counts_row(above, below, pair, ("above_better", "equal", "below_better"), bar))
     headers = ("above", "below", "above better", "equal", "below better", "")
-    return _PAIRS_NOTE + _table(headers, rows, text_columns=(0, 1, 5))
+    return _PAIRS_NOTE + table(headers, rows, text_columns=(0, 1, 5))
 
 
 def _spread(values):
@@ -427,7 +432,7 @@ def _spread(values):
     return f"{ordered[0]:g} / {median:g} / {ordered[-1]:g}"
 
 
-def _scenarios(campaign, ranking, views, colour, statistics=None):
+def _scenarios(campaign, ranking, views, colour, statistics=None, after_scenario=None):
     if not ranking["ranked"]:
         return '<p class="empty">Nothing is ranked, so there is nothing to compare per scenario.</p>'
     sources = {s.get("scenario_id"): s.get("source") for s in campaign["scenarios"] if isinstance(s, dict)}
@@ -457,31 +462,34 @@ def _scenarios(campaign, ranking, views, colour, statistics=None):
                 (
                     "",
                     [
-                        _cell(entry["rank"]),
-                        _policy_cell(name, colour.get(name)),
-                        _cell(part["episodes"]),
-                        _cell(
+                        cell(entry["rank"]),
+                        policy_cell(name, colour.get(name)),
+                        cell(part["episodes"]),
+                        cell(
                             f'{part["evacuated"]} <span class="spread">of {part["population"]}</span>',
                             sort=part["evacuated"],
                         ),
-                        _cell(part["casualties"]),
-                        _cell(part["stranded"]),
-                        _cell(part["person_time_to_safety_total"]),
-                        _cell(f"{part['exposure']:.4f}", sort=repr(part["exposure"])),
-                        _cell(_spread([v.casualties for v in episodes])),
-                        _cell(_spread([v.evacuated for v in episodes])),
+                        cell(part["casualties"]),
+                        cell(part["stranded"]),
+                        cell(part["person_time_to_safety_total"]),
+                        cell(f"{part['exposure']:.4f}", sort=repr(part["exposure"])),
+                        cell(_spread([v.casualties for v in episodes])),
+                        cell(_spread([v.evacuated for v in episodes])),
                     ],
                 )
             )
             if statistics is not None:
                 low, high = by_name[name]["by_scenario"][scenario_id]["casualties"]["interval"]
-                rows[-1][1].append(_cell(f"[{low}, {high}]", sort=low))
+                rows[-1][1].append(cell(f"[{low}, {high}]", sort=low))
         source = sources.get(scenario_id)
         seeds = len(next(iter(by_policy.values())))
-        caption = f"{seeds} seed{'s' if seeds != 1 else ''}" + (f", source <code>{_e(source)}</code>" if source else "")
+        caption = f"{seeds} seed{'s' if seeds != 1 else ''}" + (
+            f", source <code>{escape(source)}</code>" if source else ""
+        )
         parts.append(
-            f'<h3>{_e(scenario_id)}</h3><p class="note">{caption}</p>'
-            + _table(headers, rows, sortable=True, text_columns=(1,))
+            f'<h3>{escape(scenario_id)}</h3><p class="note">{caption}</p>'
+            + table(headers, rows, sortable=True, text_columns=(1,))
+            + (after_scenario(scenario_id) if after_scenario is not None else "")
         )
     return "\n".join(parts)
 
@@ -500,54 +508,18 @@ def _public_seeds(public_seeds):
     )
 
 
-def render_page(campaign, ranking, views, figures, verifiable, statistics=None, public_seeds=True):
-    """The whole page as text. ``figures``: (anchor, title, svg text, caption) tuples.
+def ranking_sections(campaign, ranking, views, statistics=None, anchor="", after_scenario=None, public_seeds=True):
+    """The sections of a ranking that every page shows: leaderboard, how sure, pairs, per scenario.
 
-    ``verifiable``: the line saying how many rows ``ember verify`` can check; ``statistics``: statistics.json's
-    dict (or None); ``public_seeds``: whether the policies could have known the seeds (say so above the board).
+    (anchor, title, inner HTML) tuples; ``anchor`` prefixes the section ids (a page with two tracks);
+    ``after_scenario(scenario_id)``, when given, is HTML shown under that scenario's table; ``public_seeds``:
+    whether the policies could have known the seeds (said above the leaderboard).
     """
     from .plots import colours
 
     colour = colours([entry["policy"] for entry in ranking["ranked"]])
-    versions = campaign.get("versions") if isinstance(campaign.get("versions"), dict) else {}
-    meta = " · ".join(
-        [f"ranking {_e(ranking['ranking_version'])}", f"metrics {_e(ranking['metrics_version'])}"]
-        + [f"{_e(k)} {_e(versions[k])}" for k in ("simulator", "observation", "package") if k in versions]
-        + [f"{ranking['episodes']} episodes", f"{len(ranking['ranked']) + len(ranking['unranked'])} policies"]
-    )
-    source = ranking["source"]
-    figure_html = (
-        "\n".join(
-            f'<figure id="plot-{anchor}"><h3>{_e(title)}</h3>{svg}<figcaption>{_e(caption)}</figcaption></figure>'
-            for anchor, title, svg, caption in figures
-        )
-        or '<p class="empty">Nothing is ranked, so there is nothing to plot.</p>'
-    )
-    title = f"EMBER campaign {ranking['campaign']}"
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="ember report (ranking {RANKING_VERSION})">
-<link rel="icon" href="data:,">
-<title>{_e(title)}</title>
-<style>{_CSS}</style>
-</head>
-<body>
-<header>
-<h1>{_e(title)}</h1>
-<p class="meta">{meta}</p>
-<p class="meta">computed from <code>{_e(source["file"])}</code> sha256 <code>{_e(source["sha256"])}</code>
-and <code>{CAMPAIGN_FILE}</code>; <code>ember rank</code> recomputes <code>{RANKING_FILE}</code> from them.</p>
-<p class="meta" id="verifiable">{_e(verifiable)}.</p>
-<nav><a href="#leaderboard">Leaderboard</a><a href="#statistics">How sure</a><a href="#pairs">Pairwise evidence</a>
-<a href="#scenarios">Per scenario</a><a href="#plots">Plots</a></nav>
-</header>
-<main>
-<section id="leaderboard">
-<h2>Leaderboard</h2>
-<div class="formula"><strong>Ranking {_e(ranking["ranking_version"])}:</strong> {_e(ranking["formula"])}.
+    leaderboard = f"""<div class="formula"><strong>Ranking {escape(ranking["ranking_version"])}:</strong> \
+{escape(ranking["formula"])}.
 Safety first: fewer casualties always rank above more, whatever the times.</div>
 {_public_seeds(public_seeds)}
 {_few_seed_warnings(statistics)}
@@ -555,29 +527,90 @@ Safety first: fewer casualties always rank above more, whatever the times.</div>
 <p class="note">Exposure is Σ count / d over each episode's fire-distance histogram (a proximity proxy, not a
 physical dose). Click a column header to sort; the rank column restores the official order.</p>
 <h3>Unranked</h3>
-{_unranked(ranking)}
-</section>
-<section id="statistics">
-<h2>How sure is the order</h2>
-{_statistics(statistics)}
-</section>
-<section id="pairs">
-<h2>Pairwise evidence</h2>
-{_pairs(ranking)}
-</section>
-<section id="scenarios">
-<h2>Per scenario</h2>
-{_scenarios(campaign, ranking, views, colour, statistics)}
-</section>
-<section id="plots">
-<h2>Plots</h2>
-<p class="note">Every plot shows the spread over seeds, not only the mean.</p>
-{figure_html}
-</section>
+{_unranked(ranking)}"""
+    return [
+        (f"{anchor}leaderboard", "Leaderboard", leaderboard),
+        (f"{anchor}statistics", "How sure is the order", _statistics(statistics)),
+        (f"{anchor}pairs", "Pairwise evidence", _pairs(ranking)),
+        (
+            f"{anchor}scenarios",
+            "Per scenario",
+            _scenarios(campaign, ranking, views, colour, statistics, after_scenario),
+        ),
+    ]
+
+
+def section(anchor, title, body, cls=None):
+    attribute = f' class="{escape(cls)}"' if cls else ""
+    return f'<section id="{escape(anchor)}"{attribute}>\n<h2>{escape(title)}</h2>\n{body}\n</section>'
+
+
+def document(title, header, main, footer, generator, script="", attributes=""):
+    """A whole page in the report's look: its CSS, the sortable tables' script (then ``script``), and
+    ``header``, ``main`` and ``footer`` as given (HTML).  ``attributes`` go on the ``html`` element."""
+    return f"""<!DOCTYPE html>
+<html lang="en"{attributes}>
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="{escape(generator)}">
+<link rel="icon" href="data:,">
+<title>{escape(title)}</title>
+<style>{_CSS}</style>
+</head>
+<body>
+<header>
+<h1>{escape(title)}</h1>
+{header}
+</header>
+<main>
+{main}
 </main>
-<footer>Made by <code>ember report</code>. The numbers are the official per-episode metrics (metrics
-{_e(ranking["metrics_version"])}) in <code>{EPISODES_FILE}</code>; this page only arranges them.</footer>
-<script>{_SCRIPT}</script>
+<footer>{footer}</footer>
+<script>{_SCRIPT}{script}</script>
 </body>
 </html>
 """
+
+
+def render_page(campaign, ranking, views, figures, verifiable, statistics=None, public_seeds=True):
+    """The whole page as text. ``figures``: (anchor, title, svg text, caption) tuples.
+
+    ``verifiable``: the line saying how many rows ``ember verify`` can check; ``statistics``: statistics.json's
+    dict (or None); ``public_seeds``: whether the policies could have known the seeds (say so above the board).
+    """
+    versions = campaign.get("versions") if isinstance(campaign.get("versions"), dict) else {}
+    meta = " · ".join(
+        [f"ranking {escape(ranking['ranking_version'])}", f"metrics {escape(ranking['metrics_version'])}"]
+        + [f"{escape(k)} {escape(versions[k])}" for k in ("simulator", "observation", "package") if k in versions]
+        + [f"{ranking['episodes']} episodes", f"{len(ranking['ranked']) + len(ranking['unranked'])} policies"]
+    )
+    source = ranking["source"]
+    figure_html = (
+        "\n".join(
+            f'<figure id="plot-{anchor}"><h3>{escape(title)}</h3>{svg}'
+            f"<figcaption>{escape(caption)}</figcaption></figure>"
+            for anchor, title, svg, caption in figures
+        )
+        or '<p class="empty">Nothing is ranked, so there is nothing to plot.</p>'
+    )
+    header = f"""<p class="meta">{meta}</p>
+<p class="meta">computed from <code>{escape(source["file"])}</code> sha256 <code>{escape(source["sha256"])}</code>
+and <code>{CAMPAIGN_FILE}</code>; <code>ember rank</code> recomputes <code>{RANKING_FILE}</code> from them.</p>
+<p class="meta" id="verifiable">{escape(verifiable)}.</p>
+<nav><a href="#leaderboard">Leaderboard</a><a href="#statistics">How sure</a><a href="#pairs">Pairwise evidence</a>
+<a href="#scenarios">Per scenario</a><a href="#plots">Plots</a></nav>"""
+    plots = '<p class="note">Every plot shows the spread over seeds, not only the mean.</p>\n' + figure_html
+    sections = [
+        *ranking_sections(campaign, ranking, views, statistics, public_seeds=public_seeds),
+        ("plots", "Plots", plots),
+    ]
+    footer = f"""Made by <code>ember report</code>. The numbers are the official per-episode metrics (metrics
+{escape(ranking["metrics_version"])}) in <code>{EPISODES_FILE}</code>; this page only arranges them."""
+    return document(
+        f"EMBER campaign {ranking['campaign']}",
+        header,
+        "\n".join(section(*part) for part in sections),
+        footer,
+        f"ember report (ranking {RANKING_VERSION})",
+    )

@@ -26,8 +26,8 @@ from starlette.routing import Route
 from ..campaign.evaluate import package_version
 from ..errors import DatabaseUnavailableError, RecordStoreFullError, ServiceRefusal
 from ..results.layout import EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
-from . import audit, evaluation, submissions, tables
-from .boards import board_names, compiled_scenario, load_board
+from . import audit, evaluation, pages, submissions, tables
+from .boards import compiled_scenario, load_board
 from .config import read_config
 from .database import Database
 from .derived import latest
@@ -165,17 +165,16 @@ def routes(service):
 
     @answers(cors=True)
     def index(request):
-        with service.db.transaction(read=True) as connection:
-            names = board_names(connection)
-        items = "".join(f'<li><a href="/boards/{name}">{name}</a></li>' for name in names)
-        return HTMLResponse(f"<!doctype html><title>EMBER boards</title><h1>EMBER boards</h1><ul>{items}</ul>", 200)
+        return HTMLResponse(pages.index_html(service.db), 200, headers=CORS)
 
     @answers(cors=True)
     def board_page(request):
         board = service.board(request.path_params["board"])
-        links = " ".join(f'<a href="/api/boards/{board.name}/{name}">{name}</a>' for name in DERIVED)
-        body = f"<!doctype html><title>EMBER board {board.name}</title><h1>{board.name}</h1><p>{links}</p>"
-        return HTMLResponse(body, headers=CORS)
+        found = pages.newest_page(service, board)
+        if found is None:
+            return HTMLResponse(pages.pending_html(board), headers={**CORS, **pages.page_headers(0)})
+        path, headers = found
+        return FileResponse(path, media_type="text/html; charset=utf-8", headers={**CORS, **headers})
 
     @answers(cors=True)
     def board_json(request):

@@ -86,12 +86,14 @@ def _prune(folder):
 
 
 class Deriver:
-    """The ``serve`` parent's loop: every ``interval`` seconds, each board's derived files brought up to date."""
+    """The ``serve`` parent's loop: every ``interval`` seconds, each board's derived files brought up to date,
+    then each of ``also(config, db, name)`` (the board page, built from them)."""
 
-    def __init__(self, config, db, interval=1.0):
+    def __init__(self, config, db, interval=1.0, also=()):
         self.config = config
         self.db = db
         self.interval = interval
+        self.also = tuple(also)
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, name="ember-deriver", daemon=True)
 
@@ -106,6 +108,8 @@ class Deriver:
                 for name in names:
                     derive(self.config, self.db, name)
                     derive(self.config, self.db, name, track="hidden")
+                    for step in self.also:
+                        step(self.config, self.db, name)
             except (EmberError, OSError):
                 pass  # the next round tries again (a database down, a full disk); requests answer for themselves
             self.stop.wait(self.interval)

@@ -20,6 +20,7 @@ from .derived import Deriver
 from .evaluation import TMP_DIR
 from .evaluator import Evaluator
 from .jobs import jobs_root
+from .pages import write_page
 from .registry import open_service
 from .store import RecordStore
 from .uploads import clear_slots
@@ -43,7 +44,7 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, log_level="warning", sch
 
     config, db = open_service(data)
     start_up(config, db)
-    deriver = Deriver(config, db)
+    deriver = Deriver(config, db, also=(write_page,))
     deriver.start()
     evaluator = Evaluator(config, db, scheduler=scheduler)
     evaluator.start()

@@ -1,0 +1,354 @@
+"""The hosted service's costs (service.md §3): a table of ratios measured in one run, never a timed test.
+
+  verify     one upload's wall time (PUT, verified while it streams) against ``ember verify``'s work on the same
+             record (``verify_results`` in this process, after the command itself accepted the directory: a
+             results directory laid out as the export, holding that one row); the least of --rounds of each:
+             target <= 1.1x
+  8 uploads  8 concurrent uploads (8 teams, one each) to ``serve --workers 2``: throughput against one upload
+             (8 x one upload's time / the 8 uploads' wall time): target >= 1.7x on 2 cores
+  p99 GET    p99 latency of ``GET /api/boards/{board}`` asked every 20 ms during the 8 uploads: target < 100 ms
+  1 GB       peak RSS of the server's processes while one record of >= 1 GiB decompressed streams in (gzip), over
+             their RSS before: bounded by grid and population, not by the record's length
+
+The records are a stay policy on a scenario where nothing can happen (the
+fire cannot spread, nobody moves) until ``max_steps``: every step is the
+same line but for its number, so a record of any length is written by
+template in seconds, and the engine still replays every step of it.
+
+Usage::
+
+    python benchmarks/bench_service.py                 # 20,000-step records, 2 rounds of the first row, 1 GiB
+    python benchmarks/bench_service.py --steps 5000 --big-gib 0.25
+"""
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import httpx
+
+TEAMS = 8
+PEOPLE = 20
+BOARD = "bench"
+
+
+def ember(*args, env=None):
+    done = subprocess.run([sys.executable, "-m", "ember.cli", *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"ember {' '.join(map(str, args))}: exit {done.returncode}\n{done.stderr}")
+    return done.stdout
+
+
+def scenario(scenario_id, steps):
+    people = [{"person_id": f"p{i}", "position": [1 + i // 10, 1 + i % 10]} for i in range(PEOPLE)]
+    return {
+        "schema_version": "1.0", "scenario_id": scenario_id, "grid": {"rows": 8, "cols": 14}, "walls": [],
+        "exits": [{"exit_id": "door", "position": [7, 13]}], "people": people,
+        "fire": {"ignitions": [[0, 13]], "spread_probability": "0/1", "enter_fire": "casualty"},
+        "termination": {"max_steps": steps},
+    }  # fmt: skip
+
+
+class Template:
+    """A record of the do-nothing episode, for any number of steps, from a real 3-step one."""
+
+    def __init__(self, folder):
+        path = os.path.join(folder, "template.json")
+        with open(path, "w") as handle:
+            json.dump(scenario("template", 3), handle)
+        record = os.path.join(folder, "template.record")
+        ember("run", path, "--policy", "stay", "-o", record)
+        with open(record, "rb") as handle:
+            self.lines = handle.read().split(b"\n")
+        self.old_hash = json.loads(self.lines[0].rstrip(b",").split(b":", 1)[1])["scenario_hash"].encode()
+
+    def write(self, path, value, gzipped):
+        """Write ``value``'s record (a scenario dict) to ``path``; returns its decompressed length."""
+        from ember import scenario_hash
+
+        steps = value["termination"]["max_steps"]
+        lines = self.lines
+        name = f'"{value["scenario_id"]}"'.encode()
+        header = lines[0].replace(self.old_hash, scenario_hash(value).encode()).replace(b'"template"', name)
+        middle, last = lines[4], lines[5]  # steps 2 and 3 of 3
+        total = 0
+        opener = gzip.open(path, "wb", compresslevel=6) if gzipped else open(path, "wb")  # noqa: SIM115
+        with opener as out:
+
+            def put(data):
+                nonlocal total
+                out.write(data + b"\n")
+                total += len(data) + 1
+
+            put(header)
+            put(lines[1])
+            put(lines[2])
+            block = []
+            for step in range(1, steps):
+                block.append(middle.replace(b'"step":2', b'"step":%d' % step))
+                if len(block) == 4096:
+                    put(b"\n".join(block))
+                    block = []
+            if block:
+                put(b"\n".join(block))
+            put(last.replace(b'"step":3', b'"step":%d' % steps))
+            tail = lines[6:]
+            while tail and tail[-1] == b"":
+                tail = tail[:-1]
+            for line in tail:
+                put(line.replace(b'"step":3', b'"step":%d' % steps))  # final_state names the last step too
+        return total
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def session_rss(leader):
+    """{pid: RSS bytes} of every process in ``leader``'s session (the serve parent and its workers)."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.getsid(int(entry)) != leader:
+                continue
+            with open(f"/proc/{entry}/status") as handle:
+                for line in handle:
+                    if line.startswith("VmRSS:"):
+                        found[int(entry)] = int(line.split()[1]) * 1024
+        except (OSError, ProcessLookupError):
+            continue
+    return found
+
+
+class RssWatch(threading.Thread):
+    def __init__(self, leader):
+        super().__init__(daemon=True)
+        self.leader = leader
+        self.peak = {}
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            for pid, rss in session_rss(self.leader).items():
+                self.peak[pid] = max(self.peak.get(pid, 0), rss)
+            time.sleep(0.05)
+
+
+def put_file(url, token, submission, scenario_id, path):
+    with open(path, "rb") as handle:
+        data = handle.read()
+    started = time.perf_counter()
+    answer = httpx.put(f"{url}/api/submissions/{submission}/episodes/{scenario_id}/0", content=data,
+                       headers={"Authorization": f"Bearer {token}"}, timeout=3600)  # fmt: skip
+    elapsed = time.perf_counter() - started
+    if answer.status_code != 201:
+        raise SystemExit(f"upload of {path}: {answer.status_code} {answer.text[:300]}")
+    return elapsed
+
+
+def streamed(path):
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            yield block
+
+
+def new_submission(url, token, policy):
+    answer = httpx.post(f"{url}/api/boards/{BOARD}/submissions", json={"policy": policy},
+                        headers={"Authorization": f"Bearer {token}"}, timeout=60)  # fmt: skip
+    if answer.status_code != 201:
+        raise SystemExit(f"new submission: {answer.status_code} {answer.text}")
+    return answer.json()["id"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=20000, help="steps of the speed rows' record")
+    parser.add_argument("--big-gib", type=float, default=1.0, help="decompressed size of the RSS row's record")
+    parser.add_argument("--rounds", type=int, default=2, help="upload, verify rounds of the first row (the least each)")
+    options = parser.parse_args()
+    folder = tempfile.mkdtemp(prefix="bench-service-")
+    server = None
+    try:
+        template = Template(folder)
+        step_bytes = len(template.lines[4]) + 1
+        small = scenario("small-run", options.steps)
+        big = scenario("long-run", max(2, int(options.big_gib * (1 << 30) / step_bytes) + 1))
+        paths = {}
+        for value in (small, big):
+            path = os.path.join(folder, f"{value['scenario_id']}.json")
+            with open(path, "w") as handle:
+                json.dump(value, handle)
+            paths[value["scenario_id"]] = path
+        small_record = os.path.join(folder, "small.record.gz")
+        small_plain = template.write(small_record, small, True)
+        big_record = os.path.join(folder, "big.record.gz")
+        big_plain = template.write(big_record, big, True)
+        campaign = os.path.join(folder, "board.toml")
+        with open(campaign, "w") as handle:
+            handle.write(
+                f'campaign = "{BOARD}"\nseeds = [0]\nscenarios = ["{paths["small-run"]}", "{paths["long-run"]}"]\n'
+            )
+        data = os.path.join(folder, "DATA")
+        ember("service", "init", data)
+        config = os.path.join(data, "service.toml")
+        with open(config) as handle:
+            text = handle.read()
+        # Every one of the 8 uploads may verify at once: the 2 workers share the 2 cores.
+        text = text.replace("max_verifications = 0", f"max_verifications = {TEAMS}")
+        with open(config, "w") as handle:
+            handle.write(text)
+        ember("service", "board", "add", data, BOARD, "--campaign", campaign)
+        tokens = [ember("service", "team", "add", data, f"team{i}").strip() for i in range(TEAMS)]
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        log = open(os.path.join(folder, "server.log"), "wb")  # noqa: SIM115
+        server = subprocess.Popen(
+            [sys.executable, "-m", "ember.cli", "service", "serve", data, "--port", str(port), "--workers", "2"],
+            stdout=log, stderr=log, start_new_session=True,
+        )  # fmt: skip
+        for _ in range(600):
+            try:
+                if httpx.get(f"{url}/api", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        else:
+            raise SystemExit("the server did not start")
+
+        # One upload, then ember verify of the same record (the export of that closed submission).
+        first = new_submission(url, tokens[0], "one")
+        uploads = [put_file(url, tokens[0], first, "small-run", small_record)]
+        big_submission = new_submission(url, tokens[1], "big")
+        export = os.path.join(folder, "export")
+        # The one-row export: close needs every key, so the board's second key gets the big record later;
+        # verify is timed on a results directory holding just this record (the export's layout, one row).
+        row = httpx.get(f"{url}/api/submissions/{first}", headers={"Authorization": f"Bearer {tokens[0]}"},
+                        timeout=60).json()["rows"][0]  # fmt: skip
+        os.makedirs(os.path.join(export, "records", "team0.one", "small-run"))
+        os.makedirs(os.path.join(export, "scenarios"))
+        shutil.copyfile(small_record, os.path.join(export, *row["record"].split("/")))
+        from ember.campaign.evaluate import package_version
+        from ember.canonical import canonical_json_reference
+        from ember.scenario import scenario_hash
+
+        versions = httpx.get(f"{url}/api/boards/{BOARD}", timeout=60).json()["versions"]
+        with open(os.path.join(export, "scenarios", "small-run.json"), "wb") as handle:
+            handle.write(canonical_json_reference(small) + b"\n")
+        campaign_json = {
+            "campaign": BOARD,
+            "versions": {**{k: versions[k] for k in ("simulator", "observation", "metrics", "ranking")},
+                         "package": package_version()},
+            "scenarios": [{"scenario_id": "small-run", "scenario_hash": scenario_hash(small),
+                           "source": "scenarios/small-run.json", "seeds": [0]}],
+            "policies": [{"name": "team0.one", "records": "records/team0.one"}],
+        }  # fmt: skip
+        with open(os.path.join(export, "campaign.json"), "wb") as handle:
+            handle.write(canonical_json_reference(campaign_json) + b"\n")
+        with open(os.path.join(export, "episodes.jsonl"), "wb") as handle:
+            handle.write(canonical_json_reference(row) + b"\n")
+        ember("verify", export)  # the command accepts it; then its work, timed without the interpreter's start-up
+        from ember.results.verify import verify_results
+
+        verifies = []
+        for round_ in range(options.rounds):
+            if round_:  # another team's first upload of the same record: verified again, not a re-upload
+                again = new_submission(url, tokens[round_ % TEAMS], f"one-{round_}")
+                uploads.append(put_file(url, tokens[round_ % TEAMS], again, "small-run", small_record))
+            started = time.perf_counter()
+            verify_results(export)
+            verifies.append(time.perf_counter() - started)
+        # The least disturbed of each (the machine is shared): the same rule for both.
+        one, verify = min(uploads), min(verifies)
+
+        # 8 concurrent uploads, one per team, with the board's JSON asked every 20 ms meanwhile.
+        submissions = [new_submission(url, tokens[i], "eight") for i in range(TEAMS)]
+        latencies = []
+        done = threading.Event()
+
+        def poll():
+            with httpx.Client(timeout=30) as client:
+                while not done.is_set():
+                    started = time.perf_counter()
+                    assert client.get(f"{url}/api/boards/{BOARD}").status_code == 200
+                    latencies.append(time.perf_counter() - started)
+                    time.sleep(0.02)
+
+        poller = threading.Thread(target=poll, daemon=True)
+        poller.start()
+        times = [None] * TEAMS
+
+        def upload(i):
+            times[i] = put_file(url, tokens[i], submissions[i], "small-run", small_record)
+
+        threads = [threading.Thread(target=upload, args=(i,)) for i in range(TEAMS)]
+        started = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        eight = time.perf_counter() - started
+        done.set()
+        poller.join()
+        if None in times:
+            raise SystemExit("an upload of the 8 failed")
+        latencies.sort()
+        p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
+
+        # The 1 GiB record, streamed in; RSS of the server's processes sampled meanwhile.
+        before = session_rss(server.pid)
+        watch = RssWatch(server.pid)
+        watch.start()
+        started = time.perf_counter()
+        answer = httpx.put(f"{url}/api/submissions/{big_submission}/episodes/long-run/0", content=streamed(big_record),
+                           headers={"Authorization": f"Bearer {tokens[1]}"}, timeout=3600)  # fmt: skip
+        put_file_big = time.perf_counter() - started
+        watch.stop.set()
+        watch.join()
+        if answer.status_code != 201:
+            raise SystemExit(f"the big upload: {answer.status_code} {answer.text[:300]}")
+        grown = {pid: watch.peak[pid] - before.get(pid, 0) for pid in watch.peak}
+        busiest = max(grown, key=grown.get)
+
+        print(f"records: {options.steps:,} steps ({small_plain / 1e6:,.1f} MB decompressed, "
+              f"{os.path.getsize(small_record) / 1e6:,.2f} MB gzip); big: {big['termination']['max_steps']:,} steps "
+              f"({big_plain / (1 << 30):,.2f} GiB decompressed, {os.path.getsize(big_record) / 1e6:,.1f} MB gzip); "
+              f"{PEOPLE} people on 8x14; cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}")  # fmt: skip
+        rows = [
+            ("one upload vs ember verify", f"{one:.2f} s vs {verify:.2f} s (least of {options.rounds})",
+             f"{one / verify:.2f}x", "<= 1.1x",
+             one / verify <= 1.1),
+            ("8 concurrent uploads, --workers 2", f"{eight:.2f} s (one: {one:.2f} s; each {min(times):.2f}-"
+             f"{max(times):.2f} s)", f"{TEAMS * one / eight:.2f}x throughput", ">= 1.7x", TEAMS * one / eight >= 1.7),
+            ("p99 GET /api/boards/{board} during them", f"{len(latencies)} requests, median "
+             f"{statistics.median(latencies) * 1e3:.1f} ms", f"{p99 * 1e3:.1f} ms", "< 100 ms", p99 < 0.1),
+            (f"peak RSS receiving {big_plain / (1 << 30):.2f} GiB", f"{put_file_big:.0f} s; process {busiest}: "
+             f"{before.get(busiest, 0) / 1e6:.0f} MB before", f"+{grown[busiest] / 1e6:.1f} MB",
+             "bounded (not ~ length)", grown[busiest] < 0.05 * big_plain),
+        ]  # fmt: skip
+        from tabulate import tabulate
+
+        table = [(*row[:4], "yes" if row[4] else "NO") for row in rows]
+        print(tabulate(table, headers=("case", "measured", "figure", "target", "met"), tablefmt="github"))
+    finally:
+        if server is not None:
+            os.killpg(server.pid, 15)
+            server.wait(timeout=60)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""The board page and the front page (service.md §3, §5).
+
+A board's page is built once per board version by the ``serve`` parent's
+``Deriver``, right after that version's derived files, from them: the
+open track's export (campaign.json, episodes.jsonl, and the ranking.json
+and statistics.json Ranking and Statistics computed over it) and the
+open submissions' progress at that version.  Report arranges them
+(``ember.report.board``).  ``DATA/derived/<board>/page-<version>.html`` is
+written once and then only served: a request reads a file, never starts
+a ranking or a bootstrap.
+"""
+
+import contextlib
+import json
+import os
+
+import sqlalchemy as sa
+
+from ..report.board import (
+    OPEN_LABEL,
+    VERSION_HEADER,
+    Progress,
+    Track,
+    board_page,
+    index_page,
+    pending_page,
+    track_of_rows,
+)
+from ..results.layout import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, STATISTICS_FILE
+from . import tables
+from .boards import board_names, load_board
+from .derived import board_folder, latest
+
+PAGE_PREFIX = "page-"
+PAGE_SUFFIX = ".html"
+KEEP = 2  # pages kept: a page being sent while the next one is written stays readable
+
+
+def page_path(config, name, version):
+    return os.path.join(board_folder(config, name), f"{PAGE_PREFIX}{version}{PAGE_SUFFIX}")
+
+
+def latest_page(config, name):
+    """(version, path) of board ``name``'s newest page, or None before the first one."""
+    try:
+        entries = os.listdir(board_folder(config, name))
+    except FileNotFoundError:
+        return None
+    found = []
+    for entry in entries:
+        stem = entry[len(PAGE_PREFIX) : -len(PAGE_SUFFIX)]
+        if entry.startswith(PAGE_PREFIX) and entry.endswith(PAGE_SUFFIX) and stem.isdigit():
+            found.append((int(stem), os.path.join(board_folder(config, name), entry)))
+    return max(found) if found else None
+
+
+def open_progress(connection, board, version):
+    """The open submissions of ``board`` as ``Progress``, counting their rows up to log entry ``version``."""
+    s, r, t = tables.submissions.c, tables.rows.c, tables.teams.c
+    done = sa.func.count(r.id)
+    query = (
+        sa.select(t.name, s.policy, done)
+        .select_from(
+            tables.submissions.join(tables.teams, t.id == s.team_id).outerjoin(
+                tables.rows, sa.and_(r.submission_id == s.id, r.seq <= version)
+            )
+        )
+        .where(s.board_id == board.id, s.state == "open")
+        .group_by(s.id, t.name, s.policy, s.created_at)
+        .order_by(s.created_at, s.id)
+    )
+    total = len(board.episode_keys())
+    return [Progress(team, policy, count, total) for team, policy, count in connection.execute(query)]
+
+
+def _read(folder, name):
+    with open(os.path.join(folder, name), "rb") as handle:
+        return handle.read()
+
+
+def record_url(sha256):
+    return f"/api/records/{sha256}"
+
+
+def open_track(folder):
+    """The open track of a derived export ``folder`` (None: nothing ranked at that version)."""
+    if folder is None:
+        return Track("open", OPEN_LABEL, public_seeds=True)
+    return track_of_rows(
+        "open",
+        OPEN_LABEL,
+        json.loads(_read(folder, CAMPAIGN_FILE)),
+        _read(folder, EPISODES_FILE),
+        json.loads(_read(folder, RANKING_FILE)),
+        json.loads(_read(folder, STATISTICS_FILE)),
+        record_url,
+        public_seeds=True,
+    )
+
+
+def board_tracks(board, folder):
+    """The tracks the page shows, the open one first.
+
+    The hidden track goes beside it as one more ``Track``: ``track_of_rows("hidden", HIDDEN_LABEL, campaign,
+    rows, ranking, statistics, record_url if revealed else None)`` of its derived files (before the reveal
+    no record links: the links would name records, and the per-seed tables seeds).
+    """
+    return [open_track(folder)]
+
+
+def api_paths(board):
+    base = f"/api/boards/{board.name}"
+    return base, [
+        ("ranking.json", f"{base}/{RANKING_FILE}"),
+        ("statistics.json", f"{base}/{STATISTICS_FILE}"),
+        ("episodes.jsonl", f"{base}/{EPISODES_FILE}"),
+        ("log", f"{base}/log"),
+    ]
+
+
+def write_page(config, db, name):
+    """Board ``name``'s page at the version of its newest derived files (written once); returns that version."""
+    found = latest(config, name)
+    if found is None:
+        return None
+    version, folder = found
+    path = page_path(config, name, version)
+    if os.path.exists(path):
+        return version
+    with db.transaction(read=True) as connection:
+        board = load_board(connection, name)
+        progress = open_progress(connection, board, version)
+    poll, files = api_paths(board)
+    page = board_page(
+        board.name, board.versions, version, board_tracks(board, folder), progress, poll, files if folder else ()
+    )
+    work = f"{path}.tmp-{os.getpid()}"
+    with open(work, "wb") as handle:
+        handle.write(page.encode("utf-8"))
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(work, path)
+    _prune(config, name)
+    return version
+
+
+def _prune(config, name):
+    folder = board_folder(config, name)
+    pages = []
+    for entry in os.listdir(folder):
+        stem = entry[len(PAGE_PREFIX) : -len(PAGE_SUFFIX)]
+        if entry.startswith(PAGE_PREFIX) and entry.endswith(PAGE_SUFFIX) and stem.isdigit():
+            pages.append((int(stem), entry))
+    for _, entry in sorted(pages)[:-KEEP]:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(folder, entry))
+
+
+def page_headers(version):
+    # The page is a file that changes with the board: a browser asks again rather than use a kept copy.
+    return {"Cache-Control": "no-cache", VERSION_HEADER: str(version)}
+
+
+def newest_page(service, board):
+    """(path, headers) of ``GET /boards/{board}``'s newest page as written, or None before the first one."""
+    for _ in range(3):  # a page pruned between listing and hashing: the next listing has a newer one
+        found = latest_page(service.config, board.name)
+        if found is None:
+            return None
+        version, path = found
+        try:
+            return path, {**page_headers(version), "ETag": service.etag(path)}
+        except FileNotFoundError:
+            continue
+    return None
+
+
+def pending_html(board):
+    """The page before the board's first one is derived: it reloads once that one is there."""
+    return pending_page(board.name, api_paths(board)[0])
+
+
+def index_html(db):
+    """``GET /``: the boards (names and sizes from the database: no number of a ranking)."""
+    with db.transaction(read=True) as connection:
+        boards = [load_board(connection, name) for name in board_names(connection)]
+    return index_page(
+        [
+            (b.name, f"/boards/{b.name}", len(b.open), len(b.episode_keys()), b.hidden is not None)
+            for b in boards
+            if b is not None
+        ]
+    )
