@@ -49,7 +49,6 @@ WRITTEN = [
     "logs",
     "logs/py/tiny",
     "logs/py/tiny/0.stderr",
-    "logs/py/tiny/0.stdout",
 ]
 
 

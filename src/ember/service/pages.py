@@ -26,7 +26,7 @@ from ..report.board import (
     pending_page,
     track_of_rows,
 )
-from ..results.layout import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, STATISTICS_FILE
+from ..results.layout import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, RECORDS_DIR, STATISTICS_FILE
 from . import tables
 from .boards import board_names, load_board
 from .derived import board_folder, latest
@@ -79,7 +79,7 @@ def _read(folder, name):
 
 
 def record_url(sha256):
-    return f"/api/records/{sha256}"
+    return f"/api/{RECORDS_DIR}/{sha256}"
 
 
 def open_track(folder):
@@ -111,9 +111,9 @@ def board_tracks(board, folder):
 def api_paths(board):
     base = f"/api/boards/{board.name}"
     return base, [
-        ("ranking.json", f"{base}/{RANKING_FILE}"),
-        ("statistics.json", f"{base}/{STATISTICS_FILE}"),
-        ("episodes.jsonl", f"{base}/{EPISODES_FILE}"),
+        (RANKING_FILE, f"{base}/{RANKING_FILE}"),
+        (STATISTICS_FILE, f"{base}/{STATISTICS_FILE}"),
+        (EPISODES_FILE, f"{base}/{EPISODES_FILE}"),
         ("log", f"{base}/log"),
     ]
 
