@@ -11,7 +11,7 @@ import pytest
 
 from ember.ranking import ranking_bytes, ranking_of
 from ember.report.board import HIDDEN_LABEL, OPEN_LABEL, Progress, Track, board_page, track_of_rows
-from ember.results import StatisticsRules, results_of_bytes
+from ember.results import OkRows, StatisticsRules, results_of_bytes
 from ember.stats import statistics_bytes, statistics_of
 
 from helpers.browser import CHROMIUM, DevTools, load_page
@@ -41,9 +41,10 @@ def ranked(tmp_path_factory):
         row["record_sha256"] = f"{number:064x}"
         lines.append(json.dumps(row).encode())
     episodes = b"\n".join(lines) + b"\n"
-    checked = results_of_bytes(results.campaign, episodes, keep_rows=True, rules=StatisticsRules())
-    ranking = ranking_of(checked)
-    statistics = statistics_of(checked, 1000, 0, ranking=ranking)
+    ok_rows = OkRows()
+    checked = results_of_bytes(results.campaign, episodes, rules=StatisticsRules(), consumers=(ok_rows,))
+    ranking = ranking_of(checked, ok_rows)
+    statistics = statistics_of(checked, ok_rows, 1000, 0, ranking=ranking)
     # As the service reads them: from the files' bytes.
     return results.campaign, episodes, json.loads(ranking_bytes(ranking)), json.loads(statistics_bytes(statistics))
 

@@ -11,7 +11,7 @@ served (its ``Ember-Board-Version`` header), so no page stays stale.
 
 import functools
 
-from ..results import StatisticsRules, results_of_bytes
+from ..results import OkRows, StatisticsRules, results_of_bytes
 from ..versions import RANKING_VERSION
 from .data import collect
 from .page import PUBLIC_SEEDS, cell, document, escape, policy_cell, ranking_sections, section, table
@@ -76,8 +76,9 @@ class Track:
 
     def __init__(
         self, name, label, campaign=None, results=None, ranking=None, statistics=None, record_url=None,
-        public_seeds=False,
+        public_seeds=False, ok_rows=None,
     ):  # fmt: skip
+        self.ok_rows = ok_rows
         self.name = name
         self.label = label
         self.campaign = campaign
@@ -98,8 +99,9 @@ def track_of_rows(name, label, campaign, episodes, ranking, statistics, record_u
 
     Bad input is a ``ResultsError``.
     """
-    results = results_of_bytes(campaign, episodes, keep_rows=True, rules=StatisticsRules())
-    return Track(name, label, campaign, results, ranking, statistics, record_url, public_seeds)
+    ok_rows = OkRows()
+    results = results_of_bytes(campaign, episodes, rules=StatisticsRules(), consumers=(ok_rows,))
+    return Track(name, label, campaign, results, ranking, statistics, record_url, public_seeds, ok_rows)
 
 
 class Progress:
@@ -122,7 +124,7 @@ def _records(track, scenario_id):
     for entry in track.ranking["ranked"]:
         cells = [policy_cell(entry["policy"], None)]
         for seed in seeds:
-            row = results.counting[entry["policy"], (scenario_hash, seed)]
+            row = track.ok_rows[entry["policy"], (scenario_hash, seed)]  # a ranked policy is ok on every key
             casualties = row.episode.casualties
             if row.record_sha256 is None:
                 cells.append(cell(escape(casualties), sort=casualties))
@@ -146,7 +148,7 @@ def track_sections(track):
     if not track.ranked:
         body = heading + '<p class="empty">No submission is ranked on this track yet.</p>'
         return section(f"{anchor}track", f"{track.name.capitalize()} track", body, "track")
-    views = collect(track.results.campaign, track.results.counting, [e["policy"] for e in track.ranking["ranked"]])
+    views = collect(track.results, track.ok_rows, [e["policy"] for e in track.ranking["ranked"]])
     if track.record_url is None:
         after = None
         note = '<p class="note">This track\'s records are not published yet.</p>'

@@ -218,8 +218,9 @@ class Evaluator:
         """Commit every row of the job's results directory not in the database yet; returns how many."""
         from ..results import read_results
 
+        counting = CountingValues()
         try:
-            results = read_results(files.results, keep_rows=True)
+            read_results(files.results, consumers=(counting,))
         except (EmberError, OSError):
             return 0  # not made yet, or being made
         r = tables.hidden_rows.c
@@ -228,10 +229,8 @@ class Evaluator:
                 (item.scenario_id, item.seed)
                 for item in connection.execute(sa.select(r.scenario_id, r.seed).where(r.job_id == job.id))
             }
-        new = sorted((row for row in results.counting.values()), key=lambda row: row.line)
         count = 0
-        for found in new:
-            row = found.value
+        for row in counting.values():
             key = (row["scenario_id"], row["seed"])
             if key in have:
                 continue
@@ -276,3 +275,19 @@ class Evaluator:
                     stored=stored, seq=seq,
                 )
             )  # fmt: skip
+
+
+class CountingValues:
+    """A results reader's consumer: each (policy, episode key)'s counting row (its last), as the row's value.
+
+    ``values()`` lists them in the file order of those last rows.
+    """
+
+    def __init__(self):
+        self.by_key = {}  # (policy, episode key) -> (line, row value)
+
+    def add(self, row):
+        self.by_key[row.policy, row.key] = (row.line, row.value)
+
+    def values(self):
+        return [value for _, value in sorted(self.by_key.values(), key=lambda found: found[0])]

@@ -170,9 +170,10 @@ def export_board(db, config, name, out, track="open", link=False, replicates=Non
 def derived_numbers(directory, replicates=None):
     """(ranking.json, statistics.json) bytes of a results directory, by the project's ranking and statistics."""
     from ..ranking import ranking_bytes, ranking_of
-    from ..results import read_results
+    from ..results import OkRows, read_results
     from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED, statistics_bytes, statistics_of_directory
 
-    ranking = ranking_bytes(ranking_of(read_results(directory)))
-    statistics, _ = statistics_of_directory(directory, replicates or DEFAULT_REPLICATES, DEFAULT_SEED)
+    ok_rows = OkRows()
+    ranking = ranking_bytes(ranking_of(read_results(directory, consumers=(ok_rows,)), ok_rows))
+    statistics = statistics_of_directory(directory, replicates or DEFAULT_REPLICATES, DEFAULT_SEED)[0]
     return ranking, statistics_bytes(statistics)
