@@ -148,7 +148,7 @@ def track_sections(track):
     if not track.ranked:
         body = heading + '<p class="empty">No submission is ranked on this track yet.</p>'
         return section(f"{anchor}track", f"{track.name.capitalize()} track", body, "track")
-    views = collect(track.results, track.ok_rows, [e["policy"] for e in track.ranking["ranked"]])
+    views = collect(track.results, track.ok_rows, [e["policy"] for e in track.ranking["ranked"]]).episodes
     if track.record_url is None:
         after = None
         note = '<p class="note">This track\'s records are not published yet.</p>'
