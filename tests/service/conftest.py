@@ -1,7 +1,8 @@
-"""Fixtures of the service tests: one PostgreSQL cluster per session, the backend parameter, team campaigns."""
+"""Fixtures of the service tests: one PostgreSQL cluster per session, the backend parameter, team runs, a browser."""
 
 import pytest
 
+from helpers.browser import CHROMIUM, DevTools
 from helpers.service import PostgresCluster, Service, team_results
 
 BACKENDS = ["sqlite", "postgresql"]
@@ -12,6 +13,16 @@ def postgres():
     cluster = PostgresCluster()
     yield cluster
     cluster.close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """Headless Chromium, for the board pages."""
+    if CHROMIUM is None:
+        pytest.fail("chromium is not installed: apt-get install -y chromium (.ci/run installs it)")
+    started = DevTools(CHROMIUM, str(tmp_path_factory.mktemp("chromium-profile")))
+    yield started
+    started.close()
 
 
 @pytest.fixture(params=BACKENDS)

@@ -16,20 +16,11 @@ import os
 import httpx
 import pytest
 
-from helpers.browser import CHROMIUM, DevTools, Tab, assert_not_blank
+from helpers.browser import Tab, assert_not_blank
 from helpers.service import Service, ember, record_of, wait_for
 
 BOARD = "office"
 KEYS = 2  # builtin:office, seeds 0 and 1 (tests/helpers/service.py)
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    if CHROMIUM is None:
-        pytest.fail("chromium is not installed: apt-get install -y chromium (.ci/run installs it)")
-    started = DevTools(CHROMIUM, str(tmp_path_factory.mktemp("chromium-profile")))
-    yield started
-    started.close()
 
 
 @pytest.fixture(scope="module")

@@ -24,9 +24,10 @@ from ember.service.bundles import check_bundle
 from ember.service.hidden import check_board_commitment
 from ember.service.registry import open_service, team_of_token
 
+from helpers.browser import Tab
 from helpers.bundles import agent_bundle, python_bundle
 from helpers.hidden import HiddenService, rerun_locally, wait_served, without_elapsed
-from helpers.service import ember
+from helpers.service import ember, wait_for
 
 JOB_KEYS = {"id", "state", "done", "total", "scenarios", "failures", "stderr_tail"}
 
@@ -50,7 +51,48 @@ def seeds_in(text, keys):
     return [seed for _, _, seed in keys if str(seed) in text]
 
 
-def test_two_bundles_evaluated_secret_until_the_reveal_then_checked_and_exported(hidden_on):
+HIDDEN_SHOWN = """
+(function () {
+  function text(node) { return node ? node.textContent.replace(/\\s+/g, " ").trim() : null; }
+  var table = document.querySelector("#hidden-leaderboard table");
+  var heads = table ? Array.prototype.map.call(table.tHead.rows[0].cells, text) : [];
+  return {
+    version: Number(document.documentElement.getAttribute("data-board-version")),
+    tracks: Array.prototype.map.call(document.querySelectorAll("section.track h2"), text),
+    label: text(document.querySelector("#hidden-track .track-label")),
+    leaderboard: table ? Array.prototype.map.call(table.tBodies[0].rows, function (row) {
+      var cells = {};
+      heads.forEach(function (head, i) { cells[head] = text(row.cells[i]); });
+      return cells;
+    }) : null,
+    publicSeedsWarning: !!document.querySelector("#hidden-leaderboard .warning#public-seeds"),
+    records: Array.prototype.map.call(document.querySelectorAll("#hidden-scenarios a.record"), function (a) {
+      return a.getAttribute("href"); }),
+    html: document.documentElement.outerHTML
+  };
+})()
+"""
+
+
+def hidden_page(browser, server, version):
+    """What headless Chromium shows of the hidden track on the board page of ``version`` (or later)."""
+    url = f"{server.url}/boards/office"
+    wait_for(lambda: int(httpx.get(url).headers["ember-board-version"]) >= version, what="the page at the version")
+    tab = Tab(browser)
+    tab.open(url)
+    shown = tab.evaluate(HIDDEN_SHOWN)
+    check = tab.check(shown, b"", allowed=(server.url + "/",))
+    tab.close()
+    assert check.problems == []
+    return shown
+
+
+def interval_text(part):
+    low, high = part["interval"]
+    return f"{part['total']} [{low}, {high}]"
+
+
+def test_two_bundles_evaluated_secret_until_the_reveal_then_checked_and_exported(hidden_on, browser):
     hidden = hidden_on
     server = hidden.serve(workers=2)
     python_job = hidden.submit("alpha", python_bundle(os.path.join(hidden.root, "p.tar.gz")))
@@ -89,6 +131,17 @@ def test_two_bundles_evaluated_secret_until_the_reveal_then_checked_and_exported
     stored = hidden.database_rows("SELECT record_sha256 FROM hidden_rows")
     assert len(stored) == 4
     assert all(httpx.get(f"{server.url}/api/records/{h}").status_code == 404 for (h,) in stored)
+    # The board page's hidden leaderboard: the served ranking's order and statistics, no seed, no record.
+    page = hidden_page(browser, server, board["version"])
+    assert page["tracks"] == ["Open track", "Hidden track"]
+    assert page["label"].startswith("secret seeds") and not page["publicSeedsWarning"]
+    hidden_statistics = httpx.get(f"{server.url}/api/boards/office/hidden/statistics.json").json()
+    by_name = {entry["policy"]: entry for entry in hidden_statistics["policies"]}
+    assert [row["policy"] for row in page["leaderboard"]] == [e["policy"] for e in hidden_ranking.json()["ranked"]]
+    for row in page["leaderboard"]:
+        assert row["casualties"] == interval_text(by_name[row["policy"]]["casualties"])
+    assert page["records"] == [] and seeds_in(page["html"], keys) == []
+    assert not any(h in page["html"] for (h,) in stored)
     assert ember("service", "check-commitment", server.url, "office", check=False).returncode == 2
 
     # The reveal: keys and salt published, rows and records served, new bundles refused.
@@ -111,6 +164,8 @@ def test_two_bundles_evaluated_secret_until_the_reveal_then_checked_and_exported
         assert record.status_code == 200 and record.headers["content-type"] == "application/octet-stream"
     with hidden.client("beta") as beta:
         assert beta.post("/api/boards/office/agents", content=b"\x1f\x8b").status_code == 409
+    page = hidden_page(browser, server, board["version"])
+    assert sorted(page["records"]) == sorted(f"/api/records/{h}" for (h,) in stored)
     checked = ember("service", "check-commitment", server.url, "office", check=False)
     assert checked.returncode == 0 and "holds" in checked.stdout, checked.stdout + checked.stderr
 

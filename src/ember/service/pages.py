@@ -17,6 +17,7 @@ import os
 import sqlalchemy as sa
 
 from ..report.board import (
+    HIDDEN_LABEL,
     OPEN_LABEL,
     VERSION_HEADER,
     Progress,
@@ -82,30 +83,45 @@ def record_url(sha256):
     return f"/api/{RECORDS_DIR}/{sha256}"
 
 
-def open_track(folder):
-    """The open track of a derived export ``folder`` (None: nothing ranked at that version)."""
+def _track(name, label, folder, links, public_seeds):
     if folder is None:
-        return Track("open", OPEN_LABEL, public_seeds=True)
+        return Track(name, label, public_seeds=public_seeds)
     return track_of_rows(
-        "open",
-        OPEN_LABEL,
+        name,
+        label,
         json.loads(_read(folder, CAMPAIGN_FILE)),
         _read(folder, EPISODES_FILE),
         json.loads(_read(folder, RANKING_FILE)),
         json.loads(_read(folder, STATISTICS_FILE)),
-        record_url,
-        public_seeds=True,
+        links,
+        public_seeds=public_seeds,
     )
 
 
-def board_tracks(board, folder):
-    """The tracks the page shows, the open one first.
+def open_track(folder):
+    """The open track of a derived export ``folder`` (None: nothing ranked at that version)."""
+    return _track("open", OPEN_LABEL, folder, record_url, public_seeds=True)
 
-    The hidden track goes beside it as one more ``Track``: ``track_of_rows("hidden", HIDDEN_LABEL, campaign,
-    rows, ranking, statistics, record_url if revealed else None)`` of its derived files (before the reveal
-    no record links: the links would name records, and the per-seed tables seeds).
+
+def hidden_track(board, folder):
+    """The hidden track of its derived export ``folder`` (None: nothing ranked yet).
+
+    Before the reveal the track has no record links: a link names a record, and the per-seed tables under
+    the scenarios name the seeds (service.md §6).  Its leaderboard, statistics and per-scenario totals name
+    none.
     """
-    return [open_track(folder)]
+    revealed = board.hidden.get("revealed") is not None
+    return _track("hidden", HIDDEN_LABEL, folder, record_url if revealed else None, public_seeds=False)
+
+
+def board_tracks(config, board, folder):
+    """The tracks the page shows: the open one (of ``folder``), then the hidden one when the board has it
+    (its newest derived export)."""
+    tracks = [open_track(folder)]
+    if board.hidden is not None:
+        found = latest(config, board.name, "hidden")
+        tracks.append(hidden_track(board, None if found is None else found[1]))
+    return tracks
 
 
 def api_paths(board):
@@ -131,9 +147,8 @@ def write_page(config, db, name):
         board = load_board(connection, name)
         progress = open_progress(connection, board, version)
     poll, files = api_paths(board)
-    page = board_page(
-        board.name, board.versions, version, board_tracks(board, folder), progress, poll, files if folder else ()
-    )
+    tracks = board_tracks(config, board, folder)
+    page = board_page(board.name, board.versions, version, tracks, progress, poll, files if folder else ())
     work = f"{path}.tmp-{os.getpid()}"
     with open(work, "wb") as handle:
         handle.write(page.encode("utf-8"))
