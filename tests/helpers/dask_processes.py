@@ -20,16 +20,17 @@ START_S = 60
 class DaskProcesses:
     """One scheduler and ``workers`` worker processes; ``address`` once they are all connected."""
 
-    def __init__(self, folder, workers):
+    def __init__(self, folder, workers, wrap=None):
         self.folder = folder
         self.count = workers
+        self.wrap = wrap or (lambda number: [])  # a worker's command prefix (number -> words)
         self.scheduler_file = folder / "scheduler.json"
         self.scheduler = None
         self.workers = []
 
-    def _start(self, *args, log):
+    def _start(self, *args, log, prefix=()):
         return subprocess.Popen(
-            [sys.executable, "-m", "dask", *args],
+            [*prefix, sys.executable, "-m", "dask", *args],
             stdout=subprocess.DEVNULL,
             stderr=open(self.folder / log, "wb"),  # noqa: SIM115 (closed with the process)
         )
@@ -59,6 +60,7 @@ class DaskProcesses:
                     "--no-nanny",
                     "--no-dashboard",
                     log=f"worker-{number}.log",
+                    prefix=self.wrap(number),
                 )  # fmt: skip
             )
         from distributed import Client
@@ -94,8 +96,8 @@ class DaskProcesses:
 
 
 @contextlib.contextmanager
-def dask_processes(folder, workers):
-    cluster = DaskProcesses(folder, workers)
+def dask_processes(folder, workers, wrap=None):
+    cluster = DaskProcesses(folder, workers, wrap)
     try:
         yield cluster.start()
     finally:
