@@ -79,8 +79,8 @@ def measure(mode, size, folder):
     """Run in a fresh process: the peak memory growth of ``mode`` at ``size``, in bytes."""
     import importlib
 
-    evaluating = importlib.import_module("ember.campaign.evaluate")  # the module (the package exports the function)
-    from ember.campaign.evaluate import resolve
+    evaluating = importlib.import_module("ember.campaign.driver")  # the module (the package exports the function)
+    from ember.campaign.driver import resolve
     from ember.campaign.plan import Plan, Tally
     from ember.campaign.runner import drive
     from ember.campaign.spec import load_campaign

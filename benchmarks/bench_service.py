@@ -241,7 +241,7 @@ def main():
         os.makedirs(os.path.join(export, "records", "team0.one", "small-run"))
         os.makedirs(os.path.join(export, "scenarios"))
         shutil.copyfile(small_record, os.path.join(export, *row["record"].split("/")))
-        from ember.campaign.evaluate import package_version
+        from ember.campaign.driver import package_version
         from ember.canonical import canonical_json_reference
         from ember.scenario import scenario_hash
 

@@ -1,4 +1,4 @@
-"""``ember evaluate`` (ember.campaign.evaluate, campaign.md §3-4): the results layout, the progress bar,
+"""``ember evaluate`` (ember.campaign.driver, campaign.md §3-4): the results layout, the progress bar,
 bad results directories and flags."""
 
 import gzip

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from ember.campaign.evaluate import resolve
+from ember.campaign.driver import resolve
 from ember.campaign.spec import load_campaign
 from ember.canonical import canonical_json_reference
 from ember.errors import ResultsIOError

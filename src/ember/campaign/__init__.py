@@ -5,7 +5,7 @@ when first asked for: an episode process started afresh imports
 ``ember.campaign.episode_process`` and pays for nothing else of the part.
 """
 
-_PUBLIC = {"Summary": "evaluate", "Terminated": "evaluate", "evaluate": "evaluate", "load_campaign": "spec"}
+_PUBLIC = {"Summary": "driver", "Terminated": "driver", "evaluate": "driver", "load_campaign": "spec"}
 
 __all__ = sorted(_PUBLIC)
 
@@ -16,7 +16,7 @@ def __getattr__(name):
     import importlib
 
     module = importlib.import_module(f"{__name__}.{_PUBLIC[name]}")
-    for public, home in _PUBLIC.items():  # over the submodule of the same name the import just set
+    for public, home in _PUBLIC.items():  # its siblings too: one import, every name it gives
         if home == _PUBLIC[name]:
             globals()[public] = getattr(module, public)
     return globals()[name]

@@ -23,7 +23,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from ..campaign.evaluate import package_version
+from ..campaign.driver import package_version
 from ..errors import DatabaseUnavailableError, RecordStoreFullError, ServiceRefusal
 from ..results.layout import EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
 from . import audit, evaluation, pages, submissions, tables

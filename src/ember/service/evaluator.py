@@ -135,7 +135,7 @@ class Evaluator:
         return files
 
     def run_job(self, job_id):
-        from ..campaign.evaluate import evaluate
+        from ..campaign.driver import evaluate
 
         job, board, secret = self._read(job_id)
         lost = threading.Event()

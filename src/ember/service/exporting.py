@@ -26,7 +26,7 @@ import shutil
 
 import sqlalchemy as sa
 
-from ..campaign.evaluate import package_version
+from ..campaign.driver import package_version
 from ..canonical import canonical_json_reference
 from ..errors import ServiceError
 from ..results import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE

@@ -13,7 +13,7 @@ import secrets
 
 import sqlalchemy as sa
 
-from ..campaign.evaluate import package_version
+from ..campaign.driver import package_version
 from ..canonical import canonical_json, canonical_json_reference
 from ..errors import CampaignError, ServiceError
 from ..scenario import ID_PATTERN
