@@ -17,7 +17,8 @@ Cases (``builtin:ember-v1/large-hall-casualty``: 200x200, 1,000 people,
 fire p = 1/4; seed 1):
 
   sim greedy        ``Simulator`` + greedy to termination, nothing written (the public
-                    default: every snapshot and observation made of fresh lists)
+                    default: the burning list and cell lists are read-only ``FrozenList``s
+                    shared between steps, everything else made afresh for each step)
   sim greedy, EMBER's loop
                     the same episode through ``sim.loop.run_policy`` on a
                     ``Simulator(shared_lists=True)``, as ``ember run``, ``measure_run``
