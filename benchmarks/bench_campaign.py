@@ -14,13 +14,13 @@ exit (interpreter, imports and worker start-up included):
 for the code of this tree and, side by side in the same interleaved rounds,
 the code of an older commit (``--old``, extracted with ``git archive`` into a
 temporary folder; its own Dask cluster runs its own code).  Prints the median
-seconds (min-max) and the targets' ratios (issue 21 item 3):
+seconds (min-max) and the targets' ratios:
 
   workers=1 / bare          <= 1.5
   dask-1 / workers=1        <= 1.15
   dask-2 throughput / dask-1 >= 1.7
 
-``--marginal`` measures instead what Dask costs beyond start-up (issue 30,
+``--marginal`` measures instead what Dask costs beyond start-up (the
 Dask overhead): against one real ``dask scheduler`` + one ``dask worker``
 per tree, the campaign at ``--seeds`` and at twice as many, interleaved
 ``--rounds`` times; the command's CPU (user + system of the whole process)

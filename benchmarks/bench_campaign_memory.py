@@ -13,10 +13,10 @@ so only what the command itself keeps is measured:
              scenarios/, |K| rows appended (on /dev/shm when there is one,
              where fsync is cheap)
   resume     evaluate() on a results directory already holding |K| rows:
-             the results layer's reader checks them all (keeping a status
-             byte each), nothing is left to run
+             the results layer's reader checks them all (keeping its counting
+             table: a status and a row's place each), nothing is left to run
 
-Target (issue 19): lazy, evaluate and resume <= 100 bytes per episode of K at |K| = 10^6.
+Target: lazy, evaluate and resume <= 100 bytes per episode of K at |K| = 10^6.
 Usage::
 
     python benchmarks/bench_campaign_memory.py            # |K| = 10^4, 10^5, 10^6

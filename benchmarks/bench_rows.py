@@ -10,7 +10,7 @@ to the row's), written seed by seed with the policies interleaved, as
 ``ember evaluate`` writes them.  Each command runs in a fresh process under
 this tree's code and under the old code (``--old``, extracted with ``git
 archive``), alternately; the table prints each one's peak RSS, CPU seconds
-and whether the two outputs are the same bytes.  Targets (issue 30, rows
+and whether the two outputs are the same bytes.  Targets (rows
 streamed): export at most 100 MB and report at most 400 MB at 60,000 rows.
 ``ember report`` runs with ``--replicates 1000`` (the bootstrap is not what
 is measured here; its arrays grow with B x policies, not with rows).

@@ -1,4 +1,4 @@
-"""Issue 21: per-step cost at scale, the old code and the new side by side in one run.
+"""Per-step cost at scale, the old code and the new side by side in one run.
 
 Two tables, both measured in fresh processes (peak RSS is each process's own):
 
@@ -17,7 +17,8 @@ Cases (``builtin:ember-v1/large-hall-casualty``: 200x200, 1,000 people,
 fire p = 1/4; seed 1):
 
   sim greedy        ``Simulator`` + greedy to termination, nothing written (the public
-                    default: every snapshot and observation made of fresh lists)
+                    default: the burning list and cell lists are read-only ``FrozenList``s
+                    shared between steps, everything else made afresh for each step)
   sim greedy, EMBER's loop
                     the same episode through ``sim.loop.run_policy`` on a
                     ``Simulator(shared_lists=True)``, as ``ember run``, ``measure_run``
@@ -29,7 +30,7 @@ fire p = 1/4; seed 1):
   small: measure 20 ``measure_run`` on ``builtin:long-horizon`` + random, 20,000 steps
   small: metrics 20 ``ember metrics`` on that 20,000-step record
 
-``--scale2`` (issue 30): one table of every figure of that issue beside BASE
+``--scale2``: one table of every figure of the Scale II work beside BASE
 (``--base``, default ea058d3) in the same run, ``--repeat`` rounds of
 alternating old and new runs: the public ``Simulator`` loop (also beside
 2b1401f), ``measure_run`` and ``ember metrics`` on a generated 1,000x1,000
@@ -66,8 +67,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BASELINE = "2b1401f"  # the code before issue 21
-BASE = "ea058d3"  # the code before issue 30
+BASELINE = "2b1401f"  # the code before the scale work
+BASE = "ea058d3"  # the code before the Scale II work
 LARGE = "builtin:ember-v1/large-hall-casualty"
 SMALL = "builtin:long-horizon"
 
@@ -293,7 +294,7 @@ def stadium(args):
 
 
 def scale2_scenario(data_dir):
-    """The issue-30 floor: 1,000x1,000, 50,000 people, 120 steps (the defaults of ``ember generate hall``)."""
+    """The Scale II floor: 1,000x1,000, 50,000 people, 120 steps (the defaults of ``ember generate hall``)."""
     path = data_dir / "stadium50k.json"
     if not path.exists():
         print(f"generating {path.name} ...", file=sys.stderr, flush=True)
@@ -323,7 +324,7 @@ def stadium_scenario(side, data_dir):
 
 
 def scale2(args):
-    """Every figure of issue 30 beside BASE (and 2b1401f for the public loop), in one run."""
+    """Every figure of the Scale II work beside BASE (and 2b1401f for the public loop), in one run."""
     new_src = ROOT / "src"
     sources = {rev: baseline_src(rev, args.data_dir) for rev in (args.base, args.baseline)}
     big = scale2_scenario(args.data_dir)
@@ -387,8 +388,8 @@ def scale2(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stadium", action="store_true", help="per-step cost of measure_run on stadium-sized halls")
-    parser.add_argument("--scale2", action="store_true", help="issue 30: every figure beside --base, in one table")
-    parser.add_argument("--base", default=BASE, help=f"git revision of the issue-30 base (default {BASE})")
+    parser.add_argument("--scale2", action="store_true", help="Scale II: every figure beside --base, in one table")
+    parser.add_argument("--base", default=BASE, help=f"git revision of the Scale II base (default {BASE})")
     parser.add_argument("--sizes", type=int, nargs="+", default=list(STADIUM), help="stadium grid sides")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of old and new runs (default 3)")
     parser.add_argument("--only", nargs="+", metavar="CASE", help=f"cases to run: {', '.join(CASES)}")

@@ -1,4 +1,4 @@
-"""Issue 12 ("Speed II"): the pipeline on every record layout, gzip, and the simulator.
+"""Speed II: the pipeline on every record layout, gzip, and the simulator.
 
 One command prints one table (``python benchmarks/bench_speed.py``); every
 ratio is to a floor measured in the same run, and every row is the median of
@@ -29,10 +29,10 @@ Simulator rows (``Simulator`` + the random policy, seed 1, nothing written):
   sim 20     ``builtin:long-horizon`` (20 people, 40x40, fire sealed), ``--sim-steps`` steps
 
 each also run with the simulator of ``--baseline`` (a git revision; default:
-the code before issue 12), extracted with ``git archive`` into the data
+the code before Speed II), extracted with ``git archive`` into the data
 directory; the ratio column of a sim row is new steps/s over baseline steps/s.
 
-Episode-loop rows (issue 18: the one loop in ``sim/loop.py``), the same
+Episode-loop rows (the one loop in ``sim/loop.py``), the same
 two scenarios and policy, each against the code of ``--loop-baseline``
 (default: the commit before the one loop), measured in the same run:
 
@@ -60,8 +60,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYOUTS = ("canonical", "pretty", "sorted", "spaced")
-BASELINE = "d928755"  # the last commit before the issue-12 work
-LOOP_BASELINE = "2b1401f"  # the last commit before the one episode loop (issue 18)
+BASELINE = "d928755"  # the last commit before the Speed II work
+LOOP_BASELINE = "2b1401f"  # the last commit before the one episode loop
 
 
 # -- records in every layout --------------------------------------------------

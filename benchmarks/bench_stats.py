@@ -10,8 +10,8 @@ the other (side by side in the same run, on the same files):
   rank       ember rank DIR -o FILE
   stats B    ember stats DIR -o FILE --replicates B   (for each B given)
 
-and a table of seconds, ratio to rank and peak RSS is printed.  Targets
-(issue 20): stats at B = 10,000 within 2x rank, and peak RSS that does not
+and a table of seconds, ratio to rank and peak RSS is printed.  Targets:
+stats at B = 10,000 within 2x rank, and peak RSS that does not
 grow with B beyond the B · |P| · (H + 5) replicate values statistics.md §8
 keeps (8 bytes each).  Usage::
 

@@ -1,4 +1,4 @@
-"""Agent error messages that must say what went wrong (issue 11, item 6), with real agent processes."""
+"""Agent error messages that must say what went wrong, with real agent processes."""
 
 import contextlib
 import os

@@ -1,4 +1,4 @@
-"""The one record-reading entry point and the simulator-driven entry point (issue 10)."""
+"""The one record-reading entry point and the simulator-driven entry point."""
 
 import gzip
 import hashlib

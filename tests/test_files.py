@@ -1,4 +1,4 @@
-"""Every ``-o`` (issue 11, items 1 and 5), with real files, symlinks, FIFOs, /dev/null and processes.
+"""Every ``-o``, with real files, symlinks, FIFOs, /dev/null and processes.
 
 What the path names decides: a symlink is followed (the link stays), a
 node that is not a regular file is written through, a regular file is
@@ -56,7 +56,7 @@ def _reader(fifo):
     return thread, chunks
 
 
-# --- item 1: what -o names ---------------------------------------------------------------
+# --- what -o names -----------------------------------------------------------------------
 
 
 def test_output_symlink_is_followed_and_stays_a_link(tmp_path, record, metrics_json):
@@ -179,7 +179,7 @@ def test_demo_refuses_a_non_regular_output(tmp_path):
     assert "-o must name a regular file" in done.stderr.decode()
 
 
-# --- item 5: run -o ------------------------------------------------------------------------
+# --- run -o --------------------------------------------------------------------------------
 
 
 FAILING_AGENT = "import sys; sys.stdin.readline(); sys.stdin.readline(); sys.exit(3)"

@@ -1,4 +1,4 @@
-"""No private attribute of another object is read anywhere in src/ (issue 18: no private stdlib attribute).
+"""No private attribute of another object is read anywhere in src/, the standard library's included.
 
 An attribute whose name starts with one underscore may be used on
 ``self`` or ``cls`` only: ``x._name`` on anything else (a standard library

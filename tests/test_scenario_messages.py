@@ -1,4 +1,4 @@
-"""Scenario error messages that must say what went wrong (issue 11, item 6)."""
+"""Scenario error messages that must say what went wrong."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Spec rules that had no test (issue 11, item 7): one tampered record each, refused at the named path.
+"""Spec rules that had no test: one tampered record each, refused at the named path.
 
 simulator.md §5 (shape, orderings) and §7 (stage 2 rules); output.md
 (``MetricsStream`` life cycle, ``ember replay`` exit status).

@@ -161,15 +161,6 @@ class NamedFileIO(io.FileIO):
             raise _named(exc, self.shown) from exc
 
 
-def append_file(path):
-    """``path`` opened for appending (created if missing), a binary stream whose write errors name it."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-    except OSError as exc:
-        raise _named(exc, path) from exc
-    return _stream(fd, path)
-
-
 def _stream(fd, shown):
     """A buffered binary stream writing ``fd``, its errors naming ``shown``."""
     return io.BufferedWriter(NamedFileIO(fd, shown))

@@ -147,7 +147,7 @@ step_timeout = 0.2
     assert done.returncode == 0, done.stderr
     [row] = read_rows(tmp_path / "res")
     assert row["status"] == "failed"
-    # The place that set the bound is named (issue 19 item 8: one message names policies[i].step_timeout).
+    # The place that set the bound is named, so its author knows what to change: policies[i].step_timeout.
     assert row["error"] == "step 1: the python policy did not answer within 0.2 s (policies[0].step_timeout)."
 
 

@@ -1,4 +1,4 @@
-"""Campaigns against hostile policies (issue 19): every run ends by itself, and leaves no process behind.
+"""Campaigns against hostile policies: every run ends by itself, and leaves no process behind.
 
 Real processes throughout: the command, its workers, the episode
 processes, agents and what they start.  Every process of a run carries an
@@ -223,10 +223,10 @@ def test_no_process_outlives_the_command_killed(tmp_path, signum):
 @pytest.mark.parametrize(
     ("module", "seeds", "daemons"),
     [
-        # Regression (issue 19): a daemon left its episode's session and, once its parent exited,
+        # Regression: a daemon left its episode's session and, once its parent exited,
         # its parent links; it was found only while the worker adopting it won a race against the clock.
         (DAEMON_POLICY, 3, 3),
-        # Regression (issue 19): the check of a python policy imports its module in a process of
+        # Regression: the check of a python policy imports its module in a process of
         # its own, which exited after its verdict: a daemon the import started went to init.
         # Daemons: the check's import, then the episode's import and its make.
         (IMPORT_DAEMON_POLICY, 1, 3),
@@ -244,7 +244,7 @@ def test_a_daemon_started_by_a_python_policy_is_ended_with_its_episode(tmp_path,
 
 
 def test_a_daemon_started_by_a_python_policy_is_ended_when_its_worker_is_killed(tmp_path):
-    # Regression (issue 19): the worker killed by SIGKILL takes its episode process with it (the
+    # Regression: the worker killed by SIGKILL takes its episode process with it (the
     # parent-death signal), and the daemon, in a session of its own, went to init: nobody ended it.
     path = daemon_campaign(tmp_path / "c", DAEMON_POLICY, factory="slow")
     folder = path.parent

@@ -82,7 +82,7 @@ def test_a_dask_worker_process_killed_by_pid_mid_run_changes_no_row(tmp_path):
 
 
 def test_a_daemon_started_by_a_python_policy_on_a_dask_worker_is_ended_with_its_episode(tmp_path):
-    # Regression (issue 19): a Dask worker adopts no orphan (it is no child subreaper), so a daemon
+    # Regression: a Dask worker adopts no orphan (it is no child subreaper), so a daemon
     # that left its episode's session was reparented to init and outlived the campaign.
     pytest.importorskip("distributed")
     path = daemon_campaign(tmp_path / "c", DAEMON_POLICY, seeds="[0, 1]")

@@ -1,4 +1,4 @@
-"""A full disk is EMBER's failure, not a policy's (issue 19 item 7), on real small file systems.
+"""A full disk is EMBER's failure, not a policy's (no row is charged for it), on real small file systems.
 
 Each test mounts a tmpfs of a few pages (this needs root, as CI runs; the
 tests are skipped, saying so, only where mounting is impossible) and runs

@@ -1,4 +1,4 @@
-"""A resume's seed union (campaign/store.py ``merge_campaign``): one walk, the same as the set computation."""
+"""A resume's seed union (campaign/resume.py ``merge_campaign``): one walk, the same as the set computation."""
 
 import random
 

@@ -1,4 +1,4 @@
-"""The replay without a kept burning list (``Simulator(burning_lists=False)``; issue 21, ``ember metrics``).
+"""The replay without a kept burning list (``Simulator(burning_lists=False)``, as ``ember metrics`` runs it).
 
 The metrics' replay check compares a step's burning list by its canonical
 text only, so its simulator keeps no sorted list of ``[row, col]`` lists:

@@ -1,4 +1,4 @@
-"""``ember metrics`` and ``ember demo`` keep numpy from starting OpenBLAS's thread pool (issue 21).
+"""``ember metrics`` and ``ember demo`` keep numpy from starting OpenBLAS's thread pool.
 
 The commands do no linear algebra; numpy (the exposure field of large
 grids) would start the pool as it is imported.  They set

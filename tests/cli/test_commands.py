@@ -1,4 +1,4 @@
-"""Every command of the table, with broken standard streams and unwritable outputs (issue 18, item 3).
+"""Every command of the table, with broken standard streams and unwritable outputs.
 
 Parametrised from ``ember.cli.COMMANDS``: a new row is covered by
 construction, once it has a sample invocation in ``SAMPLES`` (tests/helpers/command_samples.py; a test fails

@@ -1,4 +1,4 @@
-"""``main`` builds only the arguments of the command it runs (``build_parser(only=NAME)``; issue 21).
+"""``main`` builds only the arguments of the command it runs (``build_parser(only=NAME)``).
 
 The whole parser imports what every command's options name (the stats
 defaults, the generator's families, the agent's bounds, ...); a run of one

@@ -1,4 +1,4 @@
-"""Closed standard streams (issue 11, item 4), with real processes whose fd 1 or 2 is closed.
+"""Closed standard streams, with real processes whose fd 1 or 2 is closed.
 
 ``stdout=subprocess.DEVNULL`` is an open descriptor; these tests close the
 descriptor itself (``sh -c '... >&-'``), as a careless caller might.

@@ -1,4 +1,4 @@
-"""Environment arguments checked at construction, naming the argument (issue 19 item 9)."""
+"""Environment arguments checked at construction, naming the argument."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""ember.envs: the Gymnasium and PettingZoo environments (issue 14, docs/envs.md).
+"""ember.envs: the Gymnasium and PettingZoo environments (docs/envs.md).
 
 The environments drive the project's ``Simulator`` and ``RecordWriter``;
 these tests hold them to the ecosystem's own checkers, to byte-identity with

@@ -1,4 +1,4 @@
-"""Stadium scale (issue 21): the generator accepts grids up to 1,000x1,000 and 50,000 people.
+"""Stadium scale: the generator accepts grids up to 1,000x1,000 and 50,000 people.
 
 Every family's ``--rows``/``--cols`` go to 1,000 and ``--people`` to 50,000
 (one more is refused with the usual one-line error); a generated floor at

@@ -144,7 +144,7 @@ def test_policy_blocks_round_trip_any_string():
     round_trip()
 
 
-# --- a plain install runs `ember suite` (issue 18: tomli-w is a core dependency) -----------------
+# --- a plain install runs `ember suite` (tomli-w is a core dependency) ---------------------------
 
 PYPROJECT = pathlib.Path(__file__).resolve().parents[2] / "pyproject.toml"
 

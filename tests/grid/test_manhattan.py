@@ -1,4 +1,4 @@
-"""``ManhattanField``'s column pass by doubling rounds, on grids tall enough for every round (issue 21).
+"""``ManhattanField``'s column pass by doubling rounds, on grids tall enough for every round.
 
 tests/grid/test_fields.py checks the field on grids up to 14 x 14 (rounds
 s = 1, 2, 4, 8); here tall and narrow grids, up to 300 rows (rounds up to

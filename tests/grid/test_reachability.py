@@ -1,4 +1,4 @@
-"""``ExitReachability``'s first flood, run by run (a scanline fill; issue 21), against a plain per-cell flood;
+"""``ExitReachability``'s first flood, run by run (a scanline fill), against a plain per-cell flood;
 and its cut's shortcut (``ONE_PIECE``) under every pattern of a deleted cell's eight neighbours.
 
 The incremental updates after ignitions are tested in tests/grid/test_grid.py;

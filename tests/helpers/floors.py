@@ -1,4 +1,4 @@
-"""Random small floors for the scale tests (issue 21): walls, exits, people, fire, either enter_fire rule."""
+"""Random small floors for the scale tests: walls, exits, people, fire, either enter_fire rule."""
 
 from hypothesis import strategies as st
 

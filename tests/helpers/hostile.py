@@ -5,7 +5,7 @@ Every attacker plays greedy, so its honest numbers are greedy's: a row of
 it is honest when it failed or when its metrics are greedy's for the same
 episode.  Each attack is a module (or an agent) that tried, on the code
 before the sandbox, to change a published number or to see what it must
-not (issue "the trust boundary and the sandbox").
+not (docs/isolation.md says what the sandbox stops).
 """
 
 import json

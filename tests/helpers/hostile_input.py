@@ -179,7 +179,7 @@ def simulator_wrote(scenario, data):
 
 
 def check_mutant(scenario, mutant, originals, rng):
-    """The property of issue #5 for one mutant of valid records.
+    """The hostile-input property (measured only if the simulator wrote it, then exactly) for one mutant.
 
     A mutant is measured exactly when it is a record the simulator writes
     (``simulator_wrote``; for a mutant of one record that means the same

@@ -1,4 +1,4 @@
-"""``report.exposure_floats``: every person's exposure over one common denominator (issue 21).
+"""``report.exposure_floats``: every person's exposure over one common denominator.
 
 Each float must be exactly ``float`` of the exact Fraction sum of
 count / d over the person's histogram (the reference below adds Fractions

@@ -1,4 +1,4 @@
-"""``MetricsStream.feed`` raises at the earliest feed that can know (output.md; issue 11, item 3).
+"""``MetricsStream.feed`` raises at the earliest feed that can know (output.md).
 
 Before, the canonical-line front end held the first line back until its
 newline arrived, so ``feed(b"xx")``, ``feed(b"[]")`` and a complete header

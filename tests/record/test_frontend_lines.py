@@ -1,4 +1,4 @@
-"""The canonical-line front end joins a line held over chunks once, without its separator (issue 21).
+"""The canonical-line front end joins a line held over chunks once, without its separator.
 
 Whatever the chunking, and wherever a chunk ends (inside a line, between
 its comma and its newline, right after its newline), a record gives what

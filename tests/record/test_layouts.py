@@ -1,8 +1,8 @@
-"""Records in other layouts (issue 12): the replayed-step fast path of
+"""Records in other layouts: the replayed-step fast path of
 ``record/layouts.py`` takes their steps, and changes nothing else.
 
 Every case is read twice: as EMBER reads it, and with the fast path turned
-off (every step through the strict reader, as before issue 12).  Valid
+off (every step through the strict reader, as before the fast path).  Valid
 records give type-identical metrics, defective ones the identical error.
 """
 

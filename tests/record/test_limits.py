@@ -1,4 +1,4 @@
-"""Limits never refuse a record the simulator writes for a valid scenario (issue 11, item 2).
+"""Limits never refuse a record the simulator writes for a valid scenario.
 
 Before, the part limit was capped at 64 MiB: a scenario of 250,000 people
 with 64-character IDs (valid) ran, but ``metrics`` and ``replay`` refused
@@ -158,7 +158,7 @@ QUARTER_MILLION = 250_000
 
 @pytest.fixture(scope="module")
 def quarter_million():
-    """The issue's scenario: 250,000 people with 64-character IDs on a 510 x 510 grid."""
+    """A crowd far past any shipped floor: 250,000 people with 64-character IDs on a 510 x 510 grid."""
     rows = cols = 510
     scenario = crowd(rows, cols, QUARTER_MILLION, p="1/4", max_steps=1000)
     return compile_scenario(scenario)

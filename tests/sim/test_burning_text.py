@@ -1,4 +1,4 @@
-"""``BurningText.size`` and ``occurs_at``: the replay's in-place comparison of a step's burning list (issue 21).
+"""``BurningText.size`` and ``occurs_at``: the replay's in-place comparison of a step's burning list.
 
 The replay compares a line's burning list with the simulator's kept text
 row by row, without joining it; that must say exactly what comparing with

@@ -19,7 +19,7 @@ GRID = Grid(ROWS, COLS, [])
 
 
 class ScanTracker:
-    """The reference: every element looked at, every time (the tracker before issue 21)."""
+    """The reference: every element looked at, every time (the tracker before the scale work)."""
 
     def __init__(self):
         self.seen = set()

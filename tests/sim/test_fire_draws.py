@@ -1,4 +1,4 @@
-"""The fire's decision per draw is rule 4's integer comparison u * D < N * 2^64, at its boundary too (issue 21).
+"""The fire's decision per draw is rule 4's integer comparison u * D < N * 2^64, at its boundary too.
 
 ``FireSpread.ignitions`` compares each draw's digest with a precomputed
 limit (padded to the digest's 32 bytes) instead of making the integer u;

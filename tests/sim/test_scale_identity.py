@@ -1,7 +1,7 @@
-"""Records, observations and metrics of the scale work (issue 21) are those of the code before it.
+"""Records, observations and metrics of the scale work are those of the code before it.
 
 The digests below were computed by the code of commit 2b1401f (before
-issue 21) with ``record_digest`` and ``metrics_digest`` as written here:
+the scale work) with ``record_digest`` and ``metrics_digest`` as written here:
 the planner (which tests/test_sim_identity.py does not cover) on every
 small and medium ember-v1 floor, and the large tier with the planner,
 greedy and random, cut to a few dozen steps; the metrics of measure_run

@@ -1,5 +1,5 @@
 """The simulator's records and observations are byte-identical to those of the
-code before the speed work (issue 12).
+code before the speed work.
 
 The SHA-256 digests below were computed from the unmodified simulator
 (commit d928755) by ``digest(case)``: any change to a record byte or to an

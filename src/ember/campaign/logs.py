@@ -1,4 +1,4 @@
-"""Episode logs (``results.layout.log_file``: one per standard stream of an episode), capped.
+"""Episode logs (``results.layout.log_file``: an episode's standard error), capped.
 
 What an agent or a python policy writes on its standard streams is kept
 for its author, never shown on the terminal.  A log holds at most

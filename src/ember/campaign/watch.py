@@ -17,8 +17,9 @@ by the worker (``watch_episode``), which stays EMBER's own and watches it:
   or ``step_timeout`` if that is larger.  Past a deadline, or when the
   result is in, the whole session is killed (``processes.end_session``):
   no signal mask, handler, thread or child of the policy can outlast it;
-- its standard output and error (and the agent's stderr) go through
-  pipes to capped logs (``logs.py``), never to the terminal;
+- its standard error (the agent's stderr, what a python policy prints)
+  goes through a pipe to a capped log (``logs.py``), never to the
+  terminal; its standard output is /dev/null (it is EMBER's own);
 - its result is JSON, never a pickle: the watcher trusts nothing it sends.
 
 The episode process is forked from the worker when the worker has one

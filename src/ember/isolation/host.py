@@ -67,7 +67,8 @@ class Host:
 
     def observation(self, message):
         """The observation of an observation message, its burning list merged back when it came as additions;
-        the policy gets lists of its own, as a built-in one in EMBER's simulator would (fresh each step)."""
+        the policy gets lists of its own, fresh each step: a policy editing them changes nothing the host
+        merges the next additions into (EMBER's public ``Simulator`` hands out read-only shared ones)."""
         observation = message["observation"]
         if "burning_added" in message:
             self.burning = merge_added(self.burning, message["burning_added"])

@@ -1,4 +1,4 @@
-"""The replayed-step fast path for records in any layout (issue 12; docs/decisions.md, "Any layout").
+"""The replayed-step fast path for records in any layout (docs/decisions.md, "Any layout").
 
 ``CanonicalLines`` takes the steps of EMBER's own one-step-a-line bytes.
 A record from another writer (pretty-printed, key-sorted, other

@@ -7,7 +7,7 @@ A results directory holds::
     episodes.jsonl.torn                    TORN_FILE (torn bytes set aside on resume)
     scenarios/<scenario_id>.json           scenario_file()
     records/<policy>/<scenario_id>/<seed>.record.gz   kept_record()
-    logs/<policy>/<scenario_id>/<seed>.stderr|.stdout  log_file()
+    logs/<policy>/<scenario_id>/<seed>.stderr      log_file()
     ranking.json                           RANKING_FILE
     statistics.json                        STATISTICS_FILE (only 'ember stats -o' writes it)
 
@@ -34,8 +34,9 @@ RECORDS_DIR = "records"
 LOGS_DIR = "logs"
 #: What a kept record's file name ends with (gzip, mtime 0: reproducible bytes).
 KEPT_RECORD_SUFFIX = ".record.gz"
-#: The standard streams a log is kept for.
-LOG_STREAMS = ("stderr", "stdout")
+#: The standard streams a log is kept for: standard error only (a python policy's standard
+#: output is its host's answer channel and goes to the same log; an agent's is the protocol).
+LOG_STREAMS = ("stderr",)
 #: Part of every temporary name a writer of the directory makes.
 TEMPORARY_MARK = ".tmp"
 #: The folders where workers write files under temporary names (kept records, logs).
