@@ -15,7 +15,15 @@ from ember.scenario import compile_scenario, load_scenario
 from helpers.sandboxes import open_folder, sandbox_for, write_file
 
 #: Everything of EMBER the host may have loaded before the policy's module: itself, Base and Agent.
-ALLOWED = {"ember", "ember.isolation", "ember.isolation.host", "ember.agent", "ember.errors", "ember.canonical"}
+ALLOWED = {
+    "ember",
+    "ember.isolation",
+    "ember.isolation.host",
+    "ember.agent",
+    "ember.errors",
+    "ember.canonical",
+    "ember.frozen",
+}
 FORBIDDEN = ("ember.sim", "ember.record", "ember.checks", "ember.metrics", "ember.engine", "ember.results")
 
 
@@ -174,3 +182,81 @@ def test_a_python_source_is_checked_by_the_host_in_the_sandbox(folder, body, rea
     module = write_file(folder, "checked.py", body)
     launcher = Launcher("required", files=[module], cwd=folder)
     assert check_python_source("checked:make", launcher, 1.0 if "sleep" in body else 30.0) == reason
+
+
+class _Recording:
+    """A python policy (in this process) that keeps what the host handed it and answers as greedy does."""
+
+    def __init__(self, scenario):
+        from ember.sim.policies import GreedyPolicy
+
+        self.greedy = GreedyPolicy(scenario)
+        self.seen = []
+
+    def __call__(self, observation):
+        burning = observation["burning"]
+        refused = []  # each change tried: True when refused
+        changes = [lambda: burning.append([0, 0])] + ([lambda: burning[0].append(1)] if burning else [])
+        for change in changes:
+            try:
+                change()
+                refused.append(False)
+            except TypeError:
+                refused.append(True)
+        self.seen.append((json.dumps(observation, sort_keys=True), type(burning), burning.source, refused))
+        return self.greedy(observation)
+
+
+def test_the_host_hands_the_policy_the_whole_burning_list_read_only_merged_from_its_additions(monkeypatch):
+    # The frames EMBER's side sends (ember.agent.burning_insertions on the simulator's own lists), played
+    # into the host in this process: each observation the policy gets is the simulator's, list for list.
+    import io
+    import types
+
+    from ember.agent import burning_insertions
+    from ember.frozen import BurningCells
+    from ember.isolation.host import Host
+    from ember.sim.policies import GreedyPolicy
+    from ember.sim.simulator import Simulator
+
+    recorders = []
+
+    def make(scenario):
+        recorders.append(_Recording(scenario))
+        return recorders[-1]
+
+    monkeypatch.setitem(sys.modules, "recording_policy", types.SimpleNamespace(make=make))
+    scenario = load_scenario("builtin:ember-v1/large-hall-casualty")
+    simulator, greedy = Simulator(scenario, 2), GreedyPolicy(scenario)
+    frames, expected, previous, whole = [json.dumps({"type": "scenario", "scenario": scenario})], [], None, []
+    for _ in range(60):
+        observation = simulator.observe()
+        expected.append(json.dumps(observation, sort_keys=True))
+        added = (
+            None
+            if previous is None or len(expected) % 25 == 0
+            else burning_insertions(previous, observation["burning"])
+        )
+        previous = observation["burning"]
+        if added is None:  # the first, and every 25th as a whole list (as when EMBER cannot say what was added)
+            whole.append(len(expected) - 1)
+            frames.append(json.dumps({"type": "observation", "observation": observation}))
+        else:
+            rest = {k: v for k, v in observation.items() if k != "burning"}
+            frames.append(json.dumps({"type": "observation", "observation": rest, "burning_added": added}))
+        if simulator.step(greedy(observation)).get("terminated"):
+            break
+    answers = io.BytesIO()
+    Host("recording_policy:make", answers, io.BytesIO("\n".join(frames).encode() + b"\n")).serve()
+    seen = recorders[0].seen
+    assert [text for text, *_ in seen] == expected
+    assert len(expected) > 50 and len(json.loads(expected[-1])["burning"]) > 100  # the fire did spread
+    assert all(kind is BurningCells and refused and all(refused) for _, kind, _, refused in seen)
+    # Lists grown by insertions share one lineage; a whole list starts a new one.
+    lineages = [source for _, _, source, _ in seen]
+    for index in range(1, len(seen)):
+        assert (lineages[index] is lineages[index - 1]) == (index not in whole)
+    reference = GreedyPolicy(scenario)  # the same policy fed the simulator's observations gives the same answers
+    assert [json.loads(line) for line in answers.getvalue().splitlines()] == [
+        json.loads(json.dumps(reference(json.loads(text)))) for text in expected
+    ]

@@ -1,7 +1,7 @@
 """What the public ``Simulator`` hands out cannot be changed behind its back, and costs no copy a step.
 
 The burning list and its cells are shared from step to step, and between
-a snapshot and the next observation (``sim.frozen``): a policy that tries
+a snapshot and the next observation (``ember.frozen``): a policy that tries
 every change on every field of every observation, and a caller that does
 the same to every step and to the initial state, change nothing in the
 record or in the observations that follow, byte for byte.
@@ -15,7 +15,7 @@ import pytest
 
 from ember import Simulator, load_scenario
 from ember.canonical import canonical_json, canonical_json_reference
-from ember.sim.frozen import FrozenList, frozen_list
+from ember.frozen import FrozenList, frozen_list
 from ember.sim.policies import make_policy
 
 JUNK = [-7, -7]

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ember.canonical import canonical_json
-from ember.sim.frozen import BurningCells, FrozenList
+from ember.frozen import BurningCells, FrozenList
 from ember.sim.simulator import BurningText, SortedCells
 
 

@@ -52,7 +52,7 @@ def describe(value):
 
 
 # Objects and arrays are checked with isinstance: the public simulator's own snapshots hold read-only
-# subclasses (``sim.frozen``), which are a JSON object and array to every encoder; parsed JSON is exact.
+# subclasses (``ember.frozen``), which are a JSON object and array to every encoder; parsed JSON is exact.
 def require_object(value, path, keys):
     if not isinstance(value, dict):
         fail(path, f"expected an object, got {describe(value)}.")

@@ -17,7 +17,13 @@ answer, ``{"ember:error": {"phase": ..., "type": ..., "message": ...}}``
 (a key no person ID can be), then exits with status 1; EMBER makes the
 row's one-line reason from it.  Observations may come with the burning
 list as the cells added since the last one (``burning_added``, made by
-``ember.agent.burning_insertions``), merged back here.
+``ember.agent.burning_insertions``), merged back here.  The policy gets
+that list read-only (``ember.frozen.BurningCells``, its cells
+``FrozenList`` s), as a public ``Simulator`` hands it out in-process: the
+same cell objects step after step with the new ones inserted, so neither
+side copies every burning cell a step (the copy was most of the host's
+time on a large hall).  A policy that changes it gets the simulator's
+``TypeError``.
 
 It imports no part of EMBER beyond Base and Agent (an import contract and
 a test hold it to that): never the simulator, the engine, the records, the
@@ -29,6 +35,8 @@ import json
 import os
 import sys
 import traceback
+
+from ..frozen import BurningCells, frozen_list
 
 #: The key of the host's failure line (a colon is never in a person ID).
 ERROR_KEY = "ember:error"
@@ -44,13 +52,14 @@ def _describe(exc):
 
 
 def merge_added(previous, added):
-    """The burning list: ``previous`` with each ``[index, row, col]`` of ``added`` inserted at its index."""
+    """The burning list: ``previous`` with each ``[index, row, col]`` of ``added`` inserted at its index
+    (a plain list of ``previous``'s cell objects and new read-only cells)."""
     merged, at = [], 0
     for index, row, col in added:
         take = index - len(merged)
         merged += previous[at : at + take]
         at += take
-        merged.append([row, col])
+        merged.append(frozen_list((row, col)))
     merged += previous[at:]
     return merged
 
@@ -63,18 +72,22 @@ class Host:
         self.answers = answers  # binary, the real standard output
         self.messages = messages  # binary, standard input
         self.policy = None
-        self.burning = None  # the last observation's burning list, kept to merge the next one's additions
+        self.burning = None  # the last observation's burning list (read-only), to merge the next one's additions
+        self.lineage = None  # what successive burning lists grown by insertions share (``BurningCells.source``)
 
     def observation(self, message):
-        """The observation of an observation message, its burning list merged back when it came as additions;
-        the policy gets lists of its own, fresh each step: a policy editing them changes nothing the host
-        merges the next additions into (EMBER's public ``Simulator`` hands out read-only shared ones)."""
+        """The observation of an observation message, its burning list merged back when it came as additions,
+        handed to the policy read-only: one ``BurningCells`` a step, sharing its cells with the last one."""
         observation = message["observation"]
         if "burning_added" in message:
-            self.burning = merge_added(self.burning, message["burning_added"])
+            cells = merge_added(self.burning, message["burning_added"])
         else:
-            self.burning = observation["burning"]
-        observation["burning"] = [*map(list, self.burning)]
+            # A whole list: a policy must not take it for the last one grown by insertions.
+            self.lineage = object()
+            cells = [frozen_list(cell) for cell in observation["burning"]]
+        burning = frozen_list(cells, BurningCells)
+        burning.source = self.lineage
+        self.burning = observation["burning"] = burning
         return observation
 
     def send(self, value):

@@ -6,10 +6,10 @@ are made per episode by ``make_policy(name, scenario, seed)``.
 
 import random
 
+from ..frozen import BurningCells
 from ..grid.cells import DIRECTIONS, FAR, UNREACHABLE, around
 from ..grid.exit_distances import ExitDistances, LazyExitDistances
 from ..scenario import compile_scenario
-from .frozen import BurningCells
 
 POLICY_NAMES = ("stay", "random", "greedy", "planner")
 _RANDOM_ACTIONS = ("stay", "north", "south", "west", "east")

@@ -20,12 +20,12 @@ import gc
 from bisect import bisect_left, insort
 
 from ..errors import ActionError, SeedError  # SeedError: raised here, declared with every error
+from ..frozen import BurningCells, frozen_list
 from ..grid.cells import DELTAS
 from ..grid.reachability import ExitReachability
 from ..scenario import compile_scenario
 from ..versions import OBSERVATION_VERSION, SCHEMA_VERSION, SIMULATOR_VERSION
 from .fire import FireSpread
-from .frozen import BurningCells, frozen_list
 
 ACTIONS = ("stay", "north", "south", "west", "east")
 ACTION_SET = frozenset(ACTIONS)
@@ -124,7 +124,7 @@ class SortedCells:
 
     ``frozen=True`` (a public simulator's): the lists are ``FrozenList``s
     and the outer one a ``BurningCells`` of this source, which refuse
-    changes (``sim.frozen``), so they are handed out as they are, step
+    changes (``ember.frozen``), so they are handed out as they are, step
     after step, to policies and callers that may try to edit them.  With
     ``frozen=False`` they are plain lists, for callers that never modify
     what they get.
@@ -257,7 +257,7 @@ class Simulator:
     def __init__(self, scenario, seed, shared_lists=False, burning_lists=True):
         """The burning list and its ``[row, col]`` lists are shared between steps (and between a
         snapshot and the next observation), never made afresh for each: tens of thousands of
-        small lists a step on a large floor.  By default they are read-only (``sim.frozen``):
+        small lists a step on a large floor.  By default they are read-only (``ember.frozen``):
         a policy editing its observation, or a caller its step, gets a ``TypeError`` and
         changes nothing the simulator hands out later; everything else a step, snapshot or
         observation holds is made afresh for it.  ``shared_lists=True`` is for callers that
