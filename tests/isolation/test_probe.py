@@ -1,5 +1,6 @@
 """The probe: what a ``required`` sandbox needs that the machine lacks, as one line naming it."""
 
+import contextlib
 import os
 import pathlib
 
@@ -97,3 +98,72 @@ def test_the_cgroups_of_a_killed_episode_process_are_ended_and_removed_by_its_wa
     left = cgroups.remove_left_by(child)
     assert left  # it had made them
     assert [path for path in left if os.path.exists(path)] == []
+
+
+def _killed_maker_with_a_sleeper():
+    """A process that made its cgroups and put a ``sleep`` in them, SIGKILLed with nobody to clean up after
+    it (its watcher killed too): (its pid, the sleeper's pid)."""
+    read_fd, write_fd = os.pipe()
+    child = os.fork()
+    if child == 0:
+        groups = cgroups.EpisodeCgroups(cgroups.Hierarchy.find(), 64, 8)
+        sleeper = os.fork()
+        if sleeper == 0:
+            for path in groups.procs_files:
+                pathlib.Path(path).write_text(str(os.getpid()))
+            os.write(write_fd, str(os.getpid()).encode() + b"\n")
+            os.execv("/bin/sleep", ["sleep", "60"])
+        os.pause()
+    sleeper = int(os.read(read_fd, 64).split(b"\n")[0])
+    os.close(read_fd)
+    os.close(write_fd)
+    os.kill(child, 9)
+    os.waitpid(child, 0)
+    return child, sleeper
+
+
+def _left_by(pid):
+    hierarchy = cgroups.Hierarchy.find()
+    return sorted(
+        os.path.join(parent, name)
+        for parent in {hierarchy.memory, hierarchy.pids}
+        for name in os.listdir(parent)
+        if name.startswith(f"ember-{pid}-")
+    )
+
+
+def test_the_next_check_ends_and_removes_what_a_killed_run_left_with_nobody_to_clean_up():
+    maker, sleeper = _killed_maker_with_a_sleeper()
+    assert _left_by(maker)
+    assert pathlib.Path(f"/proc/{sleeper}").exists()  # the policy's process outlived its episode...
+    assert sandbox_problem() is None  # ...until the next command checks the sandbox before it runs
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(sleeper, 0)  # reparented to the test's process or init: gone either way
+    assert not pathlib.Path(f"/proc/{sleeper}").exists() or _zombie(sleeper)
+    assert _left_by(maker) == []
+
+
+def _zombie(pid):
+    with contextlib.suppress(OSError):
+        return pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    return False
+
+
+def test_a_cgroup_left_under_a_reused_pid_never_blocks_the_next_episode_given_that_pid():
+    # A killed process's cgroups were named by its PID and its count of cgroups alone, and episode
+    # processes forked from one worker inherit that count: the next one given the same PID failed to
+    # start its sandbox ("File exists").  Every name carries a random part.
+    names = set()
+    for _ in range(2):
+        read_fd, write_fd = os.pipe()
+        child = os.fork()
+        if child == 0:  # each starts from the count the parent (a worker) had: the same N in both
+            groups = cgroups.EpisodeCgroups(cgroups.Hierarchy.find(), 64, 8)
+            os.write(write_fd, os.path.basename(groups.folders[0]).encode())
+            groups.close()
+            os._exit(0)
+        names.add(os.read(read_fd, 200).decode().split("-", 2)[2])  # N-TOKEN, without the PID
+        os.waitpid(child, 0)
+        os.close(read_fd)
+        os.close(write_fd)
+    assert len(names) == 2

@@ -15,6 +15,8 @@ import contextlib
 import errno
 import itertools
 import os
+import re
+import secrets
 import signal
 import time
 
@@ -28,6 +30,10 @@ REMOVE_DEADLINE_S = 2.0
 _MOUNTINFO = "/proc/self/mountinfo"
 _OWN = "/proc/self/cgroup"
 _names = itertools.count(1)
+#: ``ember-PID-N-TOKEN``: PID the process that made it, N its count there, TOKEN random.  A PID is
+#: reused and a counter inherited across a fork, so PID and N alone named a cgroup left by a killed
+#: process again, and the next episode given that PID could not start ("File exists").
+_NAME = re.compile(r"ember-(\d+)-\d+(?:-[0-9a-f]+)?")  # without TOKEN: made by older code
 
 
 def _read(path):
@@ -125,13 +131,42 @@ def remove_left_by(pid, hierarchy=None):
     return left
 
 
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_left(hierarchy=None):
+    """End and remove the episode cgroups whose maker is gone (a process killed before it could, and
+    nobody to do it for it: its watcher killed too); returns their folders.  Whatever is still in one
+    is a policy's process that outlived its episode."""
+    hierarchy = hierarchy or Hierarchy.find()
+    left = []
+    for parent in dict.fromkeys((hierarchy.memory, hierarchy.pids)):
+        with contextlib.suppress(OSError):
+            for name in os.listdir(parent):
+                found = _NAME.fullmatch(name)
+                if found is not None and not _alive(int(found.group(1))):
+                    left.append(os.path.join(parent, name))
+    if left:
+        orphan = EpisodeCgroups.__new__(EpisodeCgroups)
+        orphan.hierarchy, orphan.memory_mb, orphan.folders = hierarchy, 0, left
+        orphan.close()
+    return left
+
+
 class EpisodeCgroups:
     """The cgroups of one sandboxed policy: made with its limits, emptied and removed by ``close``."""
 
     def __init__(self, hierarchy, memory_mb, max_processes):
         self.hierarchy = hierarchy
         self.memory_mb = memory_mb
-        name = f"ember-{os.getpid()}-{next(_names)}"
+        name = f"ember-{os.getpid()}-{next(_names)}-{secrets.token_hex(4)}"
         if hierarchy.version == 2:
             self.folders = [os.path.join(hierarchy.memory, name)]
         else:

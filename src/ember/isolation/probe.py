@@ -75,7 +75,9 @@ def sandbox_problem(files=(), python=None, uid=DEFAULT_UID):
         except SandboxError:
             return "setpriv (util-linux) is not installed: run by root, the sandbox needs it to drop root"
     try:
-        cgroups.EpisodeCgroups(cgroups.Hierarchy.find(), 16, 8).close()
+        hierarchy = cgroups.Hierarchy.find()
+        cgroups.sweep_left(hierarchy)  # before anything runs: what killed runs left, whoever made it
+        cgroups.EpisodeCgroups(hierarchy, 16, 8).close()
     except SandboxError as exc:
         return str(exc)
     python = python_paths() if python is None else list(python)
