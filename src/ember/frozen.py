@@ -59,3 +59,13 @@ def frozen_list(items, cls=FrozenList):
     value = _new_list(cls)
     _extend(value, items)
     return value
+
+
+def frozen_lists(rows):
+    """A plain list of one ``FrozenList`` per item of ``rows`` (each an iterable), made in one call."""
+    made = []
+    for items in rows:
+        value = _new_list(FrozenList)
+        _extend(value, items)
+        made.append(value)
+    return made

@@ -5,6 +5,7 @@ import concurrent.futures
 import contextlib
 import gzip
 import os
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -228,3 +229,60 @@ def test_two_server_processes_accept_one_record_for_one_key(service, runs):
         elif answer.status_code != 201:
             assert answer.status_code == 409 and "another record" in answer.json()["error"]
     assert rows_of(service, submission) == [accepted]
+
+
+def _forked_by_forkserver(pid):
+    """Whether ``pid`` is a process a multiprocessing fork server forked (a verifying process)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            parent = int(handle.read().rsplit(")", 1)[1].split()[1])
+        with open(f"/proc/{parent}/cmdline", "rb") as handle:
+            return b"multiprocessing.forkserver" in handle.read()
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+def verifying_processes(service):
+    """{pid: nice} of the verifying processes of the server's session."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        try:
+            if os.getsid(pid) != service.server.process.pid or not _forked_by_forkserver(pid):
+                continue
+            with open(f"/proc/{pid}/stat") as handle:
+                found[pid] = int(handle.read().rsplit(")", 1)[1].split()[16])
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def test_an_upload_is_verified_in_a_process_of_its_own_and_its_death_is_a_503_leaving_nothing(service, plain):
+    # Verified in the server's own threads, an upload held their interpreter lock against every request;
+    # in a process of its own, at a lower priority, the kernel serves the requests first.
+    service.serve()
+    with service.client("alpha") as alpha:
+        submission = new_submission(alpha)
+    sock = begin_upload(service, submission, plain, 30_000)
+    wait_for(lambda: temporary_size(service) == 30_000, what="the upload's bytes in a temporary file")
+    verifiers = wait_for(lambda: verifying_processes(service), what="the upload's verifying process")
+    assert list(verifiers.values()) == [10], verifiers  # one, at nice 10
+    (pid,) = verifiers
+    os.kill(pid, signal.SIGKILL)
+    sock.sendall(plain[30_000:])
+    answer = b""
+    while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
+    sock.close()
+    status = int(answer.split(b" ", 2)[1])
+    assert status == 503 and b"retry-after" in answer.lower(), answer[:400]
+    assert b"send it again" in answer
+    assert temporary_files(service) == [] and stored_records(service) == [] and rows_of(service, submission) == []
+    assert service.server.process.poll() is None
+    upload_again_works(service, submission, plain)
+    assert verifying_processes(service) == {}  # each ends with its upload

@@ -36,7 +36,7 @@ import os
 import sys
 import traceback
 
-from ..frozen import BurningCells, frozen_list
+from ..frozen import BurningCells, frozen_list, frozen_lists
 
 #: The key of the host's failure line (a colon is never in a person ID).
 ERROR_KEY = "ember:error"
@@ -54,12 +54,13 @@ def _describe(exc):
 def merge_added(previous, added):
     """The burning list: ``previous`` with each ``[index, row, col]`` of ``added`` inserted at its index
     (a plain list of ``previous``'s cell objects and new read-only cells)."""
+    cells = frozen_lists([(row, col) for _, row, col in added])
     merged, at = [], 0
-    for index, row, col in added:
+    for (index, _, _), cell in zip(added, cells):
         take = index - len(merged)
         merged += previous[at : at + take]
         at += take
-        merged.append(frozen_list((row, col)))
+        merged.append(cell)
     merged += previous[at:]
     return merged
 
@@ -84,7 +85,7 @@ class Host:
         else:
             # A whole list: a policy must not take it for the last one grown by insertions.
             self.lineage = object()
-            cells = [frozen_list(cell) for cell in observation["burning"]]
+            cells = frozen_lists(observation["burning"])
         burning = frozen_list(cells, BurningCells)
         burning.source = self.lineage
         self.burning = observation["burning"] = burning

@@ -5,7 +5,7 @@ paths and methods too).  Path segments are looked up in the board and the
 database, never joined into a file path.  Endpoints that read or write
 the database are plain functions, which Starlette runs in its thread
 pool; the upload endpoint is the one coroutine: it reads the body as it
-streams and hands each chunk to the verification pool, so the event loop
+streams and hands each chunk to its verifying process (``uploads``), so the event loop
 keeps answering other requests while records verify.
 """
 
@@ -14,8 +14,10 @@ import concurrent.futures
 import functools
 import hashlib
 import json
+import multiprocessing
 import os
 import re
+from multiprocessing import forkserver
 
 import sqlalchemy as sa
 from starlette.applications import Starlette
@@ -34,7 +36,7 @@ from .derived import latest
 from .protocol import DATA_VARIABLE
 from .registry import team_of_token
 from .store import RecordStore
-from .uploads import CLOSE, RETRY_AFTER, Slots, Upload, body_chunks
+from .uploads import CLOSE, RETRY_AFTER, Slots, VerifyingProcess, body_chunks
 
 SERVICE_VERSION = "1.0"
 CORS = {"Access-Control-Allow-Origin": "*"}
@@ -107,6 +109,11 @@ class Service:
         self.limits = self.config.limits
         self.slots = Slots(self.db, self.limits)
         self.pool = concurrent.futures.ThreadPoolExecutor(self.limits.verifications(), "ember-verify")
+        # Verifying processes are forked from a server of their own, started afresh with the engine
+        # loaded: never a fork of this process, its threads and its database connections.
+        self.verifiers = multiprocessing.get_context("forkserver")
+        self.verifiers.set_forkserver_preload(["ember.service.uploads"])
+        forkserver.ensure_running()  # now, not on the first upload: its start-up is no upload's time
         self._etags = {}
 
     # -- lookups -----------------------------------------------------------------------
@@ -377,7 +384,8 @@ async def upload(service, request):
     slots = await _threaded(service.slots.take, team, existing is None)
     try:
         work = await loop.run_in_executor(
-            service.pool, lambda: Upload(compiled, seed, limits, service.store, verify=existing is None)
+            service.pool,
+            lambda: VerifyingProcess(service.verifiers, compiled, seed, limits, service.store, existing is None),
         )
         try:
             async for chunk in body_chunks(request, limits):
@@ -394,7 +402,7 @@ async def upload(service, request):
                 return JSONResponse(row, status)
             stored = await loop.run_in_executor(service.pool, work.commit, sha)
         finally:
-            work.discard()
+            await loop.run_in_executor(service.pool, work.discard)
         suffix = stored[stored.index(".record") :]
         record = submissions.record_path(policy, scenario_id, seed, suffix)
         row = submissions.make_row(scenario, seed, policy, metrics, record, sha, work.busy)

@@ -2,8 +2,9 @@
 
 The endpoint reads the request body chunk by chunk (``body_chunks``,
 which ends a body that is too slow or too long with 408, or too big with
-413) and hands each chunk to an ``Upload`` in a thread of the
-verification pool: the bytes, as sent, go to a temporary file of the
+413) and hands each chunk to an ``Upload`` in a verifying process of its
+own (``VerifyingProcess``, one per upload, at a lower priority than the
+server's): the bytes, as sent, go to a temporary file of the
 record store and through the engine's push form
 (``AuthenticationStream``: decompression, the board's scenario, the
 path's seed expected).  At the first refusal verification stops and the
@@ -15,6 +16,7 @@ server processes.
 
 import asyncio
 import contextlib
+import os
 import time
 import uuid
 
@@ -26,6 +28,12 @@ from . import audit, tables
 
 RETRY_AFTER = {"Retry-After": "5"}
 CLOSE = {"Connection": "close"}
+#: How much lower a verifying process runs than the server's own: verification is the CPU-bound work, and
+#: with it in the server's processes every request waited for their interpreter lock (p99 of a board's
+#: JSON was hundreds of milliseconds during uploads); the kernel now serves requests first.
+VERIFY_NICE = 10
+#: How long a verifying process may take to leave once told to (it then is killed).
+VERIFIER_EXIT_S = 5.0
 
 
 def one_line(text):
@@ -33,7 +41,7 @@ def one_line(text):
 
 
 class Upload:
-    """The verification of one body: ``feed(chunk)`` (in a pool thread), then ``finish()``."""
+    """The verification of one body: ``feed(chunk)``, then ``finish()`` (in a ``VerifyingProcess``)."""
 
     def __init__(self, scenario, seed, limits, store=None, verify=True):
         self.max_bytes = limits.max_record_bytes
@@ -100,6 +108,115 @@ class Upload:
         if self.temp is not None:
             self.temp.discard()
             self.temp = None
+
+
+def _verifier(connection):
+    """A verifying process: one ``Upload``, made and driven by its server process's calls (``VerifyingProcess``)."""
+    with contextlib.suppress(OSError):
+        os.nice(VERIFY_NICE)
+    work = None
+    while True:
+        try:
+            call, argument = connection.recv()
+        except (EOFError, OSError):
+            break  # the server went away: what was received is a temporary file, swept at the next start
+        value, failure = None, None
+        try:
+            if call == "start":
+                work = Upload(*argument)
+                value = None if work.temp is None else work.temp.path  # for the server to remove if this dies
+            elif call == "feed":
+                work.feed(argument)
+            elif call == "finish":
+                value = work.finish()
+            elif call == "commit":
+                value = work.commit(argument)
+            else:
+                break
+        except RecordStoreFullError as exc:
+            failure = ("full", exc.errno, exc.strerror, exc.filename)
+        except ServiceRefusal as exc:
+            failure = ("refusal", exc.status, str(exc), exc.headers)
+        except Exception as exc:  # noqa: BLE001 (a defect: the server answers 500 and this process ends)
+            failure = ("defect", f"{type(exc).__name__}: {exc}")
+        state = (None, 0, 0.0) if work is None else (work.refusal, work.sent, work.busy)
+        try:
+            connection.send((value, failure, state))
+        except OSError:
+            break
+        if failure is not None and failure[0] == "defect":
+            break
+    if work is not None:
+        work.discard()
+    connection.close()
+
+
+class VerifyingProcess:
+    """An ``Upload`` run in a process of its own (``context``: a multiprocessing context), driven by calls
+    over a pipe: the same ``feed``, ``finish``, ``commit``, ``discard`` and ``refusal``, ``sent``, ``busy``.
+
+    Each call blocks until the process answers (a pool thread waits on it, without the interpreter lock).
+    The process dying (killed, out of memory) is a 503: nothing was accepted, the upload can be sent again.
+    """
+
+    def __init__(self, context, scenario, seed, limits, store=None, verify=True):
+        self.refusal, self.sent, self.busy = None, 0, 0.0
+        self.temp_path = None  # the process's temporary file, removed here if the process dies before it can
+        self.connection, theirs = context.Pipe()
+        self.process = context.Process(target=_verifier, args=(theirs,), name="ember-verify", daemon=True)
+        try:
+            self.process.start()
+        finally:
+            theirs.close()
+        self.temp_path = self._call("start", (scenario, seed, limits, store, verify))
+
+    def _call(self, call, argument=None):
+        try:
+            self.connection.send((call, argument))
+            value, failure, state = self.connection.recv()
+        except (EOFError, OSError):
+            self.close()
+            raise ServiceRefusal(
+                503, "the verification of this record stopped; nothing was accepted: send it again",
+                headers={**RETRY_AFTER, **CLOSE},
+            ) from None  # fmt: skip
+        self.refusal, self.sent, self.busy = state
+        if failure is None:
+            return value
+        self.close()
+        if failure[0] == "full":
+            raise RecordStoreFullError(*failure[1:])
+        if failure[0] == "refusal":
+            raise ServiceRefusal(failure[1], failure[2], headers=failure[3])
+        raise RuntimeError(f"the verifying process failed: {failure[1]}")
+
+    def feed(self, chunk):
+        return self._call("feed", chunk)
+
+    def finish(self):
+        return self._call("finish")
+
+    def commit(self, sha256):
+        return self._call("commit", sha256)
+
+    def discard(self):
+        """End the process: what it has not committed goes with it (its temporary file)."""
+        self.close()
+
+    def close(self):
+        if self.connection is None:
+            return
+        with contextlib.suppress(OSError):
+            self.connection.send(("end", None))
+        self.connection.close()
+        self.connection = None
+        self.process.join(VERIFIER_EXIT_S)
+        if self.process.exitcode is None:
+            self.process.kill()
+            self.process.join(VERIFIER_EXIT_S)
+        if self.process.exitcode != 0 and self.temp_path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.temp_path)  # killed with its file open: nothing of this upload stays
 
 
 async def body_chunks(request, limits):
