@@ -161,13 +161,13 @@ class EpisodeKeys:
 
     Iterable (the pairs, made as they are asked for), sized, and answers
     ``key in keys``: a command holding a campaign of 10^6 episodes keeps
-    its seed tuples, not 10^6 pairs and their set (docs/campaigns.md).
+    its seed arrays, not 10^6 pairs and their set (docs/campaigns.md).
     """
 
     __slots__ = ("_length", "_scenarios", "members")
 
     def __init__(self, scenarios):
-        self._scenarios = scenarios  # [(scenario_hash, seeds tuple)]
+        self._scenarios = scenarios  # [(scenario_hash, seeds array)]
         self._length = sum(len(seeds) for _, seeds in scenarios)
         self.members = {scenario_hash: SeedMembers(seeds) for scenario_hash, seeds in scenarios}  # hash -> seeds
 
@@ -327,7 +327,8 @@ class CampaignJson:
     """A checked ``campaign.json``: its ID, K in order, and P.
 
     ``keys`` is K as (scenario_hash, seed) pairs, scenario
-    by scenario in the file's order (an ``EpisodeKeys``); ``scenarios`` maps a hash to its ID and seeds;
+    by scenario in the file's order (an ``EpisodeKeys``); ``scenarios`` maps a hash to its ID and seeds
+    (an ``array('q')`` in the file's order);
     ``sources`` a hash to its ``source`` string; ``policies`` maps a name to
     its kind, in the file's order.  ``value`` is the parsed file itself.
     Raises ``Invalid``.
@@ -383,7 +384,9 @@ class CampaignJson:
                         raise Invalid(f"{path}.seeds[{j}]: repeated seed {seed}")
                     seen.add(seed)
             _no_other_keys(scenario, ("scenario_id", "scenario_hash", "source", "seeds"), path)
-            self.scenarios[scenario_hash] = (scenario_id, tuple(seeds))
+            # 8 bytes a seed, and no hold on the parsed file's int objects (32 bytes each): what a reader
+            # keeps once ``value`` is gone (a resume keeps the counting table) holds no Python int per seed.
+            self.scenarios[scenario_hash] = (scenario_id, array.array("q", seeds))
             self.sources[scenario_hash] = source
 
     def _policy(self, policy, path):
