@@ -145,12 +145,11 @@ def ranking_of(results, ok_rows):
     scored, unranked = [], []
     for name in sorted(resolved.policies):
         kind = resolved.policies[name]
-        statuses = [table.get(name, key) for key in resolved.keys]
-        if all(status == "ok" for status in statuses):
+        ok, failed = table.tally(name)  # counted in the table: no list of a status per episode of K
+        if ok == len(resolved.keys):
             scored.append(_ranked_entry(name, kind, ok_rows, resolved))
         else:
-            ok, failed = statuses.count("ok"), statuses.count("failed")
-            missing = len(statuses) - ok - failed
+            missing = len(resolved.keys) - ok - failed
             unranked.append({"policy": name, "kind": kind, "ok": ok, "failed": failed, "missing": missing})
     # Code-point order of names within a tuple: the sort is stable and ``scored`` is in name order.
     scored.sort(key=lambda pair: pair[0])

@@ -4,8 +4,10 @@ The row checks that lived in the campaign store (tests/test_campaign_store.py
 until the results layer) are here, with the one schema's words.
 """
 
+import array
 import hashlib
 import json
+import sys
 
 import pytest
 
@@ -15,6 +17,7 @@ from ember.results import (
     MAX_LINE_BYTES,
     OkRows,
     StatisticsRules,
+    check_campaign,
     read_results,
     results_of_bytes,
 )
@@ -88,6 +91,22 @@ def test_a_row_after_an_ok_row_is_refused_and_a_failed_row_may_be_followed():
     assert counting.ok and counting.previous == 1 and counting.line == 2
     error = refused(campaign(), failed, row(), row())
     assert str(error) == f'episodes.jsonl:3: a row for policy "p", scenario "{H1}", seed 0 after its ok row on line 2'
+
+
+def test_campaign_json_keeps_its_seeds_in_an_array_not_the_files_int_objects():
+    """8 bytes a seed, and no reference to the parsed file's ints: without ``value`` they go (a resume's table)."""
+    value = campaign(seeds=(7, 3, 2**63 - 1, 0, 10**12))
+    seeds = value["scenarios"][0]["seeds"]
+    big = seeds[-2:]  # ints no cache shares (10^12, 2^63 - 1): their reference counts are the file's alone
+    counts = [sys.getrefcount(seed) for seed in big]
+    checked = check_campaign(value)
+    scenario_id, kept = checked.scenarios[H1]
+    assert scenario_id == "a" and isinstance(kept, array.array) and kept.typecode == "q"
+    assert list(kept) == seeds == [0, 3, 7, 10**12, 2**63 - 1]
+    assert [sys.getrefcount(seed) for seed in big] == counts  # a tuple would hold each once more
+    assert list(checked.keys) == [(H1, seed) for seed in seeds] and len(checked.keys) == 5
+    assert (H1, 2**63 - 1) in checked.keys and (H1, 5) not in checked.keys and (H2, 0) not in checked.keys
+    assert [checked.keys.members[H1].position(seed) for seed in (0, 7, 2**63 - 1, 5)] == [0, 2, 4, None]
 
 
 def test_a_record_path_may_leave_the_folder_it_is_relative_to():

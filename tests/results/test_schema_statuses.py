@@ -3,8 +3,8 @@
 It keeps a few bytes per (policy, episode) instead of a ``Row``: compared
 here, key by key, with the counting rows computed whole from the parsed
 lines (the last row of each policy and key): the same status, line and
-place for every key, the same counts; and the consumers of the one row
-iterator see every row, in file order.
+place for every key, the same counts (each policy's too); and the
+consumers of the one row iterator see every row, in file order.
 """
 
 import hashlib
@@ -78,6 +78,9 @@ def test_statuses_equal_the_full_reading(seed):
                 assert got == want
     assert compact.statuses.ok == sum(want[0] == "ok" for want in expected.values())
     assert compact.statuses.failed == sum(want[0] == "failed" for want in expected.values())
+    for policy in POLICIES + ("new-policy",):  # one policy's counts, from its status bytes
+        mine = [want[0] for (name, _), want in expected.items() if name == policy]
+        assert compact.statuses.tally(policy) == (mine.count("ok"), mine.count("failed"))
     assert compact.lines == len(lines_of(data))
     assert compact.episodes_sha256 == hashlib.sha256(data).hexdigest() and compact.torn == b""
     assert seen.lines == [

@@ -128,6 +128,7 @@ def evaluate(
     progress=None,
     warn=None,
     sandbox=None,
+    make_runner=None,
 ):
     """Run a campaign into ``results_dir``, write its ranking.json; return a ``Summary``.
 
@@ -140,13 +141,59 @@ def evaluate(
     ``sandbox``: ``required`` (the default) or ``off``, how the processes of
     agent and python policies start (isolation.md §2); ``required`` raises
     ``SandboxError`` before anything runs when this machine (or a Dask
-    worker) cannot make the sandbox.
+    worker) cannot make the sandbox.  ``make_runner(workers, scheduler)``
+    makes the runner the episodes run on (a ``runner.Runner``; default: local
+    workers, or Dask with ``scheduler``), called once, only when there is an
+    episode to run; evaluate closes what it returns.  A test or a benchmark
+    gives its own, to run the command without worker processes.
     """
     warn = warn or _python_warning
     if workers is not None and workers < 1:
         raise CampaignError(f"--workers: expected an integer >= 1, got {workers}.")
     if retries < 0:
         raise CampaignError(f"--retries: expected an integer >= 0, got {retries}.")
+    with ResultsWriter(results_dir) as store:  # touches nothing on disk before store.lock()
+        summary = _run(
+            store,
+            campaign_path,
+            workers=workers,
+            scheduler=scheduler,
+            retries=retries,
+            retry_failed=retry_failed,
+            keep_records=keep_records,
+            progress=progress,
+            warn=warn,
+            sandbox=sandbox,
+            make_runner=make_runner or _runner,
+        )
+        # What is on disk now, read once, still under the lock: the summary and ranking.json say the same.
+        # The run's own structures (the campaign's seed lists, the plan, a resumed directory's counting
+        # table) went with _run's frame, the writer's campaign with end_rows(): the reading's own seed
+        # lists and counting table never sit in memory beside them (benchmarks/bench_campaign_memory.py).
+        ok_rows = OkRows()
+        results = read_results(store.path, consumers=(ok_rows,))
+        summary.count(results)
+        summary.warnings = results.warnings
+        summary.ranking = write_ranking(store.path, results, ok_rows)
+    return summary
+
+
+def _run(
+    store,
+    campaign_path,
+    *,
+    workers,
+    scheduler,
+    retries,
+    retry_failed,
+    keep_records,
+    progress,
+    warn,
+    sandbox,
+    make_runner,
+):
+    """``evaluate`` up to its last row written: the campaign checked, the directory locked and prepared, the
+    episodes run; returns the ``Summary`` of this run (its end counts are made by ``evaluate``)."""
     campaign = load_campaign(campaign_path)
     mode = sandbox or "required"
     foreign = foreign_policies(campaign.policies)
@@ -157,91 +204,86 @@ def evaluate(
         warn(OFF_WARNING)
     check_python_policies(campaign, mode)
     resolved = resolve(campaign)
-    with ResultsWriter(results_dir) as store:
-        store.lock()
-        existing = store.existing()  # the whole directory checked, before anything runs or is written
-        torn = b""
-        statuses = None  # the counting rows' statuses (a CountingTable) of a resumed directory
-        if existing is not None:
-            torn = existing.torn
-            resolved = merge_campaign(existing.campaign.value, resolved, store.file(CAMPAIGN_FILE))
-            check_size(
-                sum(len(sc["seeds"]) for sc in resolved["scenarios"]),
-                len(resolved["policies"]),
-                f"{campaign.path} with {store.file(CAMPAIGN_FILE)}",
-            )
-            statuses = existing.statuses
-            del existing  # its parsed campaign.json: what is kept of it is in ``statuses`` and ``resolved``
+    store.lock()
+    existing = store.existing()  # the whole directory checked, before anything runs or is written
+    torn = b""
+    statuses = None  # the counting rows' statuses (a CountingTable) of a resumed directory
+    if existing is not None:
+        torn = existing.torn
+        resolved = merge_campaign(existing.campaign.value, resolved, store.file(CAMPAIGN_FILE))
+        check_size(
+            sum(len(sc["seeds"]) for sc in resolved["scenarios"]),
+            len(resolved["policies"]),
+            f"{campaign.path} with {store.file(CAMPAIGN_FILE)}",
+        )
+        statuses = existing.statuses
+        del existing  # its parsed campaign.json: what is kept of it is in ``statuses`` and ``resolved``
+    try:
+        store.prepare(resolved)
+    except EmberError:
+        store.discard_if_created()
+        raise
+
+    def last_status(key):
+        return None if statuses is None else statuses.get(key[0], (key[1], key[2]))
+
+    plan = Plan(campaign, resolved, last_status, retry_failed, store.path, keep_records, mode)
+    ran = plan.count()
+    runner = None
+    if ran:
+        # Connect before writing: an unreachable scheduler is bad input, and nothing is written.
         try:
-            store.prepare(resolved)
-        except EmberError:
+            runner = make_runner(workers, scheduler)
+            if foreign and mode == "required":
+                runner.check_sandbox(files)  # every Dask worker is asked before any task runs
+        except (CampaignError, SandboxError):
+            if runner is not None:
+                runner.close(terminate=True)
             store.discard_if_created()
             raise
+    summary = Summary(sum(len(sc["seeds"]) for sc in resolved["scenarios"]) * len(resolved["policies"]), ran)
+    lost = 0
+    try:
+        if torn:
+            warn(f"{store.file(EPISODES_FILE)}: a torn last line ({len(torn)} bytes) was moved to {TORN_FILE}.")
+        store.start(torn, [(entry.scenario_id, entry.data) for entry in campaign.scenarios])
+        store.remove_temporary_files()  # what a killed run left (its workers had no time to)
 
-        def last_status(key):
-            return None if statuses is None else statuses.get(key[0], (key[1], key[2]))
+        def on_row(row):
+            row = store.append(row)
+            if row["status"] == "ok":
+                summary.this_run_ok += 1
+            else:
+                summary.this_run_failed += 1
+            if progress is not None:
+                progress(summary.this_run_ok + summary.this_run_failed, summary.this_run_failed, ran)
 
-        plan = Plan(campaign, resolved, last_status, retry_failed, store.path, keep_records, mode)
-        ran = plan.count()
-        runner = None
-        if ran:
-            # Connect before writing: an unreachable scheduler is bad input, and nothing is written.
-            try:
-                runner = _runner(workers, scheduler)
-                if foreign and mode == "required":
-                    runner.check_sandbox(files)  # every Dask worker is asked before any task runs
-            except (CampaignError, SandboxError):
-                if runner is not None:
-                    runner.close(terminate=True)
-                store.discard_if_created()
-                raise
-        summary = Summary(sum(len(sc["seeds"]) for sc in resolved["scenarios"]) * len(resolved["policies"]), ran)
-        lost = 0
         try:
-            if torn:
-                warn(f"{store.file(EPISODES_FILE)}: a torn last line ({len(torn)} bytes) was moved to {TORN_FILE}.")
-            store.start(torn, [(entry.scenario_id, entry.data) for entry in campaign.scenarios])
-            store.remove_temporary_files()  # what a killed run left (its workers had no time to)
-
-            def on_row(row):
-                row = store.append(row)
-                if row["status"] == "ok":
-                    summary.this_run_ok += 1
-                else:
-                    summary.this_run_failed += 1
-                if progress is not None:
-                    progress(summary.this_run_ok + summary.this_run_failed, summary.this_run_failed, ran)
-
-            try:
-                with _sigterm_raises():
-                    if ran:
-                        lost = drive(runner, plan.tasks(), retries, on_row)
-            except BaseException as exc:
-                if runner is not None:
-                    runner.close(terminate=True)
-                    runner = None
-                store.remove_temporary_files()
-                if isinstance(exc, ResultsIOError):
-                    raise ResultsIOError(exc.errno, exc.strerror, exc.filename, note=STOPPED) from None
-                raise
-        finally:
+            with _sigterm_raises():
+                if ran:
+                    lost = drive(runner, plan.tasks(), retries, on_row)
+        except BaseException as exc:
             if runner is not None:
-                runner.close()
-                if lost:
-                    store.remove_temporary_files()  # a worker lost mid-episode left its temporary files
-        # What is on disk now, read once, still under the lock: the summary and ranking.json say the same.
-        ok_rows = OkRows()
-        results = read_results(store.path, consumers=(ok_rows,))
-        summary.count(results)
-        summary.warnings = results.warnings
-        summary.ranking = write_ranking(store.path, results, ok_rows)
+                runner.close(terminate=True)
+                runner = None
+            store.remove_temporary_files()
+            if isinstance(exc, ResultsIOError):
+                raise ResultsIOError(exc.errno, exc.strerror, exc.filename, note=STOPPED) from None
+            raise
+    finally:
+        if runner is not None:
+            runner.close()
+            if lost:
+                store.remove_temporary_files()  # a worker lost mid-episode left its temporary files
+    store.end_rows()
     return summary
 
 
 def _python_warning(text):
     import warnings
 
-    warnings.warn(text, RuntimeWarning, stacklevel=3)
+    # Past this function, _run and evaluate: the warning names evaluate's caller.
+    warnings.warn(text, RuntimeWarning, stacklevel=4)
 
 
 def _runner(workers, scheduler):

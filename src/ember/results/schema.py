@@ -161,13 +161,13 @@ class EpisodeKeys:
 
     Iterable (the pairs, made as they are asked for), sized, and answers
     ``key in keys``: a command holding a campaign of 10^6 episodes keeps
-    its seed tuples, not 10^6 pairs and their set (docs/campaigns.md).
+    its seed arrays, not 10^6 pairs and their set (docs/campaigns.md).
     """
 
     __slots__ = ("_length", "_scenarios", "members")
 
     def __init__(self, scenarios):
-        self._scenarios = scenarios  # [(scenario_hash, seeds tuple)]
+        self._scenarios = scenarios  # [(scenario_hash, seeds array)]
         self._length = sum(len(seeds) for _, seeds in scenarios)
         self.members = {scenario_hash: SeedMembers(seeds) for scenario_hash, seeds in scenarios}  # hash -> seeds
 
@@ -234,7 +234,8 @@ class CountingTable:
     in about 25 bytes per (policy, episode), however many rows there are
     (docs/campaigns.md).  ``add`` takes each checked ``Row`` in file order
     and refuses a row after an ok row (``Invalid``); ``get`` returns "ok",
-    "failed" or None; ``ok`` and ``failed`` count them.
+    "failed" or None; ``ok`` and ``failed`` count them, ``tally(policy)``
+    one policy's.
     """
 
     _NAMES = (None, "failed", "ok")
@@ -288,6 +289,20 @@ class CountingTable:
             self._previous.get((policy, key), 0),
         )
 
+    def tally(self, policy):
+        """(ok, failed): how many of ``policy``'s episodes have an ok / a failed counting row (0, 0 for another name).
+
+        Counted in the status bytes themselves, never through a list of a
+        status per episode (a ranking of 10^6 episodes asks for it).
+        """
+        index = self._policies.get(policy)
+        ok = failed = 0
+        for (owner, _), statuses in self._statuses.items():
+            if owner == index:
+                ok += statuses.count(2)
+                failed += statuses.count(1)
+        return ok, failed
+
     def add(self, row):
         """Take the checked ``row`` (its line, offset and length set); set its ``previous``; raises ``Invalid``."""
         slot, statuses, position = self._place(row.policy, row.key, create=True)
@@ -312,7 +327,8 @@ class CampaignJson:
     """A checked ``campaign.json``: its ID, K in order, and P.
 
     ``keys`` is K as (scenario_hash, seed) pairs, scenario
-    by scenario in the file's order (an ``EpisodeKeys``); ``scenarios`` maps a hash to its ID and seeds;
+    by scenario in the file's order (an ``EpisodeKeys``); ``scenarios`` maps a hash to its ID and seeds
+    (an ``array('q')`` in the file's order);
     ``sources`` a hash to its ``source`` string; ``policies`` maps a name to
     its kind, in the file's order.  ``value`` is the parsed file itself.
     Raises ``Invalid``.
@@ -368,7 +384,9 @@ class CampaignJson:
                         raise Invalid(f"{path}.seeds[{j}]: repeated seed {seed}")
                     seen.add(seed)
             _no_other_keys(scenario, ("scenario_id", "scenario_hash", "source", "seeds"), path)
-            self.scenarios[scenario_hash] = (scenario_id, tuple(seeds))
+            # 8 bytes a seed, and no hold on the parsed file's int objects (32 bytes each): what a reader
+            # keeps once ``value`` is gone (a resume keeps the counting table) holds no Python int per seed.
+            self.scenarios[scenario_hash] = (scenario_id, array.array("q", seeds))
             self.sources[scenario_hash] = source
 
     def _policy(self, policy, path):

@@ -16,7 +16,7 @@ directory itself is the one path that may be a link (the operator gave it).
 Public API (used by campaigns and the hosted service):
 
 - ``ResultsWriter(path)`` with ``lock()``, ``existing()``, ``prepare(campaign)``,
-  ``start(torn, scenarios)``, ``append(row)``, ``remove_temporary_files()``,
+  ``start(torn, scenarios)``, ``append(row)``, ``end_rows()``, ``remove_temporary_files()``,
   ``discard_if_created()``, ``close()`` (also a context manager), ``file(name)``;
 - ``write_file(directory, name, data)``: a top-level file (ranking.json) atomically;
 - ``make_folder(directory, relative)``: the folders of ``relative`` inside ``directory``;
@@ -350,6 +350,7 @@ class ResultsWriter:
         with _naming(episodes):
             self._size = os.fstat(self._episodes).st_size
         write_file(self.path, CAMPAIGN_FILE, self._campaign_bytes)
+        self._campaign_bytes = None  # written: a run of 10^6 seeds need not keep its megabytes
         with _naming(self.path):
             _fsync_dir(self.path)
         folder = make_folder(self.path, SCENARIOS_DIR)
@@ -367,6 +368,8 @@ class ResultsWriter:
         write or any error the file is cut back to its last whole row and
         a ``ResultsIOError`` names it: never a torn row.  Returns the row written.
         """
+        if self._episodes is None:
+            raise ValueError("append: no row may be written before start() or after end_rows()")
         line = canonical_json_reference(row) + b"\n"
         if len(line) > MAX_LINE_BYTES:
             error = (
@@ -397,6 +400,19 @@ class ResultsWriter:
             raise ResultsIOError(exc.errno, exc.strerror or str(exc), self.file(EPISODES_FILE)) from None
         self._size += len(line)
         return row
+
+    def end_rows(self):
+        """The run's last row is written: close episodes.jsonl and let go of the campaign rows were checked against.
+
+        The lock stays (``close`` drops it).  What a run reads back under the
+        lock then does not sit in memory beside the campaign of ``prepare``
+        (its seed lists, a few dozen bytes per episode of K).  ``append``
+        after it raises ``ValueError``.
+        """
+        if self._episodes is not None:
+            os.close(self._episodes)
+            self._episodes = None
+        self._campaign = self._campaign_bytes = None
 
     def remove_temporary_files(self):
         """Remove what workers left under temporary names in records/ and logs/ (a killed worker, a full disk).
