@@ -285,4 +285,5 @@ def test_an_upload_is_verified_in_a_process_of_its_own_and_its_death_is_a_503_le
     assert temporary_files(service) == [] and stored_records(service) == [] and rows_of(service, submission) == []
     assert service.server.process.poll() is None
     upload_again_works(service, submission, plain)
-    assert verifying_processes(service) == {}  # each ends with its upload
+    # Each ends with its upload (by itself: the answer does not wait for its exit).
+    wait_for(lambda: verifying_processes(service) == {}, what="no verifying process left")

@@ -155,13 +155,20 @@ class VerifyingProcess:
     """An ``Upload`` run in a process of its own (``context``: a multiprocessing context), driven by calls
     over a pipe: the same ``feed``, ``finish``, ``commit``, ``discard`` and ``refusal``, ``sent``, ``busy``.
 
-    Each call blocks until the process answers (a pool thread waits on it, without the interpreter lock).
-    The process dying (killed, out of memory) is a 503: nothing was accepted, the upload can be sent again.
+    ``feed`` does not wait for the process: chunks go down the pipe while it verifies the ones before
+    (a round trip a chunk cost a quarter of an upload's time), at most ``IN_FLIGHT`` unanswered, and
+    its answers are taken as they come; a refusal is known a few chunks late, and the rest is only
+    counted.  The other calls wait for their answer (a pool thread waits, without the interpreter
+    lock).  The process dying (killed, out of memory) is a 503: nothing was accepted, send it again.
     """
+
+    IN_FLIGHT = 8
 
     def __init__(self, context, scenario, seed, limits, store=None, verify=True):
         self.refusal, self.sent, self.busy = None, 0, 0.0
+        self.max_bytes = limits.max_record_bytes
         self.temp_path = None  # the process's temporary file, removed here if the process dies before it can
+        self.pending = 0  # calls sent and not answered yet
         self.connection, theirs = context.Pipe()
         self.process = context.Process(target=_verifier, args=(theirs,), name="ember-verify", daemon=True)
         try:
@@ -170,17 +177,28 @@ class VerifyingProcess:
             theirs.close()
         self.temp_path = self._call("start", (scenario, seed, limits, store, verify))
 
-    def _call(self, call, argument=None):
+    def _stopped(self):
+        self.close(died=True)
+        return ServiceRefusal(
+            503, "the verification of this record stopped; nothing was accepted: send it again",
+            headers={**RETRY_AFTER, **CLOSE},
+        )  # fmt: skip
+
+    def _send(self, call, argument=None):
         try:
             self.connection.send((call, argument))
+        except OSError:
+            raise self._stopped() from None
+        self.pending += 1
+
+    def _answer(self):
+        """The next answer's value (every answer before it taken); raises what the process raised."""
+        try:
             value, failure, state = self.connection.recv()
         except (EOFError, OSError):
-            self.close()
-            raise ServiceRefusal(
-                503, "the verification of this record stopped; nothing was accepted: send it again",
-                headers={**RETRY_AFTER, **CLOSE},
-            ) from None  # fmt: skip
-        self.refusal, self.sent, self.busy = state
+            raise self._stopped() from None
+        self.pending -= 1
+        self.refusal, _, self.busy = state
         if failure is None:
             return value
         self.close()
@@ -190,8 +208,23 @@ class VerifyingProcess:
             raise ServiceRefusal(failure[1], failure[2], headers=failure[3])
         raise RuntimeError(f"the verifying process failed: {failure[1]}")
 
+    def _call(self, call, argument=None):
+        self._send(call, argument)
+        value = None
+        while self.pending:
+            value = self._answer()
+        return value
+
     def feed(self, chunk):
-        return self._call("feed", chunk)
+        self.sent += len(chunk)
+        if self.refusal is not None:
+            return  # refused: the rest of the body is only drained
+        if self.sent > self.max_bytes:
+            self.close()
+            raise ServiceRefusal(413, f"the record is longer than {self.max_bytes:,} bytes as sent", headers=CLOSE)
+        while self.pending >= self.IN_FLIGHT or (self.pending and self.connection.poll(0)):
+            self._answer()
+        self._send("feed", chunk)
 
     def finish(self):
         return self._call("finish")
@@ -203,18 +236,22 @@ class VerifyingProcess:
         """End the process: what it has not committed goes with it (its temporary file)."""
         self.close()
 
-    def close(self):
+    def close(self, died=False):
+        """Tell the process to end (it discards what it has not committed, and exits by itself); when it
+        ``died`` instead, make sure it is gone and remove its temporary file."""
         if self.connection is None:
             return
         with contextlib.suppress(OSError):
             self.connection.send(("end", None))
         self.connection.close()
         self.connection = None
+        if not died:
+            return  # not waited for: the answer need not wait for an exit (the fork server reaps it)
         self.process.join(VERIFIER_EXIT_S)
         if self.process.exitcode is None:
             self.process.kill()
             self.process.join(VERIFIER_EXIT_S)
-        if self.process.exitcode != 0 and self.temp_path is not None:
+        if self.temp_path is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.temp_path)  # killed with its file open: nothing of this upload stays
 
