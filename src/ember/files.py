@@ -118,6 +118,15 @@ def _output(path, live, renames):
             yield stream
 
 
+def fsync_directory(path):
+    """Make the entries of folder ``path`` (a file made or renamed there) durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_atomically(path, save):
     """Call ``save(stream)`` with a binary stream for ``path`` (see ``output_file``)."""
     with output_file(path) as stream:

@@ -34,6 +34,7 @@ import stat
 # rows hold floats: json.dumps spelling (5e-05), which orjson does not write
 from ..canonical import canonical_json, canonical_json_reference
 from ..errors import CampaignError, ResultsError, ResultsIOError
+from ..files import fsync_directory
 from .layout import (
     CAMPAIGN_FILE,
     DERIVED_FILES,
@@ -209,14 +210,6 @@ def _naming(path):
         raise ResultsIOError(exc.errno, exc.strerror or str(exc), exc.filename or path) from None
 
 
-def _fsync_dir(path):
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 # -- the directory ----------------------------------------------------------------
 
 
@@ -352,12 +345,12 @@ class ResultsWriter:
         write_file(self.path, CAMPAIGN_FILE, self._campaign_bytes)
         self._campaign_bytes = None  # written: a run of 10^6 seeds need not keep its megabytes
         with _naming(self.path):
-            _fsync_dir(self.path)
+            fsync_directory(self.path)
         folder = make_folder(self.path, SCENARIOS_DIR)
         for scenario_id, scenario in scenarios:
             write_file(self.path, scenario_file(scenario_id), canonical_json(scenario) + b"\n")
         with _naming(folder):
-            _fsync_dir(folder)
+            fsync_directory(folder)
 
     def append(self, row):
         """One row, complete on disk before this returns (one write, then fsync), or not there at all.

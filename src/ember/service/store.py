@@ -18,19 +18,12 @@ import uuid
 
 from ..engine import record_suffix
 from ..errors import RecordStoreFullError
+from ..files import fsync_directory
 
 TMP_DIR = "tmp"
 SWEEP_AGE_S = 3600
 _STORED = re.compile(r"[0-9a-f]{2}/[0-9a-f]{64}\.record(\.gz|\.zst)?")
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
-
-
-def _fsync_dir(path):
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class RecordStore:
@@ -107,7 +100,7 @@ class TemporaryRecord:
             self.handle.close()
             os.makedirs(os.path.dirname(target), exist_ok=True)
             os.replace(self.path, target)
-            _fsync_dir(os.path.dirname(target))
+            fsync_directory(os.path.dirname(target))
         except OSError as exc:
             self.discard()
             if exc.errno in _FULL:
