@@ -46,10 +46,10 @@ def cmd_rank(args, console):
 
 def distance_of(directory, results, ok_rows):
     """Each policy's distance to the possible (bounds.md §5) when ``directory`` has ``bounds.jsonl``, else None."""
-    from ..results.bounds import distances, read_bounds
+    from ..results.bounds import Distances, read_bounds
 
     bounds = read_bounds(directory, results.campaign)
-    return None if bounds is None else distances(ok_rows, bounds)
+    return None if bounds is None else Distances(ok_rows, bounds).policy
 
 
 def write_board(console, args, results, ok_rows, data):

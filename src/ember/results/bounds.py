@@ -156,17 +156,21 @@ class Distance:
         return f", {self.no_bound} without a bound" if self.no_bound else ""
 
 
-def distances(ok_rows, bounds, by_scenario=False):
-    """Each policy's ``Distance`` over its ok rows (``OkRows``), or each (policy, scenario_id)'s when ``by_scenario``.
+class Distances:
+    """The distances of a results directory's ok rows: ``policy`` {policy: Distance} and ``scenario``
+    {(policy, scenario_id): Distance}, in the order of their first ok row."""
 
-    ``bounds`` is ``read_bounds``'s dict.  Policies and scenarios appear in the
-    order of their first ok row.
-    """
-    groups = {}
-    for row in ok_rows.rows():
-        group = (row.policy, row.scenario_id) if by_scenario else row.policy
-        distance = groups.get(group)
-        if distance is None:
-            distance = groups[group] = Distance()
-        distance.add(row.episode, bounds[row.key])
-    return groups
+    def __init__(self, ok_rows, bounds):
+        self.policy, self.scenario = {}, {}
+        for row in ok_rows.rows():
+            episode_bounds = bounds[row.key]
+            for table, group in ((self.policy, row.policy), (self.scenario, (row.policy, row.scenario_id))):
+                distance = table.get(group)
+                if distance is None:
+                    distance = table[group] = Distance()
+                distance.add(row.episode, episode_bounds)
+
+    @property
+    def no_bound(self):
+        """The ok rows whose key has no bound (bounds.md §3's limit)."""
+        return sum(distance.no_bound for distance in self.policy.values())
