@@ -158,6 +158,11 @@ def evaluate_arguments(evaluate):
     evaluate.add_argument("--retry-failed", action="store_true", help="run again the episodes whose last row is failed")
     keep_help = f"store each run episode's record as RESULTS_DIR/{kept_record('POLICY', 'SCENARIO', 'SEED')}"
     evaluate.add_argument("--keep-records", action="store_true", help=keep_help)
+    adopt_help = (
+        "resume a results directory made before campaign 1.1, whose agent and python policies have no code: "
+        "record today's code for them"
+    )
+    evaluate.add_argument("--adopt-code", action="store_true", help=adopt_help)
     arguments.add_sandbox(evaluate, "with agent or python policies")
 
 
@@ -190,6 +195,8 @@ def cmd_evaluate(args, console):
                 progress=on_episode,
                 warn=console.warn,
                 sandbox=args.sandbox,
+                adopt_code=args.adopt_code,
+                say=console.say,
             )
     except Terminated:
         console.say(f"ember: terminated; every finished episode is in {EPISODES_FILE}, run again to resume.")
