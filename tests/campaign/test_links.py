@@ -160,3 +160,43 @@ def test_links_that_stay_inside_and_a_linked_campaign_folder_are_allowed(tmp_pat
     path = write_campaign(tmp_path / "linked", text)
     done = ember_cli("evaluate", path, "-o", tmp_path / "res", "--workers", "1", "--sandbox", "off")
     assert done.returncode == 0, done.stderr
+
+
+def test_a_bundle_folder_with_a_link_out_is_refused_by_its_run(tmp_path, outside):
+    """A hidden-track job runs its bundle as a campaign in the bundle's folder (the service's own campaign file,
+    policy entry and scenarios beside it): a link out of the bundle's folder is refused by the same check, even
+    one planted after the upload's and the extraction's own refusals of links."""
+    from ember.service import jobs
+    from ember.service.bundles import extract_bundle
+    from ember.service.evaluator import campaign_text, policy_entry
+
+    from helpers.bundles import agent_bundle
+
+    job = tmp_path / "job"
+    job.mkdir()
+    bundle = agent_bundle(job / jobs.BUNDLE_FILE)
+    agent = job / jobs.AGENT_DIR
+    extract_bundle(bundle, agent)
+    os.symlink(outside / "database.txt", agent / "notes.txt")
+    scenario = ember_scenario_file(job / jobs.SCENARIOS_NAME)
+    entry = policy_entry("team.runner", {"agent": ["python3", "agent.py"]}, agent)
+    assert entry["files"] == ["agent.py", "ember-agent.toml", "notes.txt"]
+    (agent / jobs.CAMPAIGN_NAME).write_text(campaign_text("board", [scenario], [(scenario.scenario_id, None, 0)], entry))
+    results = job / jobs.RESULTS_NAME
+    done = ember_cli("evaluate", agent / jobs.CAMPAIGN_NAME, "-o", results, "--workers", "1")
+    line = assert_one_line_error(done)
+    assert "policies[0]: notes.txt is a symbolic link to" in line, line
+    assert snapshot(results) is None
+
+
+def ember_scenario_file(folder):
+    """A hidden scenario's file as the evaluator writes it (``<id>.json`` beside the job's bundle)."""
+    from types import SimpleNamespace
+
+    from ember.canonical import canonical_json
+    from ember.scenario import compile_scenario
+
+    compiled = compile_scenario("builtin:small-room")
+    folder.mkdir()
+    (folder / f"{compiled.scenario_id}.json").write_bytes(canonical_json(compiled.data) + b"\n")
+    return SimpleNamespace(scenario_id=compiled.scenario_id)
