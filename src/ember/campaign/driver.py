@@ -16,6 +16,7 @@ from ..isolation.probe import require_sandbox
 from ..ranking import write_ranking
 from ..results import CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, OkRows, read_results
 from ..results.code_lists import read_code_list
+from ..results.layout import log_file
 from ..results.writer import ResultsWriter
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION
 from .dask_runner import DaskRunner
@@ -83,6 +84,10 @@ class Summary:
         self.this_run_failed = 0
         self.ranking = None
         self.warnings = []
+        #: Per policy with failed counting rows, in the campaign's order: (policy, count, first reason, log).
+        #: ``log`` is the path relative to the results directory of the first one's stderr log, or of the
+        #: policy's logs folder, when there is one (else None).
+        self.failures = []
 
     def count(self, results):
         """ok, failed and missing from ``results`` (the directory read back at the end)."""
@@ -92,12 +97,46 @@ class Summary:
         self.failed = results.statuses.failed
         self.missing = self.episodes - self.ok - self.failed
 
+    def explain(self, results, failed_rows):
+        """``failures`` from the directory read back at the end and its ``FailedRows``."""
+        self.failures = []
+        for policy in results.campaign.policies:
+            count = results.statuses.tally(policy)[1]
+            first = failed_rows.first(policy)
+            if not count or first is None:
+                continue
+            scenario_id, seed, reason = first
+            log = log_file(policy, scenario_id, seed, "stderr")
+            if not os.path.isfile(os.path.join(results.directory, log)):
+                log = os.path.dirname(os.path.dirname(log))
+                if not os.path.isdir(os.path.join(results.directory, log)):
+                    log = None
+            self.failures.append((policy, count, reason, log))
+
     def line(self):
         return (
             f"{self.episodes} episodes: {self.ok} ok, {self.failed} failed"
             + (f", {self.missing} without a row" if self.missing else "")
             + f" (this run: {self.this_run_ok} ok, {self.this_run_failed} failed of {self.ran})."
         )
+
+
+class FailedRows:
+    """A reader's consumer: each policy's failed counting rows (scenario ID, seed, error), to say the first."""
+
+    def __init__(self):
+        self.by_key = {}  # (policy, episode key) -> (line, scenario_id, seed, error): failed counting rows only
+
+    def add(self, row):
+        if row.ok:
+            self.by_key.pop((row.policy, row.key), None)
+        else:
+            self.by_key[row.policy, row.key] = (row.line, row.scenario_id, row.key[1], row.value["error"])
+
+    def first(self, policy):
+        """(scenario_id, seed, error) of ``policy``'s first failed counting row in file order, or None."""
+        found = [value for (name, _), value in self.by_key.items() if name == policy]
+        return min(found)[1:] if found else None
 
 
 @contextlib.contextmanager
@@ -179,9 +218,10 @@ def evaluate(
         # The run's own structures (the campaign's seed lists, the plan, a resumed directory's counting
         # table) went with _run's frame, the writer's campaign with end_rows(): the reading's own seed
         # lists and counting table never sit in memory beside them (benchmarks/bench_campaign_memory.py).
-        ok_rows = OkRows()
-        results = read_results(store.path, consumers=(ok_rows,))
+        ok_rows, failed_rows = OkRows(), FailedRows()
+        results = read_results(store.path, consumers=(ok_rows, failed_rows))
         summary.count(results)
+        summary.explain(results, failed_rows)
         summary.warnings = results.warnings
         summary.ranking = write_ranking(store.path, results, ok_rows)
     return summary

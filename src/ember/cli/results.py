@@ -207,6 +207,9 @@ def cmd_evaluate(args, console):
     print_warnings(console, args.output, summary.warnings)
     leaderboard = leaderboard_text(summary.ranking)
     console.say(f"ember: {summary.line()}")
+    for policy, count, reason, log in summary.failures:
+        details = f"; details in {os.path.join(args.output, log)}" if log is not None else ""
+        console.say(f"ember: policy {policy}: {count} failed; the first: {reason}{details}")
     if leaderboard is None:
         console.say(
             f"ember: {RANKING_FILE} is written; the leaderboard table needs tabulate: pip install 'ember-eval[cli]'."
