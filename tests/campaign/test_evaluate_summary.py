@@ -87,7 +87,7 @@ def test_the_summary_says_why_rows_failed(tmp_path):
     log = results / "logs" / "crash" / crash["scenario_id"] / f"{crash['seed']}.stderr"
     assert b"boom: the weights are missing" in log.read_bytes()
     lines = done.stderr.decode().splitlines()
-    assert f"ember: policy crash: 2 failed; the first: {crash['error']}; details in {log}" in lines, lines
+    assert f"ember: policy crash: 2 failed; the first: {crash['error']} (details in {log})" in lines, lines
     assert f"ember: policy team-x: 2 failed; the first: {team['error']}" in lines, lines
     assert not any(line.startswith("ember: policy greedy:") for line in lines)
     summary = lines.index("ember: 6 episodes: 2 ok, 4 failed (this run: 2 ok, 4 failed of 6).")

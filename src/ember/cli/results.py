@@ -208,7 +208,7 @@ def cmd_evaluate(args, console):
     leaderboard = leaderboard_text(summary.ranking)
     console.say(f"ember: {summary.line()}")
     for policy, count, reason, log in summary.failures:
-        details = f"; details in {os.path.join(args.output, log)}" if log is not None else ""
+        details = f" (details in {os.path.join(args.output, log)})" if log is not None else ""
         console.say(f"ember: policy {policy}: {count} failed; the first: {reason}{details}")
     if leaderboard is None:
         console.say(
