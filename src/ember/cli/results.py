@@ -263,13 +263,24 @@ def verify_arguments(verify):
     verify.add_argument("--log", metavar="LOG", help=log_help)
 
 
+def _campaign_json(path):
+    """The campaign.json a run of the campaign file at ``path`` would write (its scenarios hashed, its policies'
+    links checked and code hashed): what ``verify --campaign`` compares the directory with."""
+    from ..campaign import load_campaign
+    from ..campaign.driver import resolve
+
+    return resolve(load_campaign(path))
+
+
 def cmd_verify(args, console):
     from ..progress import items_progress
     from ..results.verify import report_lines, verify_results
     from ..stats.recomputed import recomputed_files
 
     with items_progress("verifying rows", "rows", stream=console.progress_stream) as on_row:
-        report = verify_results(args.results, args.campaign, on_row=on_row, recomputed=recomputed_files())
+        report = verify_results(
+            args.results, args.campaign, on_row=on_row, recomputed=recomputed_files(), load_campaign=_campaign_json
+        )
     print_warnings(console, args.results, report.warnings)
     for line in report_lines(args.results, report):
         console.line(line)
