@@ -132,8 +132,11 @@ def test_a_directory_made_before_1_1_resumes_only_with_adopt_code(tmp_path):
     assert done.returncode == 0, done.stderr
     folder = tmp_path / "c"
     code = expected_code(folder, "agent.py")
-    assert f"ember: policy plain: campaign.json had no code for its rows (written before campaign 1.1); " \
-        f"--adopt-code recorded today's code {code}.".encode() in done.stderr
+    assert (
+        f"ember: policy plain: campaign.json had no code for its rows (written before campaign 1.1); "
+        f"--adopt-code recorded today's code {code}.".encode()
+        in done.stderr
+    )
     assert _codes(results)["plain"] == code
     assert _codes(results)["pack"] == expected_code(folder, "pkg")
     verified = ember_cli("verify", results)

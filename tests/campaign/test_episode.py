@@ -13,8 +13,8 @@ from helpers.campaigns import (
     SMALL,
     builtin_metrics,
     by_key,
-    expected_code,
     ember_cli,
+    expected_code,
     read_rows,
     write_campaign,
 )

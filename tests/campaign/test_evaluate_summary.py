@@ -91,4 +91,6 @@ def test_the_summary_says_why_rows_failed(tmp_path):
     assert f"ember: policy team-x: 2 failed; the first: {team['error']}" in lines, lines
     assert not any(line.startswith("ember: policy greedy:") for line in lines)
     summary = lines.index("ember: 6 episodes: 2 ok, 4 failed (this run: 2 ok, 4 failed of 6).")
-    assert lines[summary + 1].startswith("ember: policy crash: ") and lines[summary + 2].startswith("ember: policy team-x")
+    assert lines[summary + 1].startswith("ember: policy crash: ") and lines[summary + 2].startswith(
+        "ember: policy team-x"
+    )

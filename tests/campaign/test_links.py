@@ -181,7 +181,9 @@ def test_a_bundle_folder_with_a_link_out_is_refused_by_its_run(tmp_path, outside
     scenario = ember_scenario_file(job / jobs.SCENARIOS_NAME)
     entry = policy_entry("team.runner", {"agent": ["python3", "agent.py"]}, agent)
     assert entry["files"] == ["agent.py", "ember-agent.toml", "notes.txt"]
-    (agent / jobs.CAMPAIGN_NAME).write_text(campaign_text("board", [scenario], [(scenario.scenario_id, None, 0)], entry))
+    (agent / jobs.CAMPAIGN_NAME).write_text(
+        campaign_text("board", [scenario], [(scenario.scenario_id, None, 0)], entry)
+    )
     results = job / jobs.RESULTS_NAME
     done = ember_cli("evaluate", agent / jobs.CAMPAIGN_NAME, "-o", results, "--workers", "1")
     line = assert_one_line_error(done)

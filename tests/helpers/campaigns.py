@@ -178,6 +178,8 @@ def expected_code(folder, *paths):
             found += [os.path.join(parent, name) for name in files if not os.path.islink(os.path.join(parent, name))]
         for name in found:
             with open(name, "rb") as handle:
-                pairs.append([os.path.relpath(name, folder).replace(os.sep, "/"), hashlib.sha256(handle.read()).hexdigest()])
+                pairs.append(
+                    [os.path.relpath(name, folder).replace(os.sep, "/"), hashlib.sha256(handle.read()).hexdigest()]
+                )
     text = json.dumps(sorted(pairs), separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()

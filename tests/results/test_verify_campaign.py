@@ -18,10 +18,7 @@ from helpers.campaigns import EXAMPLE_AGENT, TINY, ember_cli
 
 HEAD = 'campaign = "board"\nseeds = [0, 1]\nscenarios = ["floor.json"]\n'
 GREEDY = '[[policies]]\nname = "greedy"\nbuiltin = "greedy"\n'
-POLICIES = (
-    GREEDY
-    + f'[[policies]]\nname = "agent"\nagent = "{sys.executable} agent.py"\n'
-)
+POLICIES = GREEDY + f'[[policies]]\nname = "agent"\nagent = "{sys.executable} agent.py"\n'
 #: The same scenario ID as TINY, with the fire gone: an easier floor.
 EASY = dict(TINY, fire=dict(TINY["fire"], ignitions=[]))
 
@@ -66,7 +63,8 @@ def test_the_campaigns_own_results_verify_against_it(board):
     done = _verify(results, campaign)
     assert done.returncode == 0, done.stdout
     assert done.stdout.decode().splitlines()[-1] == (
-        "ember verify: 4 verified, 0 mismatched, 0 unverifiable of 4 counting ok rows; ranking.json recomputed: identical."
+        "ember verify: 4 verified, 0 mismatched, 0 unverifiable of 4 counting ok rows; "
+        "ranking.json recomputed: identical."
     )
 
 

@@ -351,7 +351,10 @@ def campaign_difference(value, expected):
         if _without_code(found) != _without_code(policy):
             return f"{place}: {_source(policy)} in the campaign file, {_source(found)} in the directory"
         if "code" in policy and "code" not in found:
-            return f"{place}: the directory holds no code for it (written before campaign 1.1), the file's is {policy['code']}"
+            return (
+                f"{place}: the directory holds no code for it (written before campaign 1.1), "
+                f"the file's is {policy['code']}"
+            )
         if policy.get("code") != found.get("code"):
             return f"{place}: code {policy['code']} in the campaign file, {found['code']} in the directory"
     return None
@@ -362,7 +365,9 @@ def _without_code(policy):
 
 
 def _source(policy):
-    shown_keys = ", ".join(f"{key} = {shown(item)}" for key, item in sorted(policy.items()) if key not in ("name", "code"))
+    shown_keys = ", ".join(
+        f"{key} = {shown(item)}" for key, item in sorted(policy.items()) if key not in ("name", "code")
+    )
     return shown_keys or "without a source"
 
 

@@ -35,11 +35,12 @@ import stat
 from ..canonical import canonical_json, canonical_json_reference
 from ..errors import CampaignError, ResultsError, ResultsIOError
 from ..files import fsync_directory
+from .code_lists import code_bytes
 from .layout import (
     CAMPAIGN_FILE,
+    CODE_DIR,
     DERIVED_FILES,
     EPISODES_FILE,
-    CODE_DIR,
     SCENARIOS_DIR,
     TOP_LEVEL,
     TORN_FILE,
@@ -49,7 +50,6 @@ from .layout import (
     is_temporary,
     scenario_file,
 )
-from .code_lists import code_bytes
 from .reader import check_campaign, read_results
 from .rows import failed_row
 from .schema import MAX_CAMPAIGN_BYTES, MAX_LINE_BYTES, Invalid, check_row
