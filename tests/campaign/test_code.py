@@ -102,6 +102,12 @@ def test_a_resume_whose_code_changed_is_refused_naming_the_file(tmp_path):
     line = _refusal(_evaluate(path, results))
     assert "policy wrapped's code changed since its rows were written: bin/extra.py is new" in line, line
     os.remove(tmp_path / "c" / "bin" / "extra.py")
+    weights = (tmp_path / "c" / "bin" / "weights.txt").read_bytes()
+    os.remove(tmp_path / "c" / "bin" / "weights.txt")
+    line = _refusal(_evaluate(path, results))
+    assert "policy wrapped's code changed since its rows were written: bin/weights.txt is gone" in line, line
+    (tmp_path / "c" / "bin" / "weights.txt").write_bytes(weights)
+    assert snapshot(results) == before
     assert _evaluate(path, results).returncode == 0  # the same code again: resumed
 
 
