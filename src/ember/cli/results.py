@@ -167,6 +167,11 @@ def evaluate_arguments(evaluate):
     evaluate.add_argument("--retry-failed", action="store_true", help="run again the episodes whose last row is failed")
     keep_help = f"store each run episode's record as RESULTS_DIR/{kept_record('POLICY', 'SCENARIO', 'SEED')}"
     evaluate.add_argument("--keep-records", action="store_true", help=keep_help)
+    adopt_help = (
+        "resume a results directory made before campaign 1.1, whose agent and python policies have no code: "
+        "record today's code for them"
+    )
+    evaluate.add_argument("--adopt-code", action="store_true", help=adopt_help)
     arguments.add_sandbox(evaluate, "with agent or python policies")
 
 
@@ -199,6 +204,8 @@ def cmd_evaluate(args, console):
                 progress=on_episode,
                 warn=console.warn,
                 sandbox=args.sandbox,
+                adopt_code=args.adopt_code,
+                say=console.say,
             )
     except Terminated:
         console.say(f"ember: terminated; every finished episode is in {EPISODES_FILE}, run again to resume.")
@@ -209,6 +216,9 @@ def cmd_evaluate(args, console):
     print_warnings(console, args.output, summary.warnings)
     leaderboard = leaderboard_text(summary.ranking)
     console.say(f"ember: {summary.line()}")
+    for policy, count, reason, log in summary.failures:
+        details = f" (details in {os.path.join(args.output, log)})" if log is not None else ""
+        console.say(f"ember: policy {policy}: {count} failed; the first: {reason}{details}")
     if leaderboard is None:
         console.say(
             f"ember: {RANKING_FILE} is written; the leaderboard table needs tabulate: pip install 'ember-eval[cli]'."
@@ -262,13 +272,24 @@ def verify_arguments(verify):
     verify.add_argument("--log", metavar="LOG", help=log_help)
 
 
+def _campaign_json(path):
+    """The campaign.json a run of the campaign file at ``path`` would write (its scenarios hashed, its policies'
+    links checked and code hashed): what ``verify --campaign`` compares the directory with."""
+    from ..campaign import load_campaign
+    from ..campaign.driver import resolve
+
+    return resolve(load_campaign(path))
+
+
 def cmd_verify(args, console):
     from ..progress import items_progress
     from ..results.verify import report_lines, verify_results
     from ..stats.recomputed import recomputed_files
 
     with items_progress("verifying rows", "rows", stream=console.progress_stream) as on_row:
-        report = verify_results(args.results, args.campaign, on_row=on_row, recomputed=recomputed_files())
+        report = verify_results(
+            args.results, args.campaign, on_row=on_row, recomputed=recomputed_files(), load_campaign=_campaign_json
+        )
     print_warnings(console, args.results, report.warnings)
     for line in report_lines(args.results, report):
         console.line(line)

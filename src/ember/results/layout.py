@@ -8,6 +8,7 @@ A results directory holds::
     scenarios/<scenario_id>.json           scenario_file()
     records/<policy>/<scenario_id>/<seed>.record.gz   kept_record()
     logs/<policy>/<scenario_id>/<seed>.stderr      log_file()
+    code/<policy>.json                     code_file() (an agent or python policy's code list)
     ranking.json                           RANKING_FILE
     statistics.json                        STATISTICS_FILE (only 'ember stats -o' writes it)
     bounds.jsonl                           BOUNDS_FILE (bounds.md §5: each key's optima)
@@ -35,6 +36,8 @@ SCENARIOS_DIR = "scenarios"
 LOG_FILE = "log.jsonl"
 RECORDS_DIR = "records"
 LOGS_DIR = "logs"
+#: Each agent or python policy's code list, whose SHA-256 is campaign.json's ``code`` (docs/campaigns.md).
+CODE_DIR = "code"
 #: What a kept record's file name ends with (gzip, mtime 0: reproducible bytes).
 KEPT_RECORD_SUFFIX = ".record.gz"
 #: The standard streams a log is kept for: standard error only (a python policy's standard
@@ -47,12 +50,17 @@ WORKER_FOLDERS = (RECORDS_DIR, LOGS_DIR)
 #: The derived files a run removes at its start: they describe rows the run changes.
 DERIVED_FILES = (RANKING_FILE, STATISTICS_FILE)
 #: Every top-level entry a writer of the directory makes (files and folders).
-TOP_LEVEL = (CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, SCENARIOS_DIR, RECORDS_DIR, LOGS_DIR) + DERIVED_FILES
+TOP_LEVEL = (CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, SCENARIOS_DIR, RECORDS_DIR, LOGS_DIR, CODE_DIR) + DERIVED_FILES
 
 
 def scenario_file(scenario_id):
     """``scenarios/<scenario_id>.json``: the scenario's canonical JSON."""
     return os.path.join(SCENARIOS_DIR, f"{scenario_id}.json")
+
+
+def code_file(policy):
+    """``code/<policy>.json``: the policy's code list (canonical JSON; its SHA-256 is the policy's ``code``)."""
+    return os.path.join(CODE_DIR, f"{policy}.json")
 
 
 def episode_folder(top, policy, scenario_id):
