@@ -10,6 +10,7 @@ A results directory holds::
     logs/<policy>/<scenario_id>/<seed>.stderr      log_file()
     ranking.json                           RANKING_FILE
     statistics.json                        STATISTICS_FILE (only 'ember stats -o' writes it)
+    log.jsonl, log.head.json               LOG_FILE, LOG_HEAD_FILE (a service board's export only)
 
 Paths returned here are relative to the results directory, in the form a
 row's ``record`` holds (``os.path.join``).  Temporary files (a kept record
@@ -30,6 +31,8 @@ STATISTICS_FILE = "statistics.json"
 SCENARIOS_DIR = "scenarios"
 #: A service board's export only (service.md §7): the board's audit log.
 LOG_FILE = "log.jsonl"
+#: A service board's export only (service.md §9): the log's head, signed by the service when it exported.
+LOG_HEAD_FILE = "log.head.json"
 RECORDS_DIR = "records"
 LOGS_DIR = "logs"
 #: What a kept record's file name ends with (gzip, mtime 0: reproducible bytes).
