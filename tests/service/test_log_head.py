@@ -113,7 +113,7 @@ def policies_of_rows(export_dir):
 
 def test_init_makes_the_key_pair_once_and_on_a_data_made_before_1_1_only_that(tmp_path):
     data = str(tmp_path / "DATA")
-    ember("service", "init", data)
+    made = ember("service", "init", data)
     key_file = os.path.join(data, "signing.key")
     assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(os.path.join(data, "signing.pub")).st_mode) == 0o600
@@ -121,6 +121,7 @@ def test_init_makes_the_key_pair_once_and_on_a_data_made_before_1_1_only_that(tm
     assert private.startswith(b"-----BEGIN PRIVATE KEY-----\n")
     key = public_key_of(data)
     assert len(base64.b64decode(key, validate=True)) == 32 and len(key) == 44
+    assert made.stdout == "" and f"the log's public key, in signing.pub: {key})." in made.stderr
     # Again on a 1.1 DATA: nothing changes, the key pair above all.
     ember("service", "init", data)
     assert read(key_file) == private and public_key_of(data) == key
