@@ -23,7 +23,7 @@ import binascii
 import json
 import os
 import re
-import secrets
+import tempfile
 
 from ..canonical import canonical_json_reference
 from ..errors import MissingExtraError, ServiceError
@@ -85,8 +85,7 @@ def _write_new(path, data):
     ``init`` never leaves half a key and two at once keep one.
     """
     folder = os.path.dirname(path) or "."
-    temporary = os.path.join(folder, f".{os.path.basename(path)}.tmp{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=folder)  # mode 0600
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
