@@ -39,9 +39,17 @@ def cmd_rank(args, console):
     if args.format == "json":
         data = ranking_bytes(ranking)
     else:
-        data = (format_leaderboard(ranking, args.format) + "\n").encode("utf-8")
+        data = (format_leaderboard(ranking, args.format, distance_of(args.results, results, ok_rows)) + "\n").encode()
     write_board(console, args, results, ok_rows, data)
     return 0
+
+
+def distance_of(directory, results, ok_rows):
+    """Each policy's distance to the possible (bounds.md §5) when ``directory`` has ``bounds.jsonl``, else None."""
+    from ..results.bounds import Distances, read_bounds
+
+    bounds = read_bounds(directory, results.campaign)
+    return None if bounds is None else Distances(ok_rows, bounds).policy
 
 
 def write_board(console, args, results, ok_rows, data):
@@ -107,7 +115,8 @@ def cmd_stats(args, console):
     if args.format == "json":
         data = statistics_bytes(statistics)
     else:
-        data = (format_statistics(statistics, args.format) + "\n").encode("utf-8")
+        distance = distance_of(args.results, results, ok_rows)
+        data = (format_statistics(statistics, args.format, distance) + "\n").encode("utf-8")
     write_board(console, args, results, ok_rows, data)
     return 0
 

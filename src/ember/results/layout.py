@@ -10,6 +10,7 @@ A results directory holds::
     logs/<policy>/<scenario_id>/<seed>.stderr      log_file()
     ranking.json                           RANKING_FILE
     statistics.json                        STATISTICS_FILE (only 'ember stats -o' writes it)
+    bounds.jsonl                           BOUNDS_FILE (bounds.md §5: each key's optima)
     log.jsonl, log.head.json               LOG_FILE, LOG_HEAD_FILE (a service board's export only)
 
 Paths returned here are relative to the results directory, in the form a
@@ -28,6 +29,8 @@ TORN_FILE = EPISODES_FILE + ".torn"
 RANKING_FILE = "ranking.json"
 #: Written only by 'ember stats -o'; like ranking.json it describes rows a new run may change.
 STATISTICS_FILE = "statistics.json"
+#: Each key's optima (bounds.md §5), written by 'ember bounds DIR' and 'ember evaluate --bounds'.
+BOUNDS_FILE = "bounds.jsonl"
 SCENARIOS_DIR = "scenarios"
 #: A service board's export only (service.md §7): the board's audit log.
 LOG_FILE = "log.jsonl"

@@ -104,7 +104,9 @@ def _count(n, noun):
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def policy_rows(statistics):
+def policy_rows(statistics, distance=None):
+    from ..ranking import distance_cells
+
     return [
         [
             entry["rank"],
@@ -118,6 +120,7 @@ def policy_rows(statistics):
             total_text(entry["person_time_to_safety_total"]),
             share_of_episodes_text(entry["episodes_with_casualties"]),
         ]
+        + (distance_cells(distance[entry["policy"]]) if distance is not None else [])
         for entry in statistics["policies"]
     ]
 
@@ -142,12 +145,14 @@ def pair_rows(statistics):
     return rows
 
 
-def format_statistics(statistics, fmt):
+def format_statistics(statistics, fmt, distance=None):
     """A ``statistics.json`` dict as plain text (``"table"``) or Markdown (``"markdown"``).
 
+    ``distance``: each policy's ``Distance`` (bounds.md §5) when the results have
+    ``bounds.jsonl``: two more columns of the policy table.
     Needs the ``cli`` extra (tabulate); without it a ``MissingExtraError`` says so.
     """
-    from ..ranking import require_tabulate
+    from ..ranking import DISTANCE_COLUMNS, distance_sentence, require_tabulate
 
     if fmt not in _TABLE_STYLES:
         raise ValueError(f"format must be one of {', '.join(STATISTICS_FORMATS)}, got {fmt!r}")
@@ -168,10 +173,13 @@ def format_statistics(statistics, fmt):
     for warning in warnings:
         lines += [f"Warning: {warning}", ""]
     if statistics["policies"]:
+        headers = POLICY_COLUMNS + (DISTANCE_COLUMNS if distance is not None else ())
         lines += [
-            tabulate(policy_rows(statistics), headers=POLICY_COLUMNS, tablefmt=style, disable_numparse=True),
+            tabulate(policy_rows(statistics, distance), headers=headers, tablefmt=style, disable_numparse=True),
             "",
         ]
+        if distance is not None:
+            lines += [distance_sentence(distance), ""]
     else:
         lines += ["No policy has an ok row for every episode: nothing is ranked.", ""]
     if statistics["pairs"]:
