@@ -270,6 +270,40 @@ def verify_arguments(verify):
     strictness.add_argument("--allow-unverifiable", action="store_true", help=allow_help)
     log_help = "also check this audit log of a service board: its hash chain, and that the rows are its ranked rows"
     verify.add_argument("--log", metavar="LOG", help=log_help)
+    key_help = (
+        "with --log: the service's public key (base64, or @FILE holding it): the export's log.head.json must be "
+        "signed by it and name the chain's last entry (needs the 'service' extra)"
+    )
+    verify.add_argument("--public-key", metavar="K", help=key_help)
+    service_help = (
+        "with --log: the service (https://HOST; http:// only to a loopback address): its public key and live "
+        "head, and its log must hold the export's entries unchanged"
+    )
+    verify.add_argument("--service", metavar="URL", help=service_help)
+
+
+def _anchor(args):
+    """(the public key's 32 bytes, the live service or None) of --public-key/--service, checked before any work;
+    None when neither is given."""
+    if args.public_key is None and args.service is None:
+        return None
+    from ..errors import ServiceError
+
+    if args.log is None:
+        raise ServiceError("ember verify: --public-key and --service check a log's head: give --log LOG too")
+    from ..service import anchor
+
+    anchor.require()
+    key = None if args.public_key is None else anchor.parse_public_key(args.public_key)
+    live = None
+    if args.service is not None:
+        live = anchor.LiveService(args.service)
+        served = live.public_key()
+        if key is not None and served != key:
+            theirs = anchor.key_text(served)
+            raise ServiceError(f"--service {args.service}: its public key is {theirs}, not the --public-key given")
+        key = served
+    return key, live
 
 
 def _campaign_json(path):
@@ -286,6 +320,7 @@ def cmd_verify(args, console):
     from ..results.verify import report_lines, verify_results
     from ..stats.recomputed import recomputed_files
 
+    anchored = _anchor(args)
     with items_progress("verifying rows", "rows", stream=console.progress_stream) as on_row:
         report = verify_results(
             args.results, args.campaign, on_row=on_row, recomputed=recomputed_files(), load_campaign=_campaign_json
@@ -298,7 +333,13 @@ def cmd_verify(args, console):
         from ..results.log import check_log
 
         problems = check_log(args.results, args.log)
-        for line in problems:
+        notes = []
+        if anchored is not None and not problems:
+            from ..service.anchor import check_export_head
+
+            found = check_export_head(args.results, args.log, *anchored)
+            problems, notes = found.problems, found.notes
+        for line in problems + notes:
             console.line(line)
         console.line(f"ember verify: the log {'fails' if problems else 'holds'}: {args.log}")
         passed = passed and not problems

@@ -12,6 +12,7 @@ A results directory holds::
     ranking.json                           RANKING_FILE
     statistics.json                        STATISTICS_FILE (only 'ember stats -o' writes it)
     bounds.jsonl                           BOUNDS_FILE (bounds.md §5: each key's optima)
+    log.jsonl, log.head.json               LOG_FILE, LOG_HEAD_FILE (a service board's export only)
 
 Paths returned here are relative to the results directory, in the form a
 row's ``record`` holds (``os.path.join``).  Temporary files (a kept record
@@ -34,6 +35,8 @@ BOUNDS_FILE = "bounds.jsonl"
 SCENARIOS_DIR = "scenarios"
 #: A service board's export only (service.md §7): the board's audit log.
 LOG_FILE = "log.jsonl"
+#: A service board's export only (service.md §9): the log's head, signed by the service when it exported.
+LOG_HEAD_FILE = "log.head.json"
 RECORDS_DIR = "records"
 LOGS_DIR = "logs"
 #: Each agent or python policy's code list, whose SHA-256 is campaign.json's ``code`` (docs/campaigns.md).

@@ -18,7 +18,7 @@ from ..canonical import canonical_json, canonical_json_reference
 from ..errors import CampaignError, ServiceError
 from ..scenario import ID_PATTERN
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION, STATISTICS_VERSION
-from . import audit, tables
+from . import anchor, audit, tables
 from .config import CONFIG_FILE, DATABASE_VARIABLE, RECORDS_DIR, config_text, default_database, read_config
 from .database import Database
 
@@ -36,8 +36,9 @@ def init_service(data, database=None):
     """Make (or bring up to date) the service directory ``data``; returns the ``ServiceConfig``.
 
     On a new DATA: ``service.toml`` (mode 0600), ``records/``, the database
-    with every migration applied.  On an existing one: the pending
-    migrations, nothing else.
+    with every migration applied, the signing key pair (``anchor``).  On an
+    existing one: the pending migrations, and the key pair when it has none
+    (a DATA made before service 1.1), nothing else.
     """
     path = os.path.join(data, CONFIG_FILE)
     if not os.path.exists(path):
@@ -49,6 +50,7 @@ def init_service(data, database=None):
             handle.write(config_text(url))
     config = read_config(data)
     os.makedirs(os.path.join(data, RECORDS_DIR), exist_ok=True)
+    anchor.ensure_key(data)
     db = Database(config.database)
     try:
         db.migrate()
