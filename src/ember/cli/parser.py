@@ -4,6 +4,7 @@ import argparse
 import sys
 
 from .. import __doc__ as PACKAGE_DOC
+from ..errors import did_you_mean
 from ..versions import METRICS_VERSION, SIMULATOR_VERSION
 from .console import CONSOLE, one_line
 from .exits import EXIT_BAD_INPUT
@@ -12,6 +13,17 @@ from .table import COMMANDS
 
 class Parser(argparse.ArgumentParser):
     """Usage errors follow the error contract too (one line on stderr, exit status 2); help is console output."""
+
+    def _check_value(self, action, value):
+        # argparse's one check of a value against its choices (commands, subcommands, --policy, --format...):
+        # an unknown one is answered with the closest choice, or the command it names one level down.
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as exc:
+            hint = nested_command(action, value) or did_you_mean(value, action.choices)
+            if not hint:
+                raise
+            raise argparse.ArgumentError(action, f"{exc.message}{hint}") from None
 
     def error(self, message):
         self.exit(EXIT_BAD_INPUT, f"ember: {one_line(message)} (see '{self.prog} --help').\n")
@@ -33,6 +45,20 @@ class Parser(argparse.ArgumentParser):
             CONSOLE.write_error(message)
         CONSOLE.flush()  # a --help that cannot be written is an error like any other
         sys.exit(status)
+
+
+def nested_command(action, value):
+    """``"; did you mean 'ember service init'?"`` when ``value``, unknown to the subcommands of ``action``,
+    is a subcommand of one of them (``ember init``, ``ember serve``); else ``""``."""
+    if not isinstance(action, argparse._SubParsersAction):
+        return ""
+    found = [
+        f"{parser.prog} {value}"
+        for parser in action.choices.values()
+        for inner in parser._actions
+        if isinstance(inner, argparse._SubParsersAction) and value in inner.choices
+    ]
+    return f"; did you mean {found[0]!r}?" if found else ""
 
 
 def build_parser(commands=COMMANDS, only=None):

@@ -1,6 +1,7 @@
 """The commands of one episode: run, metrics, replay, demo, render, scenarios."""
 
 import contextlib
+import hashlib
 import json
 import os
 import shlex
@@ -277,11 +278,28 @@ def cmd_render(args, console):
 
 
 def scenarios_arguments(scenarios):
-    pass  # no arguments
+    # Without a subcommand: the list, as it always was.
+    sub = scenarios.add_subparsers(dest="scenarios_command", metavar="COMMAND", help="show: one scenario's JSON")
+    show = sub.add_parser(
+        "show",
+        help="a built-in scenario's canonical JSON on standard output, its hash on standard error",
+        description="Write the built-in scenario NAME as canonical JSON (simulator.md §2) and a newline on "
+        "standard output, the file 'ember generate' or a campaign would use; its scenario_hash on standard error.",
+    )
+    show.add_argument("name", metavar="NAME", help="a built-in scenario: NAME or builtin:NAME (see 'ember scenarios')")
 
 
 def cmd_scenarios(args, console):
-    from ..scenario import builtin_names, load_scenario
+    from ..scenario import BUILTIN_PREFIX, builtin_names, load_scenario
+
+    if args.scenarios_command == "show":
+        from ..canonical import canonical_json
+
+        source = args.name if args.name.startswith(BUILTIN_PREFIX) else BUILTIN_PREFIX + args.name
+        data = canonical_json(load_scenario(source))
+        write_result(console, None, data + b"\n")
+        console.say(f"ember: {source}: sha256:{hashlib.sha256(data).hexdigest()}")
+        return 0
 
     width = max(len(name) for name in builtin_names())
     for name in builtin_names():
