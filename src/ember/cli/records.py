@@ -37,11 +37,19 @@ def run_arguments(run):
         help='run this agent program instead of a built-in policy, e.g. "python3 examples/greedy_agent.py" '
         "(split like a shell command line, not run by a shell)",
     )
+    chooser.add_argument(
+        "--python",
+        metavar="MODULE:NAME",
+        type=arguments.python_source,
+        help='run a python policy as a campaign\'s python = "MODULE:NAME" runs it: NAME(scenario) makes the '
+        "policy, in a policy process started by EMBER's host (MODULE is imported from the current directory)",
+    )
     timeout_help = (
-        f"with --agent: seconds the agent may take to answer one observation (default: {DEFAULT_STEP_TIMEOUT:g})"
+        "with --agent or --python: seconds the policy process may take to answer one observation "
+        f"(default: {DEFAULT_STEP_TIMEOUT:g})"
     )
     run.add_argument("--step-timeout", type=arguments.step_timeout, metavar="SECONDS", help=timeout_help)
-    arguments.add_sandbox(run, "with --agent")
+    arguments.add_sandbox(run, "with --agent or --python")
     arguments.add_seed(run, "fire RNG seed, 0 <= N < 2^64 (default: 0); never shown to the policy or agent", default=0)
     compressed = "; a name ending .gz or .zst is written compressed (gzip, zstd), flushed step by step"
     arguments.add_output(run, "write the record here instead of standard output" + compressed, "RECORD")
@@ -54,20 +62,23 @@ def cmd_run(args, console):
     from ..scenario import compile_scenario
     from ..sim.policies import make_policy
 
-    if args.step_timeout is not None and args.agent is None:
-        return console.fail("--step-timeout applies only with --agent.")
-    if args.sandbox is not None and args.agent is None:
-        return console.fail("--sandbox applies only with --agent.")
+    foreign = args.agent is not None or args.python is not None
+    if args.step_timeout is not None and not foreign:
+        return console.fail("--step-timeout applies only with --agent or --python.")
+    if args.sandbox is not None and not foreign:
+        return console.fail("--sandbox applies only with --agent or --python.")
     scenario = compile_scenario(args.scenario)
     to_file = args.output not in (None, "-")
+    timeout = args.step_timeout or DEFAULT_STEP_TIMEOUT
     with contextlib.ExitStack() as stack:
         agent = None
-        if args.agent is None:
-            policy = make_policy(args.policy, scenario, args.seed)
-        else:
-            timeout = args.step_timeout or DEFAULT_STEP_TIMEOUT
+        if args.agent is not None:
             launcher = agent_launcher(args)
             agent = policy = stack.enter_context(AgentPolicy(args.agent, scenario.data, timeout, launch=launcher))
+        elif args.python is not None:
+            agent = policy = stack.enter_context(python_policy(args.python, args.sandbox, scenario, timeout))
+        else:
+            policy = make_policy(args.policy, scenario, args.seed)
         if to_file:
             # Count steps on a terminal only when the record itself is not going there.
             policy = stack.enter_context(step_counter(policy, scenario.max_steps, console.progress_stream))
@@ -94,6 +105,29 @@ def agent_launcher(args):
     launcher = Launcher(args.sandbox or "required", files=agent_files(args.agent, folder, anywhere=True), cwd=folder)
     launcher.check()
     return launcher
+
+
+def python_policy(source, sandbox, scenario, timeout):
+    """``ember run --python MODULE:NAME``: the python policy driven as a campaign drives one.
+
+    The campaign's launcher (``policy_launcher``: the sandbox unless ``--sandbox off``, MODULE's
+    files bound, the current directory as the campaign folder) and its check that MODULE imports
+    and NAME is callable, before anything is written; then EMBER's host runs it over the agent
+    protocol.  Failures are ``AgentError`` s: one line, exit 2.
+    """
+    from ..agent import AgentError, AgentPolicy
+    from ..campaign.spec import policy_launcher, work_timeout
+    from ..isolation.boundary import check_python_source, host_command
+
+    folder = os.getcwd()
+    launcher = policy_launcher({"python": source}, folder, sandbox or "required", own_session=True)
+    launcher.check()
+    problem = check_python_source(source, launcher, work_timeout(timeout))
+    if problem is not None:
+        raise AgentError(f"--python: {problem}")
+    return AgentPolicy(
+        host_command(source), scenario.data, timeout, launch=launcher, who="python policy", host_source=source
+    )
 
 
 # -- metrics, replay ------------------------------------------------------------------------
