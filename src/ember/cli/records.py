@@ -159,7 +159,13 @@ def metrics_arguments(metrics):
     arguments.add_scenario_and_record(metrics, "record file, or - for standard input (e.g. a pipe from 'ember run')")
     arguments.add_output(metrics, "write the metrics to OUT instead of standard output", "OUT")
     table_help = "table (plain-text tables, one per metric family, people last)"
-    arguments.add_format(metrics, ("json", "table"), "json (default, the official output) or " + table_help)
+    summary_help = (
+        "summary (the lines to read first: population, evacuated, casualties by cause, stranded, "
+        "person-time to safety, evacuation steps, fire exposure, blocked moves, exit use)"
+    )
+    arguments.add_format(
+        metrics, ("json", "table", "summary"), f"json (default, the official output), {table_help} or {summary_help}"
+    )
     metrics.add_argument(
         "--compact", action="store_true", help="with --format json: compact JSON on one line instead of indented"
     )
@@ -168,7 +174,7 @@ def metrics_arguments(metrics):
 def cmd_metrics(args, console):
     from ..engine import episode_metrics
     from ..progress import reading_progress
-    from ..summary import format_metrics_tables
+    from ..summary import format_metrics_tables, format_summary
 
     if args.compact and args.format != "json":
         return console.fail("--compact applies only to --format json.")
@@ -182,6 +188,8 @@ def cmd_metrics(args, console):
         result = episode_metrics(args.scenario, record).to_dict()
     if args.format == "table":
         text = format_metrics_tables(result)
+    elif args.format == "summary":
+        text = format_summary(result) + "\n"
     elif args.compact:
         text = json.dumps(result, sort_keys=False, separators=(",", ":")) + "\n"
     else:
