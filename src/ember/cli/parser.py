@@ -14,16 +14,18 @@ from .table import COMMANDS
 class Parser(argparse.ArgumentParser):
     """Usage errors follow the error contract too (one line on stderr, exit status 2); help is console output."""
 
+    def add_subparsers(self, **kwargs):
+        action = super().add_subparsers(**kwargs)
+        self.subcommands = action.choices  # name -> parser: what nested_command looks in
+        return action
+
     def _check_value(self, action, value):
-        # argparse's one check of a value against its choices (commands, subcommands, --policy, --format...):
-        # an unknown one is answered with the closest choice, or the command it names one level down.
-        try:
-            super()._check_value(action, value)
-        except argparse.ArgumentError as exc:
-            hint = nested_command(action, value) or did_you_mean(value, action.choices)
-            if not hint:
-                raise
-            raise argparse.ArgumentError(action, f"{exc.message}{hint}") from None
+        # argparse's one check of a value against its choices (commands, subcommands, --policy, --format...),
+        # with the same message, and the closest choice, or the command it names one level down.
+        if action.choices is not None and value not in action.choices:
+            listed = ", ".join(map(repr, action.choices))
+            hint = nested_command(action.choices, value) or did_you_mean(value, action.choices)
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r} (choose from {listed}){hint}")
 
     def error(self, message):
         self.exit(EXIT_BAD_INPUT, f"ember: {one_line(message)} (see '{self.prog} --help').\n")
@@ -47,17 +49,12 @@ class Parser(argparse.ArgumentParser):
         sys.exit(status)
 
 
-def nested_command(action, value):
-    """``"; did you mean 'ember service init'?"`` when ``value``, unknown to the subcommands of ``action``,
-    is a subcommand of one of them (``ember init``, ``ember serve``); else ``""``."""
-    if not isinstance(action, argparse._SubParsersAction):
+def nested_command(choices, value):
+    """``"; did you mean 'ember service init'?"`` when ``value``, not one of the subcommands ``choices``
+    (name -> parser), is a subcommand of one of them (``ember init``, ``ember serve``); else ``""``."""
+    if not isinstance(choices, dict):
         return ""
-    found = [
-        f"{parser.prog} {value}"
-        for parser in action.choices.values()
-        for inner in parser._actions
-        if isinstance(inner, argparse._SubParsersAction) and value in inner.choices
-    ]
+    found = [f"{parser.prog} {value}" for parser in choices.values() if value in getattr(parser, "subcommands", {})]
     return f"; did you mean {found[0]!r}?" if found else ""
 
 
