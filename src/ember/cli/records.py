@@ -271,10 +271,11 @@ def render_epilog():
         "nothing is drawn from a record that fails. "
         f"Colours: {colours}; 'trapped' is an active person with no path to a usable exit. "
         "People are squares inset in their cell, so the exit or fire under them stays visible. "
+        "Under the grid, each image names its step ('step 12 of 26') and shows a legend of the colours. "
         f"ASCII: {chars}; a person hides the ground under it. "
         f"A GIF has at most {MAX_GIF_FRAMES} frames (fewer for very large images): "
         "longer episodes are sampled evenly (every 2^k-th step), "
-        "and the last step is always shown; identical consecutive frames are merged."
+        "and the last step is always shown."
     )
 
 
