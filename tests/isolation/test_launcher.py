@@ -66,7 +66,7 @@ def test_the_sandbox_has_the_fixed_environment_off_the_operators_and_the_record_
 def test_sandbox_applies_only_with_an_agent():
     done = ember_run("--sandbox", "off", cwd=os.getcwd())
     assert (done.returncode, done.stdout) == (2, b"")
-    assert done.stderr.decode() == "ember: --sandbox applies only with --agent.\n"
+    assert done.stderr.decode() == "ember: --sandbox applies only with --agent or --python.\n"
 
 
 def test_a_policys_own_files():

@@ -339,7 +339,7 @@ def _difference_cell(part):
 
 def _statistics(statistics):
     """How sure the order is (statistics.md): the pairs, one sentence each, and the episodes with casualties."""
-    from ..stats.text import p_value_text, pair_sentence, percent, share_of_episodes_text
+    from ..stats.text import disagreement_sentence, p_value_text, pair_sentence, percent, share_of_episodes_text
 
     if statistics is None:
         return '<p class="empty">Statistics are not computed.</p>'
@@ -387,7 +387,10 @@ def _statistics(statistics):
         parts.append('<h3>Adjacent pairs</h3><p class="note">Differences are the lower policy minus the upper one.</p>')
         parts.append(table(headers, rows, text_columns=(0, 1, 2)))
         sentences = "".join(
-            f"<li>{escape(pair_sentence(p, statistics['replicates']))}</li>" for p in statistics["pairs"]
+            f"<li>{escape(pair_sentence(p, statistics['replicates']))}"
+            + "".join(f" {escape(why)}" for why in [disagreement_sentence(p, statistics["episodes"])] if why)
+            + "</li>"
+            for p in statistics["pairs"]
         )
         parts.append(f'<ul class="sentences">{sentences}</ul>')
     rows = [
