@@ -33,6 +33,33 @@ def open_folder(prefix="ember-sandbox-test-"):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def private_folder(prefix="ember-sandbox-private-"):
+    """A fresh folder under /tmp only root may enter (0700, as a home): the sandbox needs nothing of the
+    folders on the way to what it binds.  Yields a folder inside it (0755), for the test's files."""
+    outer = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+    inner = os.path.join(outer, "inner")
+    os.mkdir(inner, 0o755)
+    os.chmod(inner, 0o755)
+    try:
+        yield inner
+    finally:
+        shutil.rmtree(outer, ignore_errors=True)
+
+
+def modes(root):
+    """{path: mode} of ``root``, every folder above it and everything below it (links not followed)."""
+    found, current = {}, os.path.abspath(root)
+    while current != os.path.dirname(current):
+        found[current] = os.stat(current).st_mode
+        current = os.path.dirname(current)
+    for folder, folders, files in os.walk(root):
+        for name in [*folders, *files]:
+            path = os.path.join(folder, name)
+            found[path] = os.lstat(path).st_mode
+    return found
+
+
 def write_file(folder, name, text, mode=0o644):
     path = os.path.join(folder, name)
     os.makedirs(os.path.dirname(path), exist_ok=True)

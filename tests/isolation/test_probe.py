@@ -11,37 +11,63 @@ from ember.isolation import cgroups
 from ember.isolation.installation import python_paths
 from ember.isolation.probe import require_sandbox, sandbox_problem, unreadable
 
-from helpers.sandboxes import open_folder, write_file
+from helpers.sandboxes import modes, open_folder, private_folder, run_sandboxed, write_file
 
 
 def test_this_machine_can_make_the_sandbox_for_the_python_running_the_tests():
     assert sandbox_problem() is None
 
 
-def test_a_policy_file_under_a_folder_the_sandbox_uid_cannot_search_is_refused_naming_that_folder():
-    with open_folder() as folder:
-        private = os.path.join(folder, "home")
-        os.makedirs(private)
-        policy = write_file(private, "agents/planner.py", "print('hi')\n")
-        os.chmod(private, 0o700)
-        with pytest.raises(SandboxError) as caught:
-            require_sandbox(files=[policy])
-    message = str(caught.value)
-    assert message == (
-        f"the sandbox cannot run here: the sandbox's uid 65534 cannot read {private} (the policy's files: {policy}); "
-        "--sandbox off runs the policies with the operator's rights."
-    )
-    assert "\n" not in message
+def test_the_folders_on_the_way_never_matter_a_policy_under_a_0700_folder_passes_and_runs():
+    with private_folder() as private:
+        policy = write_file(private, "agents/planner.py", "import json\nprint(json.dumps(open(__file__).read()))\n")
+        before = modes(private)
+        assert sandbox_problem(files=[policy]) is None
+        outcome = run_sandboxed(policy, private)
+        assert (outcome.status, outcome.verdict) == (0, "import json\nprint(json.dumps(open(__file__).read()))\n")
+        assert modes(private) == before  # nothing changed on the host, the 0700 folder on the way included
+        assert before[os.path.dirname(private)] & 0o7777 == 0o700
 
 
-def test_a_python_installation_under_a_0700_home_is_refused_naming_the_home():
+def test_a_python_installation_under_a_0700_home_passes():
     with open_folder() as folder:
         home = os.path.join(folder, "root")
         prefix = os.path.join(home, ".pyenv", "versions", "3.11.7")
         os.makedirs(prefix)
         os.chmod(home, 0o700)
-        problem = sandbox_problem(python=[prefix])
-    assert problem == f"the sandbox's uid 65534 cannot read {home} (the Python installation: {prefix})"
+        assert sandbox_problem(python=[prefix]) is None
+        assert os.stat(home).st_mode & 0o7777 == 0o700
+
+
+@pytest.mark.parametrize(
+    ("layout", "blocked", "kind"),
+    [
+        ("file", "policy.py", "a file without o+r; make it readable: chmod o+r"),
+        ("folder", "pkg", "a folder without o+rx; make it readable: chmod o+rx"),
+        ("inner", "pkg/sub/deeper", "a folder without o+rx; make it readable: chmod o+rx"),
+    ],
+)
+def test_a_bound_path_the_sandbox_uid_cannot_read_is_refused_naming_it_and_the_fix(layout, blocked, kind):
+    with open_folder() as folder:
+        policy = write_file(folder, "policy.py", "x = 1\n")
+        write_file(folder, "pkg/sub/deeper/mod.py", "x = 1\n")
+        bound = policy if layout == "file" else os.path.join(folder, "pkg")
+        path = os.path.join(folder, blocked)
+        os.chmod(path, 0o600 if layout == "file" else 0o750)
+        with pytest.raises(SandboxError) as caught:
+            require_sandbox(files=[bound])
+        assert str(caught.value) == (
+            f"the sandbox cannot run here: the sandbox's uid 65534 cannot read {path} (the policy's files): "
+            f"{kind} {path}; --sandbox off runs the policies with the operator's rights."
+        )
+        assert os.stat(path).st_mode & 0o777 == (0o600 if layout == "file" else 0o750)
+
+
+def test_a_file_inside_a_bound_folder_keeps_its_own_mode():
+    with open_folder() as folder:
+        write_file(folder, "pkg/__init__.py", "x = 1\n")
+        write_file(folder, "pkg/secret.bin", "0", mode=0o600)
+        assert sandbox_problem(files=[os.path.join(folder, "pkg")]) is None
 
 
 def test_an_unreadable_file_itself_is_named():
