@@ -3,6 +3,8 @@
 import contextlib
 import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -10,6 +12,8 @@ from ember.errors import SandboxError
 from ember.isolation import cgroups
 from ember.isolation.installation import python_paths
 from ember.isolation.probe import require_sandbox, sandbox_problem, unreadable
+from ember.isolation.sandbox import Sandbox
+from ember.isolation.seccomp_filter import MISSING
 
 from helpers.sandboxes import modes, open_folder, private_folder, run_sandboxed, write_file
 
@@ -193,3 +197,47 @@ def test_a_cgroup_left_under_a_reused_pid_never_blocks_the_next_episode_given_th
         os.close(read_fd)
         os.close(write_fd)
     assert len(names) == 2
+
+
+def test_without_libseccomp_a_sandbox_run_by_root_is_refused_in_one_line_naming_it():
+    # The probe in a process where neither binding of libseccomp can be imported (as on a machine without
+    # them): the sandbox run by root has no user namespace, and only the filter keeps the policy from making one.
+    code = (
+        "import sys\n"
+        "sys.modules['pyseccomp'] = sys.modules['seccomp'] = None\n"
+        "from ember.errors import SandboxError\n"
+        "from ember.isolation.probe import require_sandbox\n"
+        "try:\n"
+        "    require_sandbox()\n"
+        "except SandboxError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.decode().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"the sandbox cannot run here: {MISSING} is not available (pyseccomp: ")
+    assert lines[0].endswith("; --sandbox off runs the policies with the operator's rights.")
+
+
+def test_a_failing_setpriv_is_reported_as_the_identity_not_as_bubblewrap(monkeypatch):
+    # setpriv is the last step inside the sandbox: bubblewrap has made everything when it fails.
+    real = Sandbox.identity
+
+    def unknown_user(self):
+        words = real(self)
+        words[words.index("--reuid") + 1] = "no-such-user-ember"  # a uid setpriv cannot take
+        return words
+
+    monkeypatch.setattr(Sandbox, "identity", unknown_user)
+    problem = sandbox_problem()
+    assert problem.startswith("setpriv cannot take the sandbox's identity (uid 65534) inside the sandbox: setpriv: ")
+    assert "no-such-user-ember" in problem
+    assert "bubblewrap" not in problem
+
+
+@pytest.mark.parametrize("uid", [0, -1, 4294967295, 4294967296, "65534"])
+def test_a_uid_setpriv_would_leave_root_or_cannot_take_is_refused(uid):
+    with pytest.raises(SandboxError) as caught:
+        Sandbox(uid=uid)
+    assert str(caught.value) == f"the sandbox's uid: expected an integer from 1 to 4294967294, got {uid!r}"

@@ -116,7 +116,8 @@ def _unreadable_problem(paths, what, uid):
         return None
     path, bits = found
     kind = "a file without o+r" if bits == "r" else "a folder without o+rx"
-    return f"the sandbox's uid {uid} cannot read {path} ({what}): {kind}; make it readable: chmod o+{bits} {shlex.quote(path)}"
+    fix = f"chmod o+{bits} {shlex.quote(path)}"
+    return f"the sandbox's uid {uid} cannot read {path} ({what}): {kind}; make it readable: {fix}"
 
 
 def _cgroup_problem():
