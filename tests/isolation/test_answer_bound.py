@@ -141,7 +141,7 @@ def test_the_reader_takes_a_line_of_the_bound_and_cuts_one_byte_more(active):
 def test_the_hosts_failure_line_fits_the_smallest_bound_whatever_the_policys_message():
     from ember.isolation.host import ERROR_KEY, LINE_BYTES, fitted
 
-    assert LINE_BYTES == answer_bound(0)
+    assert answer_bound(0) == LINE_BYTES
     line = fitted(
         lambda kind, message: {ERROR_KEY: {"type": kind, "message": message}}, "E" * 5000, "\U0001f525" * 2000
     )
