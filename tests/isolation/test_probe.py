@@ -241,3 +241,31 @@ def test_a_uid_setpriv_would_leave_root_or_cannot_take_is_refused(uid):
     with pytest.raises(SandboxError) as caught:
         Sandbox(uid=uid)
     assert str(caught.value) == f"the sandbox's uid: expected an integer from 1 to 4294967294, got {uid!r}"
+
+
+def test_a_non_root_operator_who_cannot_make_cgroups_is_told_how_to_get_a_delegated_one():
+    # The probe's cgroup check run by an ordinary user (uid 65534) on this machine, whose cgroups (v1 here)
+    # are root's: the host's file system as it is, but for a private /root holding only the Python, so the
+    # user can run it.
+    python_home = os.path.realpath(sys.base_prefix)
+    bwrap = [
+        "/usr/bin/bwrap", "--bind", "/", "/", "--perms", "0755", "--tmpfs", "/root",
+        "--ro-bind", python_home, python_home, "--proc", "/proc", "--dev", "/dev", "--unshare-pid",
+        "--die-with-parent", "--",
+        "/usr/bin/setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--inh-caps=-all",
+        "--bounding-set=-all", "--",
+    ]  # fmt: skip
+    code = (
+        "import os\nfrom ember.isolation.probe import _cgroup_problem\nprint(os.geteuid())\nprint(_cgroup_problem())\n"
+    )
+    done = subprocess.run([*bwrap, sys.executable, "-c", code], capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    uid, problem = done.stdout.decode().splitlines()
+    assert uid == "65534"
+    assert problem.startswith("EMBER cannot create the policy's memory and pids cgroups as uid 65534 (")
+    assert "Permission denied" in problem
+    assert problem.endswith(
+        "the cgroups are not delegated to this user (cgroup v1 never is); ask the administrator for a delegated "
+        "cgroup (cgroup v2 with memory and pids: systemd-run --user --scope -p Delegate=yes ember ..., or v1 "
+        "memory and pids cgroups owned by uid 65534 that EMBER runs in), or use --sandbox off"
+    )
