@@ -517,3 +517,22 @@ def test_a_user_namespace_of_its_own_is_refused_and_threads_and_processes_still_
         "numpy": 64.0,
         "child": "child\n",
     }
+
+
+def test_each_bind_is_made_from_the_resolved_path_at_the_named_path(folder):
+    # The policy's file is named through a link (the campaign side checks that its resolution stays in the
+    # campaign folder): bubblewrap is handed the resolved source, so no link is followed when it mounts.
+    real = write_file(folder, "store/real_policy.py", "import json, os\nprint(json.dumps(os.listdir('.')))\n")
+    named = os.path.join(folder, "policy.py")
+    os.symlink("store/real_policy.py", named)
+    sandbox = sandbox_for(named, folder)
+    args = sandbox.bwrap_arguments(3, 4, 5)
+    binds = [(args[at + 1], args[at + 2]) for at, word in enumerate(args) if word == "--ro-bind"]
+    assert (real, named) in binds
+    assert all(source == os.path.realpath(source) for source, _ in binds)
+    process = sandbox.start([sys.executable, named], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = process.popen.communicate(timeout=60)
+    finally:
+        process.close()
+    assert (process.returncode, out) == (0, b'["policy.py"]\n'), err  # a file at its name; the store unseen
