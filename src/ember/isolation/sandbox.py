@@ -265,8 +265,9 @@ class _Folders:
 
     def __init__(self, root):
         self.root = root
-        self.done = set()
-        self.binds = []
+        # bubblewrap's own mounts, made before: never made again (a --perms would not be theirs).
+        self.done = {"/proc", "/dev", "/tmp", "/dev/shm"}
+        self.binds = ["/usr"]
 
     def made(self, folder):
         self.done.add(folder)
