@@ -15,7 +15,10 @@ It is compiled once per process with libseccomp (PyPI ``pyseccomp``, the
 system's ``libseccomp2``) and handed to bubblewrap as BPF (``--seccomp FD``).
 """
 
+import contextlib
+import ctypes.util
 import errno
+import importlib
 import os
 
 from ..errors import SandboxError
@@ -27,7 +30,20 @@ MISSING = (
     "both need the system's libseccomp2), which the sandbox run by root needs to keep the policy from "
     "making a user namespace"
 )
+#: The shared libraries pyseccomp loads, by soname: the dynamic loader finds them at once, where
+#: ``ctypes.util.find_library`` runs ``ldconfig -p`` (over 100 ms in every episode process on a loaded machine).
+_SONAMES = {"seccomp": "libseccomp.so.2", "c": "libc.so.6"}
 _compiled = None
+
+
+@contextlib.contextmanager
+def _sonames():
+    real = ctypes.util.find_library
+    ctypes.util.find_library = lambda name: _SONAMES.get(name) or real(name)
+    try:
+        yield
+    finally:
+        ctypes.util.find_library = real
 
 
 def _library():
@@ -35,7 +51,8 @@ def _library():
     reasons = []
     for name in ("pyseccomp", "seccomp"):
         try:
-            return __import__(name)
+            with _sonames():
+                return importlib.import_module(name)
         except (ImportError, OSError, RuntimeError) as exc:  # pyseccomp raises RuntimeError without the library
             reasons.append(f"{name}: {exc}")
     raise SandboxError(f"{MISSING} is not available ({'; '.join(reasons)})")
