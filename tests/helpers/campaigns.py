@@ -12,7 +12,6 @@ import ember
 from ember.canonical import canonical_json
 from ember.record.writer import run_episode
 
-from helpers.sandboxes import reachable
 from helpers.scenarios import make_scenario
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -75,7 +74,6 @@ def write_campaign(folder, text, hooks=False):
     path.write_text(text)
     if hooks:
         shutil.copy(os.path.join(HERE, "campaign_hooks.py"), folder / "campaign_hooks.py")
-    reachable(folder)  # its agents and python policies run in the sandbox, as the sandbox's uid
     return path
 
 
