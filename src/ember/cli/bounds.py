@@ -1,0 +1,54 @@
+"""``ember bounds``: what was possible in an episode (bounds.md §4)."""
+
+from . import arguments
+from .outputs import write_result
+
+BOUNDS_EPILOG = (
+    "Each line is one canonical JSON object: evacuated_max (the most evacuations any sequence of joint actions "
+    "reaches, knowing the fire), casualties_min (the fewest casualties), fire_stable_step (the step after which "
+    "nothing ignites) and limit (why the values are null, when the network would exceed |open| x T = 2^27). "
+    "They are maximum flows in time-expanded networks (docs/bounds.md), solved with scipy: "
+    "pip install 'ember-eval[bounds]'. --witness DIR (one --seed) also writes DIR/evacuated.record and "
+    "DIR/casualties.record, run records reaching the two values, which 'ember replay' and 'ember metrics' check."
+)
+
+
+def bounds_arguments(command):
+    command.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
+    command.add_argument(
+        "--seed",
+        type=arguments.decimal_seed,
+        action="append",
+        dest="seeds",
+        metavar="N",
+        help="an episode's seed, 0 <= N < 2^64 in decimal (repeat for more: one line each, in the order given)",
+    )
+    arguments.add_output(command, "write the lines to FILE instead of standard output")
+    command.add_argument(
+        "--witness",
+        metavar="DIR",
+        type=arguments.output_path,
+        help="with exactly one --seed: also write DIR/evacuated.record and DIR/casualties.record",
+    )
+
+
+def cmd_bounds(args, console):
+    from ..scenario import compile_scenario
+
+    if not args.seeds:
+        return console.fail("ember bounds needs at least one --seed N.")
+    if args.witness is not None and len(args.seeds) != 1:
+        return console.fail(f"--witness takes exactly one --seed, got {len(args.seeds)}.")
+    scenario = compile_scenario(args.scenario)
+    if args.witness is not None:
+        from ..bounds.witness import witness_records
+        from ..canonical import canonical_json
+
+        found = witness_records(scenario, args.seeds[0], args.witness)
+        lines = [canonical_json(found.as_dict()) + b"\n"]
+    else:
+        from ..bounds import bounds_line
+
+        lines = [bounds_line(scenario, seed) for seed in args.seeds]
+    write_result(console, args.output, lines)
+    return 0
