@@ -14,7 +14,12 @@ BOUNDS_EPILOG = (
 
 
 def bounds_arguments(command):
-    command.add_argument("scenario", metavar="SCENARIO", help="scenario file or builtin:NAME")
+    command.add_argument(
+        "scenario",
+        metavar="SCENARIO",
+        help="scenario file or builtin:NAME; or a results directory, whose bounds.jsonl is written (every episode "
+        "key of its campaign.json, in order; no --seed)",
+    )
     command.add_argument(
         "--seed",
         type=arguments.decimal_seed,
@@ -32,9 +37,20 @@ def bounds_arguments(command):
     )
 
 
+def writes_stdout(args):
+    """The lines go to standard output unless -o names a file or SCENARIO is a results directory."""
+    import os
+
+    return args.output in (None, "-") and not os.path.isdir(args.scenario)
+
+
 def cmd_bounds(args, console):
+    import os
+
     from ..scenario import compile_scenario
 
+    if os.path.isdir(args.scenario):
+        return results_bounds(args, console)
     if not args.seeds:
         return console.fail("ember bounds needs at least one --seed N.")
     if args.witness is not None and len(args.seeds) != 1:
@@ -51,4 +67,20 @@ def cmd_bounds(args, console):
 
         lines = [bounds_line(scenario, seed) for seed in args.seeds]
     write_result(console, args.output, lines)
+    return 0
+
+
+def results_bounds(args, console):
+    """``ember bounds RESULTS_DIR``: bounds.jsonl, a line per episode key of campaign.json."""
+    from ..campaign.bounds import bounds_file_bytes
+    from ..results.bounds_file import write_bounds_file
+    from ..results.layout import BOUNDS_FILE
+
+    for given, option in ((args.seeds, "--seed"), (args.witness, "--witness"), (args.output, "-o")):
+        if given:
+            return console.fail(
+                f"{option} does not apply to a results directory ({args.scenario}): its "
+                f"{BOUNDS_FILE} covers every episode of its campaign.json."
+            )
+    write_bounds_file(args.scenario, [bounds_file_bytes(args.scenario)])
     return 0

@@ -254,12 +254,14 @@ def verify_arguments(verify):
 
 
 def cmd_verify(args, console):
+    from ..campaign.bounds import recomputed_bounds_file
     from ..progress import items_progress
     from ..results.verify import report_lines, verify_results
     from ..stats.recomputed import recomputed_files
 
+    recomputed = (*recomputed_files(), recomputed_bounds_file())
     with items_progress("verifying rows", "rows", stream=console.progress_stream) as on_row:
-        report = verify_results(args.results, args.campaign, on_row=on_row, recomputed=recomputed_files())
+        report = verify_results(args.results, args.campaign, on_row=on_row, recomputed=recomputed)
     print_warnings(console, args.results, report.warnings)
     for line in report_lines(args.results, report):
         console.line(line)

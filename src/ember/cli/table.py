@@ -80,7 +80,7 @@ COMMANDS = (
         epilog=bounds.BOUNDS_EPILOG,
         arguments=bounds.bounds_arguments,
         handler=bounds.cmd_bounds,
-        writes_stdout=without_output_file,
+        writes_stdout=bounds.writes_stdout,
     ),
     Command(
         "scenarios",

@@ -10,6 +10,7 @@ A results directory holds::
     logs/<policy>/<scenario_id>/<seed>.stderr      log_file()
     ranking.json                           RANKING_FILE
     statistics.json                        STATISTICS_FILE (only 'ember stats -o' writes it)
+    bounds.jsonl                           BOUNDS_FILE (bounds.md §5: 'ember bounds', 'evaluate --bounds')
 
 Paths returned here are relative to the results directory, in the form a
 row's ``record`` holds (``os.path.join``).  Temporary files (a kept record
@@ -27,6 +28,8 @@ TORN_FILE = EPISODES_FILE + ".torn"
 RANKING_FILE = "ranking.json"
 #: Written only by 'ember stats -o'; like ranking.json it describes rows a new run may change.
 STATISTICS_FILE = "statistics.json"
+#: bounds.md §5: a line per episode key, K's order; kept while it covers K (removed when a run adds keys without it).
+BOUNDS_FILE = "bounds.jsonl"
 SCENARIOS_DIR = "scenarios"
 #: A service board's export only (service.md §7): the board's audit log.
 LOG_FILE = "log.jsonl"
@@ -44,7 +47,7 @@ WORKER_FOLDERS = (RECORDS_DIR, LOGS_DIR)
 #: The derived files a run removes at its start: they describe rows the run changes.
 DERIVED_FILES = (RANKING_FILE, STATISTICS_FILE)
 #: Every top-level entry a writer of the directory makes (files and folders).
-TOP_LEVEL = (CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, SCENARIOS_DIR, RECORDS_DIR, LOGS_DIR) + DERIVED_FILES
+TOP_LEVEL = (CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, SCENARIOS_DIR, RECORDS_DIR, LOGS_DIR, BOUNDS_FILE) + DERIVED_FILES
 
 
 def scenario_file(scenario_id):

@@ -1,0 +1,47 @@
+"""bounds.md §5: ``ember bounds RESULTS_DIR`` writes bounds.jsonl in K's order; ``ember verify`` recomputes it."""
+
+import json
+
+from ember.bounds import bounds_line
+
+from helpers.campaigns import TINY, ember_cli
+
+
+def expected_bytes():
+    # BASIC's K: small-room with seeds 0 and 1, then tiny.json with seed 4.
+    return b"".join([bounds_line("builtin:small-room", 0), bounds_line("builtin:small-room", 1), bounds_line(TINY, 4)])
+
+
+def test_bounds_of_a_results_directory_then_verify(basic_copy):
+    campaign, results = basic_copy
+    done = ember_cli("bounds", results)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b"" and done.stderr == b""
+    assert (results / "bounds.jsonl").read_bytes() == expected_bytes()
+    checked = ember_cli("verify", results, "--campaign", campaign, "--allow-unverifiable")
+    assert checked.returncode == 0, checked.stdout
+    assert checked.stdout.endswith(b"; bounds.jsonl recomputed: identical.\n")
+
+
+def test_verify_names_the_first_differing_line(basic_copy):
+    campaign, results = basic_copy
+    lines = expected_bytes().splitlines(keepends=True)
+    changed = json.loads(lines[1])
+    changed["evacuated_max"] -= 1
+    (results / "bounds.jsonl").write_bytes(lines[0] + json.dumps(changed).encode() + b"\n" + lines[2])
+    checked = ember_cli("verify", results, "--campaign", campaign, "--allow-unverifiable")
+    assert checked.returncode == 1
+    text = checked.stdout.decode()
+    assert f"{results / 'bounds.jsonl'}: mismatched: line 2 differs from its recomputation " in text
+    (results / "bounds.jsonl").write_bytes(b"".join(lines[:2]))
+    checked = ember_cli("verify", results, "--campaign", campaign, "--allow-unverifiable")
+    assert checked.returncode == 1
+    assert "bounds.jsonl: mismatched: line 3: the file has 2 lines, the recomputation 3" in checked.stdout.decode()
+
+
+def test_seeds_do_not_apply_to_a_results_directory(basic_copy):
+    _, results = basic_copy
+    done = ember_cli("bounds", results, "--seed", "0")
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.decode().startswith("ember: --seed does not apply to a results directory")
+    assert not (results / "bounds.jsonl").exists()
