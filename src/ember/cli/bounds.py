@@ -7,18 +7,20 @@ BOUNDS_EPILOG = (
     "Each line is one canonical JSON object: evacuated_max (the most evacuations any sequence of joint actions "
     "reaches, knowing the fire), casualties_min (the fewest casualties), fire_stable_step (the step after which "
     "nothing ignites) and limit (why the values are null, when the network would exceed |open| x T = 2^27). "
-    "They are maximum flows in time-expanded networks (docs/bounds.md), solved with scipy: "
+    "They are maximum flows in time-expanded networks (docs/bounds.md), solved with OR-Tools: "
     "pip install 'ember-eval[bounds]'. --witness DIR (one --seed) also writes DIR/evacuated.record and "
     "DIR/casualties.record, run records reaching the two values, which 'ember replay' and 'ember metrics' check."
 )
 
 
 def bounds_arguments(command):
+    from ..results.layout import BOUNDS_FILE, CAMPAIGN_FILE
+
     command.add_argument(
         "scenario",
         metavar="SCENARIO",
-        help="scenario file or builtin:NAME; or a results directory, whose bounds.jsonl is written (every episode "
-        "key of its campaign.json, in order; no --seed)",
+        help=f"scenario file or builtin:NAME; or a results directory, whose {BOUNDS_FILE} is written (every episode "
+        f"key of its {CAMPAIGN_FILE}, in order; no --seed)",
     )
     command.add_argument(
         "--seed",
@@ -74,13 +76,13 @@ def results_bounds(args, console):
     """``ember bounds RESULTS_DIR``: bounds.jsonl, a line per episode key of campaign.json."""
     from ..campaign.bounds import bounds_file_bytes
     from ..results.bounds_file import write_bounds_file
-    from ..results.layout import BOUNDS_FILE
+    from ..results.layout import BOUNDS_FILE, CAMPAIGN_FILE
 
     for given, option in ((args.seeds, "--seed"), (args.witness, "--witness"), (args.output, "-o")):
         if given:
             return console.fail(
                 f"{option} does not apply to a results directory ({args.scenario}): its "
-                f"{BOUNDS_FILE} covers every episode of its campaign.json."
+                f"{BOUNDS_FILE} covers every episode of its {CAMPAIGN_FILE}."
             )
     write_bounds_file(args.scenario, [bounds_file_bytes(args.scenario)])
     return 0
