@@ -45,3 +45,15 @@ def test_seeds_do_not_apply_to_a_results_directory(basic_copy):
     assert done.returncode == 2 and done.stdout == b""
     assert done.stderr.decode().startswith("ember: --seed does not apply to a results directory")
     assert not (results / "bounds.jsonl").exists()
+
+
+def test_a_resume_that_adds_keys_removes_bounds_that_no_longer_cover_k(basic_copy):
+    campaign, results = basic_copy
+    assert ember_cli("bounds", results).returncode == 0
+    again = ember_cli("evaluate", campaign, "-o", results)
+    assert again.returncode == 0, again.stderr
+    assert (results / "bounds.jsonl").read_bytes() == expected_bytes()  # the same K: still covered
+    campaign.write_text(campaign.read_text().replace("seeds = [0, 1]", "seeds = [0, 1, 2]"))
+    grown = ember_cli("evaluate", campaign, "-o", results)
+    assert grown.returncode == 0, grown.stderr
+    assert not (results / "bounds.jsonl").exists()
