@@ -5,10 +5,10 @@ import numpy as np
 from ..canonical import canonical_json
 from ..scenario import compile_scenario
 from ..sim.simulator import check_seed
+from ..versions import BOUNDS_VERSION
 from .network import Floor, Network, dilate
 from .schedule import WORK_LIMIT, FireSchedule
 
-BOUNDS_VERSION = "1.0"
 #: The first horizon past fire_stable_step tried when looking for a flow that reaches the shortcut's value.
 FIRST_EXTRA_STEPS = 16
 
