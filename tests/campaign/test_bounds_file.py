@@ -3,8 +3,12 @@
 import json
 
 from ember.bounds import bounds_line
+from ember.campaign.bounds import line_key
+from ember.scenario import compile_scenario
 
-from helpers.campaigns import TINY, ember_cli
+from helpers.campaigns import BASIC, TINY, ember_cli, write_campaign
+
+SMALL_HASH = compile_scenario("builtin:small-room").hash
 
 
 def expected_bytes():
@@ -57,3 +61,28 @@ def test_a_resume_that_adds_keys_removes_bounds_that_no_longer_cover_k(basic_cop
     grown = ember_cli("evaluate", campaign, "-o", results)
     assert grown.returncode == 0, grown.stderr
     assert not (results / "bounds.jsonl").exists()
+
+
+def test_evaluate_with_bounds_computes_each_key_once_beside_the_episodes(tmp_path):
+    path = write_campaign(tmp_path / "c", BASIC)
+    results = tmp_path / "res"
+    done = ember_cli("evaluate", path, "-o", results, "--workers", "2", "--bounds")
+    assert done.returncode == 0, done.stderr
+    assert (results / "bounds.jsonl").read_bytes() == expected_bytes()
+    # A resume that adds a key computes its line alone: the lines already there are kept as they are.
+    lines = expected_bytes().splitlines(keepends=True)
+    marked = json.loads(lines[0])
+    marked["population"] = 99  # not a value EMBER would compute: it shows the line was not computed again
+    (results / "bounds.jsonl").write_bytes(json.dumps(marked).encode() + b"\n" + b"".join(lines[1:]))
+    path.write_text(path.read_text().replace("seeds = [0, 1]", "seeds = [0, 1, 2]"))
+    again = ember_cli("evaluate", path, "-o", results, "--workers", "2", "--bounds")
+    assert again.returncode == 0, again.stderr
+    written = (results / "bounds.jsonl").read_bytes().splitlines(keepends=True)
+    assert [line_key(line) for line in written] == [
+        (SMALL_HASH, 0),
+        (SMALL_HASH, 1),
+        (SMALL_HASH, 2),
+        (compile_scenario(TINY).hash, 4),
+    ]
+    assert json.loads(written[0])["population"] == 99
+    assert written[1:] == [lines[1], bounds_line("builtin:small-room", 2), lines[2]]

@@ -158,6 +158,13 @@ def evaluate_arguments(evaluate):
     evaluate.add_argument("--retry-failed", action="store_true", help="run again the episodes whose last row is failed")
     keep_help = f"store each run episode's record as RESULTS_DIR/{kept_record('POLICY', 'SCENARIO', 'SEED')}"
     evaluate.add_argument("--keep-records", action="store_true", help=keep_help)
+    from ..results.layout import BOUNDS_FILE
+
+    bounds_help = (
+        f"also write RESULTS_DIR/{BOUNDS_FILE} (docs/bounds.md), each episode key's bounds computed once, "
+        "on the same workers as the episodes (needs the 'bounds' extra)"
+    )
+    evaluate.add_argument("--bounds", action="store_true", help=bounds_help)
     arguments.add_sandbox(evaluate, "with agent or python policies")
 
 
@@ -190,6 +197,7 @@ def cmd_evaluate(args, console):
                 progress=on_episode,
                 warn=console.warn,
                 sandbox=args.sandbox,
+                bounds=args.bounds,
             )
     except Terminated:
         console.say(f"ember: terminated; every finished episode is in {EPISODES_FILE}, run again to resume.")
