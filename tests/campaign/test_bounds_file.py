@@ -7,6 +7,7 @@ from ember.campaign.bounds import line_key
 from ember.scenario import compile_scenario
 
 from helpers.campaigns import BASIC, TINY, ember_cli, write_campaign
+from helpers.dask_processes import dask_processes
 
 SMALL_HASH = compile_scenario("builtin:small-room").hash
 
@@ -86,3 +87,11 @@ def test_evaluate_with_bounds_computes_each_key_once_beside_the_episodes(tmp_pat
     ]
     assert json.loads(written[0])["population"] == 99
     assert written[1:] == [lines[1], bounds_line("builtin:small-room", 2), lines[2]]
+
+
+def test_evaluate_with_bounds_on_a_dask_cluster(tmp_path):
+    path = write_campaign(tmp_path / "c", BASIC)
+    with dask_processes(tmp_path / "cluster", workers=2) as cluster:
+        done = ember_cli("evaluate", path, "-o", tmp_path / "res", "--scheduler", cluster.address, "--bounds")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "res" / "bounds.jsonl").read_bytes() == expected_bytes()
