@@ -20,6 +20,7 @@ EXTRAS = (
     "pedpy",
     "shapely",
     "PIL",
+    "ortools",  # the bounds extra
     "tabulate",
     "tqdm",
     "zstandard",
@@ -55,6 +56,11 @@ def test_ember_metrics_never_pays_for_an_optional_extra(tmp_path):
         "assert status == 0 and '\"safety\"' in out.getvalue(), (status, out.getvalue()[:200])\n"
     )
     assert _extras_loaded(code) == "[]"
+
+
+def test_the_bounds_load_or_tools_only_when_a_flow_is_computed():
+    assert _extras_loaded("import ember.bounds, ember.campaign.bounds") == "['numpy']"
+    assert "ortools" in _extras_loaded("import ember\nember.episode_bounds('builtin:small-room', 0)")
 
 
 def test_the_extras_probe_sees_an_extra_that_is_loaded():

@@ -29,7 +29,7 @@ COPIES = {
     "statistics.md": versions.STATISTICS_VERSION,
     "isolation.md": "1.1",
     "service.md": "1.1",
-    "bounds.md": "1.0",
+    "bounds.md": versions.BOUNDS_VERSION,
 }
 
 SECTION = re.compile(r"^#{2,4} (\d+(?:\.\d+)*)\.? ", re.MULTILINE)

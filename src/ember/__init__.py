@@ -25,6 +25,7 @@ _PUBLIC = {
     "MetricsStream": "engine",
     "episode_metrics": "engine",
     "verify_replay": "engine",
+    "episode_bounds": "bounds",
 }
 
 __all__ = sorted(_PUBLIC)

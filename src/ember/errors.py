@@ -79,6 +79,10 @@ class OutputBusyError(EmberError, OSError):
     """An output path is being written by another process (``ember run -o`` holds a lock on it)."""
 
 
+class BoundsError(EmberError, ValueError):
+    """The bounds of bounds.md cannot be given as asked (a witness of an episode over the limit)."""
+
+
 class RenderError(EmberError, ValueError):
     """The picture cannot be made (bad options, no Pillow, image too large)."""
 

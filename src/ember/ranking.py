@@ -226,7 +226,7 @@ DISTANCE_COLUMNS = ("avoidable casualties", "evacuated of possible")
 def leaderboard_rows(ranking, distance=None):
     """The leaderboard's cells, one list per ranked policy (strings and integers).
 
-    ``distance``: each policy's ``ember.results.bounds.Distance`` (bounds.md §5),
+    ``distance``: each policy's ``ember.results.distance.Distance`` (bounds.md §5),
     whose two cells then end each row.
     """
     rows = []

@@ -1,4 +1,4 @@
-"""Version strings of the contract (simulator.md, metrics.md, output.md)."""
+"""Version strings of the contract (simulator.md, metrics.md, output.md, bounds.md)."""
 
 SCHEMA_VERSION = "1.0"
 SIMULATOR_VERSION = "1.0"
@@ -6,3 +6,4 @@ OBSERVATION_VERSION = "1.0"
 METRICS_VERSION = "1.0"
 RANKING_VERSION = "1.0"
 STATISTICS_VERSION = "1.0"
+BOUNDS_VERSION = "1.0"

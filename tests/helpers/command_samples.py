@@ -17,6 +17,7 @@ SAMPLES = {
     "demo": lambda i, out: ["demo", "--scenario", SCENARIO, *_out(out)],
     "render": lambda i, out: ["render", SCENARIO, i.record, *(["--ascii"] if out is None else ["-o", out])],
     "trajectories": lambda i, out: ["trajectories", SCENARIO, i.record, *_out(out)],
+    "bounds": lambda i, out: ["bounds", SCENARIO, "--seed", "0", *_out(out)],
     "scenarios": lambda i, out: ["scenarios"],
     "rank": lambda i, out: ["rank", i.results, *_out(out)],
     "stats": lambda i, out: ["stats", i.results, "--replicates", "1000", *_out(out)],

@@ -13,7 +13,8 @@ import pytest
 from ember.canonical import canonical_json_reference
 from ember.errors import ResultsError
 from ember.results import read_campaign_value
-from ember.results.bounds import Distance, EpisodeBounds, bounds_of_bytes, key_order, read_bounds
+from ember.results.bounds_file import KeyBounds, bounds_of_bytes, key_order, read_bounds
+from ember.results.distance import Distance
 
 from helpers.results_dirs import in_process, rows
 
@@ -183,17 +184,17 @@ def test_percent_is_rounded_half_up_in_exact_arithmetic():
             self.evacuated = evacuated
             self.casualties = casualties
 
-    distance.add(Outcome(1), EpisodeBounds(8, 8, 0))  # 12.5% exactly
+    distance.add(Outcome(1), KeyBounds(8, 8, 0))  # 12.5% exactly
     assert distance.evacuated_text() == "1/8 (12.5%)"
     distance = Distance()
-    distance.add(Outcome(1), EpisodeBounds(16, 16, 0))  # 6.25% -> 6.3%
+    distance.add(Outcome(1), KeyBounds(16, 16, 0))  # 6.25% -> 6.3%
     assert distance.evacuated_text() == "1/16 (6.3%)"
     distance = Distance()
-    distance.add(Outcome(2), EpisodeBounds(3, 3, 0))  # 66.666...% -> 66.7%
+    distance.add(Outcome(2), KeyBounds(3, 3, 0))  # 66.666...% -> 66.7%
     assert distance.evacuated_text() == "2/3 (66.7%)"
     empty = Distance()
-    empty.add(Outcome(0, 3), EpisodeBounds(3, 0, 3))
+    empty.add(Outcome(0, 3), KeyBounds(3, 0, 3))
     assert (empty.evacuated_text(), empty.avoidable_text()) == ("—", "0")
     unbounded = Distance()
-    unbounded.add(Outcome(0), EpisodeBounds(3, None, None))
+    unbounded.add(Outcome(0), KeyBounds(3, None, None))
     assert (unbounded.evacuated_text(), unbounded.avoidable_text(), unbounded.no_bound) == ("—", "—", 1)

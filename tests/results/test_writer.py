@@ -35,6 +35,7 @@ python = "campaign_hooks:greedy"
 
 #: Every file and folder the writer makes (relative to RESULTS_DIR), and one it makes on resume.
 WRITTEN = [
+    "bounds.jsonl",
     "campaign.json",
     "episodes.jsonl",
     "episodes.jsonl.torn",
@@ -83,7 +84,8 @@ def tree(folder):
 def test_the_run_made_every_listed_entry(finished):
     _, results = finished
     made = set(tree(results))
-    assert set(WRITTEN) - made == {"episodes.jsonl.torn", "statistics.json"}  # written on resume, by stats
+    # written on resume, by stats, by 'ember bounds'
+    assert set(WRITTEN) - made == {"episodes.jsonl.torn", "statistics.json", "bounds.jsonl"}
 
 
 @pytest.mark.parametrize("relative", WRITTEN)

@@ -13,6 +13,7 @@ import time
 from ..errors import EmberError, ResultsIOError
 from ..results.rows import failed_row, ok_row
 from ..scenario import compile_scenario
+from .bounds import BoundsTask
 from .episode import EpisodeFailure, KeptRecord, measure_submitted, run_builtin
 from .watch import watch_episode
 
@@ -36,7 +37,10 @@ def run_task(task, host=None):
     """One attempt at one episode (a ``Task``) -> its row (campaign.md §4).
 
     ``host``: what the calling worker offers the episode watcher (``watch.Host``).
+    A ``BoundsTask`` (``evaluate --bounds``) gives its line of bounds.jsonl instead.
     """
+    if isinstance(task, BoundsTask):
+        return task.run()
     started = time.perf_counter()
     try:
         metrics, record, sha = _attempt(task, host)

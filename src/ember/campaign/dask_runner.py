@@ -203,7 +203,8 @@ class DaskRunner:
                 outcomes = result
                 results.extend((m, *outcomes[m.index]) for m in members)
                 for kind, row in outcomes:
-                    if kind == "row" and isinstance(row.get("elapsed_s"), float):
+                    # A BoundsTask's outcome is its line (bytes), not an episode's row: no time to count.
+                    if kind == "row" and isinstance(row, dict) and isinstance(row.get("elapsed_s"), float):
                         self._episode_s += row["elapsed_s"]
                         self._episodes += 1
                 future.release()

@@ -6,6 +6,7 @@ rows on disk are read back once: the summary is counted from them and
 """
 
 import contextlib
+import itertools
 import os
 import signal
 import threading
@@ -16,9 +17,10 @@ from ..isolation.probe import require_sandbox
 from ..ranking import write_ranking
 from ..results import CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, OkRows, read_results
 from ..results.code_lists import read_code_list
-from ..results.layout import log_file
-from ..results.writer import ResultsWriter
+from ..results.layout import BOUNDS_FILE, log_file
+from ..results.writer import ResultsWriter, write_file
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION
+from .bounds import BoundsTask, kept_lines, line_key
 from .dask_runner import DaskRunner
 from .plan import Plan
 from .resume import merge_campaign
@@ -171,8 +173,12 @@ def evaluate(
     make_runner=None,
     adopt_code=False,
     say=None,
+    bounds=False,
 ):
     """Run a campaign into ``results_dir``, write its ranking.json; return a ``Summary``.
+
+    ``bounds``: also write bounds.jsonl (bounds.md §5), the keys without a line computed as tasks on the
+    same runner as the episodes.
 
     Raises ``CampaignError`` for bad input before anything is written;
     ``KeyboardInterrupt`` / ``Terminated`` after an interruption (every row
@@ -213,6 +219,7 @@ def evaluate(
             make_runner=make_runner or _runner,
             adopt_code=adopt_code,
             say=say or (lambda text: None),
+            bounds=bounds,
         )
         # What is on disk now, read once, still under the lock: the summary and ranking.json say the same.
         # The run's own structures (the campaign's seed lists, the plan, a resumed directory's counting
@@ -242,6 +249,7 @@ def _run(
     make_runner,
     adopt_code,
     say,
+    bounds=False,
 ):
     """``evaluate`` up to its last row written: the campaign checked, the directory locked and prepared, the
     episodes run; returns the ``Summary`` of this run (its end counts are made by ``evaluate``)."""
@@ -297,8 +305,16 @@ def _run(
 
     plan = Plan(campaign, resolved, last_status, retry_failed, store.path, keep_records, mode)
     ran = plan.count()
+    # bounds.md §5: a line per key of K; the keys a bounds.jsonl already has keep their line, the others are
+    # tasks beside the episodes (read before store.start, which drops a bounds.jsonl that no longer covers K).
+    keys = [(sc["scenario_hash"], seed) for sc in resolved["scenarios"] for seed in sorted(sc["seeds"])]
+    lines = kept_lines(store.file(BOUNDS_FILE)) if bounds else {}
+    data = {entry.resolved()["scenario_hash"]: entry.data for entry in campaign.scenarios}
+    bound_tasks = [(("bounds", *key), BoundsTask(data[key[0]], key[1])) for key in keys if key not in lines]
+    if not bounds:
+        bound_tasks = []
     runner = None
-    if ran:
+    if ran or bound_tasks:
         # Connect before writing: an unreachable scheduler is bad input, and nothing is written.
         try:
             runner = make_runner(workers, scheduler)
@@ -318,6 +334,9 @@ def _run(
         store.remove_temporary_files()  # what a killed run left (its workers had no time to)
 
         def on_row(row):
+            if isinstance(row, bytes):  # a BoundsTask's line
+                lines[line_key(row)] = row
+                return
             row = store.append(row)
             if row["status"] == "ok":
                 summary.this_run_ok += 1
@@ -328,8 +347,8 @@ def _run(
 
         try:
             with _sigterm_raises():
-                if ran:
-                    lost = drive(runner, plan.tasks(), retries, on_row)
+                if ran or bound_tasks:
+                    lost = drive(runner, itertools.chain(bound_tasks, plan.tasks()), retries, on_row)
         except BaseException as exc:
             if runner is not None:
                 runner.close(terminate=True)
@@ -343,6 +362,8 @@ def _run(
             runner.close()
             if lost:
                 store.remove_temporary_files()  # a worker lost mid-episode left its temporary files
+    if bounds:
+        write_file(store.path, BOUNDS_FILE, b"".join(lines[key] for key in keys))  # whole, under the lock
     store.end_rows()
     return summary
 

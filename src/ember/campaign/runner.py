@@ -22,7 +22,9 @@ rows: the episode function is the same.
 import collections
 import typing
 
+from ..errors import CampaignError
 from ..results.rows import failed_row
+from .bounds import BoundsTask
 
 WORKER_LOST = "worker lost"
 
@@ -54,6 +56,8 @@ class Runner(typing.Protocol):
 
 
 def _failed(task, error):
+    if isinstance(task, BoundsTask):  # no row to charge: EMBER's own computation failed, and the run stops
+        raise CampaignError(f"{task.describe()} could not be computed: {error}")
     return failed_row(**task.row_fields(), error=error, elapsed_s=0.0)
 
 

@@ -58,6 +58,16 @@ def replicates(text):
     return value
 
 
+def decimal_seed(text):
+    """An episode's seed written as bounds.md §4 asks: 0 <= seed < 2^64 in ASCII decimal (0|[1-9][0-9]*)."""
+    value = _ascii_decimal(text, 0, 2**64 - 1)
+    if value is None:
+        raise argparse.ArgumentTypeError(
+            f"expected a seed 0 <= seed < 2^64 in decimal digits (0|[1-9][0-9]*), got {text!r}"
+        )
+    return value
+
+
 def resampling_seed(text):
     """``ember stats --seed``: statistics.md §3's σ, 0 <= σ < 2^64, in ASCII decimal."""
     value = _ascii_decimal(text, 0, 2**64 - 1)

@@ -46,7 +46,8 @@ def cmd_rank(args, console):
 
 def distance_of(directory, results, ok_rows):
     """Each policy's distance to the possible (bounds.md §5) when ``directory`` has ``bounds.jsonl``, else None."""
-    from ..results.bounds import Distances, read_bounds
+    from ..results.bounds_file import read_bounds
+    from ..results.distance import Distances
 
     bounds = read_bounds(directory, results.campaign)
     return None if bounds is None else Distances(ok_rows, bounds).policy
@@ -172,6 +173,13 @@ def evaluate_arguments(evaluate):
         "record today's code for them"
     )
     evaluate.add_argument("--adopt-code", action="store_true", help=adopt_help)
+    from ..results.layout import BOUNDS_FILE
+
+    bounds_help = (
+        f"also write RESULTS_DIR/{BOUNDS_FILE} (docs/bounds.md), each episode key's bounds computed once, "
+        "on the same workers as the episodes (needs the 'bounds' extra)"
+    )
+    evaluate.add_argument("--bounds", action="store_true", help=bounds_help)
     arguments.add_sandbox(evaluate, "with agent or python policies")
 
 
@@ -206,6 +214,7 @@ def cmd_evaluate(args, console):
                 sandbox=args.sandbox,
                 adopt_code=args.adopt_code,
                 say=console.say,
+                bounds=args.bounds,
             )
     except Terminated:
         console.say(f"ember: terminated; every finished episode is in {EPISODES_FILE}, run again to resume.")
@@ -316,14 +325,16 @@ def _campaign_json(path):
 
 
 def cmd_verify(args, console):
+    from ..campaign.bounds import recomputed_bounds_file
     from ..progress import items_progress
     from ..results.verify import report_lines, verify_results
     from ..stats.recomputed import recomputed_files
 
     anchored = _anchor(args)
+    recomputed = (*recomputed_files(), recomputed_bounds_file())
     with items_progress("verifying rows", "rows", stream=console.progress_stream) as on_row:
         report = verify_results(
-            args.results, args.campaign, on_row=on_row, recomputed=recomputed_files(), load_campaign=_campaign_json
+            args.results, args.campaign, on_row=on_row, recomputed=recomputed, load_campaign=_campaign_json
         )
     print_warnings(console, args.results, report.warnings)
     for line in report_lines(args.results, report):

@@ -1,7 +1,7 @@
 """The command table: one row per ``ember`` command, in the order ``ember --help`` lists them."""
 
 from ..results.layout import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, STATISTICS_FILE
-from . import generating, interop, records, results, service
+from . import bounds, generating, interop, records, results, service
 from .arguments import always, never, progress_note, with_output_dash, without_output_file
 from .command import Command
 
@@ -70,6 +70,17 @@ COMMANDS = (
         handler=interop.cmd_trajectories,
         writes_stdout=without_output_file,
         more_outputs=("--geometry",),
+    ),
+    Command(
+        "bounds",
+        help="the most evacuations and fewest casualties possible in an episode",
+        description="Compute bounds 1.0 (docs/bounds.md) of SCENARIO for each --seed: the most people any sequence "
+        "of joint actions evacuates and the fewest casualties it ends with, knowing the seed's fire. "
+        "Bad input: one line on stderr, exit status 2, nothing on stdout.",
+        epilog=bounds.BOUNDS_EPILOG,
+        arguments=bounds.bounds_arguments,
+        handler=bounds.cmd_bounds,
+        writes_stdout=bounds.writes_stdout,
     ),
     Command(
         "scenarios",

@@ -90,8 +90,8 @@ def report_of(results, ok_rows, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED
     from the fire (isolation.md §4).  A results directory lists its seeds in
     campaign.json and nothing in it says they were secret while the policies
     ran, so this is the default; a caller that knows they were (a board's
-    hidden track) passes False.  ``bounds``: each key's ``EpisodeBounds``
-    (``ember.results.bounds.read_bounds``), when known: the page then shows the
+    hidden track) passes False.  ``bounds``: each key's ``KeyBounds``
+    (``ember.results.bounds_file.read_bounds``), when known: the page then shows the
     distance to the possible (bounds.md §5) and plots it.
     """
     _require(replicates, seed)
@@ -116,7 +116,7 @@ def report_page(results, ok_rows, ranking, statistics, data, public_seeds=True, 
 
     ``data`` is None when nothing is ranked; ``public_seeds`` and ``bounds`` as ``report_of``.
     """
-    from ..results.bounds import Distances
+    from ..results.distance import Distances
 
     policies = [entry["policy"] for entry in ranking["ranked"]]
     distances = None if bounds is None else Distances(ok_rows, bounds)
@@ -139,7 +139,7 @@ def report_of_directory(directory, replicates=DEFAULT_REPLICATES, seed=DEFAULT_S
 
     With ``bounds.jsonl`` in the directory the page shows the distance to the possible (bounds.md §5).
     """
-    from ..results.bounds import read_bounds
+    from ..results.bounds_file import read_bounds
 
     _require(replicates, seed)  # fail on a missing extra before any reading
     ok_rows = OkRows()

@@ -554,7 +554,7 @@ def ranking_sections(
     (anchor, title, inner HTML) tuples; ``anchor`` prefixes the section ids (a page with two tracks);
     ``after_scenario(scenario_id)``, when given, is HTML shown under that scenario's table; ``public_seeds``:
     whether the policies could have known the seeds (said above the leaderboard); ``distances``: the
-    ``ember.results.bounds.Distances`` of the rows when their bounds are known (bounds.md §5).
+    ``ember.results.distance.Distances`` of the rows when their bounds are known (bounds.md §5).
     """
     from .plots import colours
 

@@ -30,7 +30,7 @@ TORN_FILE = EPISODES_FILE + ".torn"
 RANKING_FILE = "ranking.json"
 #: Written only by 'ember stats -o'; like ranking.json it describes rows a new run may change.
 STATISTICS_FILE = "statistics.json"
-#: Each key's optima (bounds.md §5), written by 'ember bounds DIR' and 'ember evaluate --bounds'.
+#: bounds.md §5: a line per episode key, K's order; kept while it covers K (removed when a run adds keys without it).
 BOUNDS_FILE = "bounds.jsonl"
 SCENARIOS_DIR = "scenarios"
 #: A service board's export only (service.md §7): the board's audit log.
@@ -53,7 +53,16 @@ WORKER_FOLDERS = (RECORDS_DIR, LOGS_DIR)
 #: The derived files a run removes at its start: they describe rows the run changes.
 DERIVED_FILES = (RANKING_FILE, STATISTICS_FILE)
 #: Every top-level entry a writer of the directory makes (files and folders).
-TOP_LEVEL = (CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, SCENARIOS_DIR, RECORDS_DIR, LOGS_DIR, CODE_DIR) + DERIVED_FILES
+TOP_LEVEL = (
+    CAMPAIGN_FILE,
+    EPISODES_FILE,
+    TORN_FILE,
+    SCENARIOS_DIR,
+    RECORDS_DIR,
+    LOGS_DIR,
+    CODE_DIR,
+    BOUNDS_FILE,
+) + DERIVED_FILES
 
 
 def scenario_file(scenario_id):

@@ -297,6 +297,8 @@ def _check_file(directory, results, ok_rows, recomputed):
         return "mismatched", f"cannot be made from these rows: {exc}"
     if data == expected:
         return "identical", None
+    if recomputed.name.endswith(".jsonl"):  # a file of lines (bounds.jsonl): its first differing line
+        return "mismatched", _line_difference(data, expected)
     return "mismatched", f"differs from the bytes recomputed from the rows {_difference(data, expected)}"
 
 
@@ -369,6 +371,15 @@ def _source(policy):
         f"{key} = {shown(item)}" for key, item in sorted(policy.items()) if key not in ("name", "code")
     )
     return shown_keys or "without a source"
+
+
+def _line_difference(data, expected):
+    """The first line where a file of lines differs from its recomputation."""
+    mine, theirs = data.splitlines(keepends=True), expected.splitlines(keepends=True)
+    for number, (line, recomputed) in enumerate(zip(mine, theirs), 1):
+        if line != recomputed:
+            return f"line {number} differs from its recomputation {recomputed.rstrip().decode()}"
+    return f"line {min(len(mine), len(theirs)) + 1}: the file has {len(mine)} lines, the recomputation {len(theirs)}"
 
 
 def verify_results(directory, campaign_file=None, on_row=None, recomputed=(), load_campaign=None):

@@ -37,6 +37,7 @@ from ..errors import CampaignError, ResultsError, ResultsIOError
 from ..files import fsync_directory
 from .code_lists import code_bytes
 from .layout import (
+    BOUNDS_FILE,
     CAMPAIGN_FILE,
     CODE_DIR,
     DERIVED_FILES,
@@ -216,6 +217,11 @@ def _naming(path):
 # -- the directory ----------------------------------------------------------------
 
 
+def _line_count(path):
+    with open(path, "rb") as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+
+
 class ResultsWriter:
     """One results directory, locked for the lifetime of the object (one writer)."""
 
@@ -319,8 +325,8 @@ class ResultsWriter:
     def start(self, torn, scenarios, code_lists=None):
         """The first writes of a run (after ``prepare``).
 
-        Set torn bytes aside, drop a stale ranking and statistics, open episodes.jsonl,
-        write campaign.json, then ``scenarios/<scenario_id>.json`` for each
+        Set torn bytes aside, drop a stale ranking and statistics (and a bounds.jsonl no longer
+        covering K), open episodes.jsonl, write campaign.json, then ``scenarios/<scenario_id>.json`` for each
         (scenario_id, scenario dict) of ``scenarios`` and ``code/<policy>.json``
         for each policy name -> code list of ``code_lists``.  An I/O error is a
         ``ResultsIOError`` naming the file.
@@ -344,6 +350,11 @@ class ResultsWriter:
             if os.path.lexists(stale):
                 with _naming(stale):
                     os.remove(stale)
+        bounds = self.file(BOUNDS_FILE)
+        with _naming(bounds):
+            # bounds.md §5: a line per key of K; a resume only adds keys, so fewer lines than K no longer cover it.
+            if os.path.lexists(bounds) and _line_count(bounds) != len(self._campaign.keys):
+                os.remove(bounds)
         with _naming(episodes):
             self._size = os.fstat(self._episodes).st_size
         write_file(self.path, CAMPAIGN_FILE, self._campaign_bytes)

@@ -78,3 +78,16 @@ class FireSpread:
                     break  # draws have no side effects: one success decides
         ignited.sort()
         return ignited
+
+    def spread(self, step, burning):
+        """Rule 4 at ``step``: the sorted cells that ignite, marked in the mask ``burning`` and burnt.
+
+        The one place a step's fire is decided: the simulator and the bounds
+        (``ember.bounds``, which needs the fire without people) both call it.
+        """
+        ignited = self.ignitions(step)
+        for cell in ignited:
+            burning[cell] = 1
+        if ignited:
+            self.burn(ignited, burning)
+        return ignited

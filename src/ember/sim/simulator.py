@@ -432,11 +432,8 @@ class Simulator:
                     evacuations.append((i, exit_at[cell]))
 
         # 4. Fire spread; 5. spread casualties.
-        ignited = self.fire.ignitions(t)
-        for cell in ignited:
-            self.burning[cell] = 1
+        ignited = self.fire.spread(t, self.burning)
         if ignited:
-            self.fire.burn(ignited, self.burning)
             if self.burning_cells is not None:
                 self.burning_cells.add(ignited)
             if self.burning_text is not None:

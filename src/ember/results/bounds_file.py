@@ -1,33 +1,33 @@
-"""``bounds.jsonl`` of a results directory read back (bounds.md §4-§5), and the distance to the possible.
+"""``bounds.jsonl`` (bounds.md §4-§5) both ways: the episodes it covers, in K's order, how it is written, and
+how it is read back against its campaign.
 
-The file holds one bounds object per key of K, scenarios in campaign.json's
-order and seeds ascending.  ``read_bounds`` checks every line against the
-campaign it sits beside (its fields, its version, its key and population)
-and gives each key's ``EpisodeBounds``; ``Distance`` sums a group of ok
-rows against them: avoidable casualties (Σ casualties − Σ casualties_min)
-and evacuated of possible (Σ evacuated / Σ evacuated_max).  An episode whose
-bounds are null is left out of the four sums and counted as "no bound".
-Nothing here changes ``ranking.json`` or ``statistics.json``.
+The lines themselves come from Bounds (``ember.bounds``), which sits below
+this part's callers: ``ember bounds RESULTS_DIR``, ``ember evaluate
+--bounds`` and ``ember verify`` hand them in.  ``read_bounds`` checks every
+line against the campaign it sits beside (its fields, its version, its key
+and population) and gives each key's ``KeyBounds``, which the distance to
+the possible (``results.distance``) sums.
 """
 
 import os
 
 from ..canonical import canonical_json_reference
-from ..errors import ResultsError
-from .layout import BOUNDS_FILE
-from .reader import open_regular
-from .schema import shown, strict_json
+from ..errors import ResultsError, ScenarioError
+from ..scenario import BUILTIN_PREFIX, compile_scenario
+from ..versions import BOUNDS_VERSION
+from .layout import BOUNDS_FILE, scenario_file
+from .reader import check_campaign, open_regular, read_campaign_value
+from .schema import MAX_CAMPAIGN_BYTES, shown, strict_json
+from .writer import ResultsWriter, write_file
 
-BOUNDS_VERSION = "1.0"
 #: The keys of one line (bounds.md §4), in the order canonical JSON writes them.
 BOUNDS_KEYS = (
     "bounds_version", "casualties_min", "evacuated_max", "fire_stable_step", "limit", "population", "scenario_hash",
     "scenario_id", "seed",
 )  # fmt: skip
-_NO_BOUND = "—"
 
 
-class EpisodeBounds:
+class KeyBounds:
     """One key's optima: ``evacuated_max`` and ``casualties_min`` (both None when the limit of §3 applied)."""
 
     __slots__ = ("casualties_min", "evacuated_max", "population")
@@ -48,7 +48,7 @@ def key_order(campaign):
 def read_bounds(directory, campaign):
     """``directory``'s ``bounds.jsonl`` checked against ``campaign`` (a ``CampaignJson``), or None when absent.
 
-    Returns a dict (scenario_hash, seed) -> ``EpisodeBounds``.  A line that is
+    Returns a dict (scenario_hash, seed) -> ``KeyBounds``.  A line that is
     not a bounds 1.0 object of the next key, in canonical bytes, is a
     ``ResultsError`` naming ``bounds.jsonl`` and the line.
     """
@@ -112,65 +112,45 @@ def _line(line, key, number, directory):
         raise fail("$.limit: both values are null with a limit, or both integers with a null limit (bounds.md §4)")
     if canonical_json_reference(value) != line:
         raise fail("not in canonical form (simulator.md §1)")
-    return EpisodeBounds(population, evacuated_max, casualties_min)
+    return KeyBounds(population, evacuated_max, casualties_min)
 
 
-class Distance:
-    """The distance to the possible of a group of ok rows (one policy, or one policy on one scenario)."""
-
-    __slots__ = ("casualties", "casualties_min", "counted", "evacuated", "evacuated_max", "no_bound")
-
-    def __init__(self):
-        self.casualties = self.casualties_min = self.evacuated = self.evacuated_max = 0
-        self.counted = self.no_bound = 0
-
-    def add(self, outcome, bounds):
-        """Count one ok row's ``EpisodeOutcome`` against its key's ``EpisodeBounds``."""
-        if bounds.evacuated_max is None:
-            self.no_bound += 1
-            return
-        self.counted += 1
-        self.casualties += outcome.casualties
-        self.casualties_min += bounds.casualties_min
-        self.evacuated += outcome.evacuated
-        self.evacuated_max += bounds.evacuated_max
-
-    @property
-    def avoidable_casualties(self):
-        """Σ casualties − Σ casualties_min over the rows with bounds."""
-        return self.casualties - self.casualties_min
-
-    def evacuated_text(self):
-        """``E/M (p%)``, p rounded half up to one decimal in exact arithmetic; ``—`` when M = 0."""
-        if self.evacuated_max == 0:
-            return _NO_BOUND
-        tenths = (2000 * self.evacuated + self.evacuated_max) // (2 * self.evacuated_max)
-        return f"{self.evacuated}/{self.evacuated_max} ({tenths // 10}.{tenths % 10}%)"
-
-    def avoidable_text(self):
-        """The avoidable casualties, or ``—`` when no row had a bound."""
-        return str(self.avoidable_casualties) if self.counted else _NO_BOUND
-
-    def note(self):
-        """``", N without a bound"`` when some rows had null bounds, else ``""``."""
-        return f", {self.no_bound} without a bound" if self.no_bound else ""
+def campaign_scenario(directory, campaign, scenario_hash):
+    """The compiled scenario of ``scenario_hash``: ``scenarios/<id>.json`` in the directory, else its
+    ``builtin:`` source; it must hash to ``scenario_hash``.  Raises ``ResultsError`` naming the file."""
+    scenario_id = campaign.scenarios[scenario_hash][0]
+    source = campaign.sources[scenario_hash]
+    kept = scenario_file(scenario_id)
+    path = os.path.join(directory, kept)
+    if os.path.lexists(path):
+        with open_regular(path, kept, directory) as handle:
+            data = handle.read(MAX_CAMPAIGN_BYTES + 1)
+        where = kept
+    elif source.startswith(BUILTIN_PREFIX):
+        data = where = source
+    else:
+        raise ResultsError(kept, None, f"missing, and the source {source!r} is not built in", directory)
+    try:
+        scenario = compile_scenario(data)
+    except ScenarioError as exc:
+        raise ResultsError(where, None, f"not a valid scenario: {exc}", directory) from None
+    if scenario.hash != scenario_hash:
+        raise ResultsError(where, None, f"hashes to {scenario.hash}, campaign.json says {scenario_hash}", directory)
+    return scenario
 
 
-class Distances:
-    """The distances of a results directory's ok rows: ``policy`` {policy: Distance} and ``scenario``
-    {(policy, scenario_id): Distance}, in the order of their first ok row."""
+def campaign_episodes(directory, campaign=None):
+    """K in ``campaign.json``'s order, as (compiled scenario, seed): scenarios in order, seeds ascending."""
+    if campaign is None:
+        campaign = check_campaign(read_campaign_value(directory), directory)
+    for scenario_hash, (_, seeds) in campaign.scenarios.items():
+        scenario = campaign_scenario(directory, campaign, scenario_hash)
+        for seed in sorted(seeds):
+            yield scenario, seed
 
-    def __init__(self, ok_rows, bounds):
-        self.policy, self.scenario = {}, {}
-        for row in ok_rows.rows():
-            episode_bounds = bounds[row.key]
-            for table, group in ((self.policy, row.policy), (self.scenario, (row.policy, row.scenario_id))):
-                distance = table.get(group)
-                if distance is None:
-                    distance = table[group] = Distance()
-                distance.add(row.episode, episode_bounds)
 
-    @property
-    def no_bound(self):
-        """The ok rows whose key has no bound (bounds.md §3's limit)."""
-        return sum(distance.no_bound for distance in self.policy.values())
+def write_bounds_file(directory, lines):
+    """Write ``bounds.jsonl`` (the ``lines``, bytes each) atomically, holding the results directory's lock."""
+    with ResultsWriter(directory) as writer:
+        writer.lock()
+        write_file(writer.path, BOUNDS_FILE, b"".join(lines))

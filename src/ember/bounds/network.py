@@ -1,0 +1,178 @@
+"""The time-expanded networks G_T of bounds.md §2, built as numpy arrays, and their maximum flows.
+
+A vertex (c, t) is a cell c a person may stand on, alive, at the end of
+step t; it is split into an in-node 2v and an out-node 2v + 1 joined by one
+unit, so at most one person ends a step on a cell.  An exit vertex [e, t]
+has one arc, to the sink, so it needs no split.  Only vertices reachable
+from a person's start and able to reach the sink are kept: the others carry
+no flow, and on a large floor they are most of the network.
+
+Arcs are made a direction at a time from the layers of kept vertices (no
+loop over arcs in Python): a 200 x 200 floor over 600 steps has tens of
+millions of them.
+"""
+
+import numpy as np
+
+from .solver import maximum_flow
+
+#: A move of one step: the stay, then north, south, west, east, as (row, col) offsets.
+MOVES = ((0, 0), (-1, 0), (1, 0), (0, -1), (0, 1))
+
+
+def dilate(layer):
+    """The cells of the 2-D boolean ``layer`` and their 4-neighbours."""
+    grown = layer.copy()
+    grown[1:, :] |= layer[:-1, :]
+    grown[:-1, :] |= layer[1:, :]
+    grown[:, 1:] |= layer[:, :-1]
+    grown[:, :-1] |= layer[:, 1:]
+    return grown
+
+
+class Floor:
+    """The episode's cells as numpy arrays: ``ignite`` (b(c)), ``standing`` cells (open, not exits), exits."""
+
+    def __init__(self, scenario, ignite):
+        grid = scenario.grid
+        self.rows, self.cols, self.size = grid.rows, grid.cols, grid.size
+        self.ignite = np.asarray(ignite, dtype=np.int32).reshape(grid.rows, grid.cols)
+        is_open = np.frombuffer(bytes(grid.open), dtype=np.uint8).astype(bool).reshape(grid.rows, grid.cols)
+        self.exit_cells = list(scenario.exit_cells)
+        is_exit = np.zeros(grid.size, dtype=bool)
+        is_exit[self.exit_cells] = True
+        self.is_exit = is_exit.reshape(grid.rows, grid.cols)
+        self.standing = is_open & ~self.is_exit
+        self.starts = list(scenario.start_cells)
+        # Each exit's in-bounds 4-neighbours: where a person enters it from.
+        self.exit_neighbours = [[n for _, n in grid.neighbours(e)] for e in self.exit_cells]
+
+    def alive(self, t):
+        """The cells a person may stand on at the end of step t: standing cells with b(c) > t."""
+        return self.standing & (self.ignite > t)
+
+    def exit_reach(self, t):
+        """The cells next to an exit usable at step t (b(e) > t - 1)."""
+        return dilate(self.is_exit & (self.ignite > t - 1))
+
+
+class Network:
+    """G_T (``horizon`` T) with, at step T, an arc to the sink from each vertex on a cell of ``final``
+    (a boolean array over the floor, or None for none)."""
+
+    def __init__(self, floor, horizon, final=None):
+        self.floor, self.horizon = floor, horizon
+        rows, cols, size = floor.rows, floor.cols, floor.size
+        start = np.zeros((rows, cols), dtype=bool)
+        start.flat[floor.starts] = True
+        # Forward: what a person can reach by step t; backward: what can still reach the sink.
+        layers = [floor.alive(t) for t in range(horizon + 1)]
+        forward = [layers[0] & start]
+        for t in range(1, horizon + 1):
+            forward.append(layers[t] & dilate(forward[-1]))
+        keep = [None] * (horizon + 1)
+        back = layers[horizon] & final if final is not None else np.zeros((rows, cols), dtype=bool)
+        keep[horizon] = forward[horizon] & back
+        for t in range(horizon - 1, -1, -1):
+            back = layers[t] & (dilate(back) | floor.exit_reach(t + 1))
+            keep[t] = forward[t] & back
+        del layers, forward
+        kept = np.stack(keep)
+        del keep
+        self.where = np.flatnonzero(kept)  # vertex v is the flat (t * size + cell) where[v]
+        vertices = self.vertices = len(self.where)
+        exits = len(floor.exit_cells)
+        self.exit_base = 2 * vertices
+        self.source = 2 * vertices + exits * horizon
+        self.sink = self.source + 1
+        self.nodes = self.sink + 1
+        vid = np.full(kept.shape, -1, dtype=np.int32)
+        vid.flat[self.where] = np.arange(vertices, dtype=np.int32)
+        del kept
+        tails, heads = [], []
+        everyone = np.arange(vertices, dtype=np.int32)
+        tails.append(2 * everyone)  # in -> out: one person per cell and step
+        heads.append(2 * everyone + 1)
+        del everyone
+        first = vid[0].ravel()[floor.starts]
+        first = first[first >= 0]
+        tails.append(np.full(len(first), self.source, dtype=np.int32))
+        heads.append(2 * first)
+        for dr, dc in MOVES:
+            # (c, t-1) -> (c + (dr, dc), t), over every t at once.
+            r0, r1 = max(0, -dr), rows - max(0, dr)
+            c0, c1 = max(0, -dc), cols - max(0, dc)
+            origin = vid[:-1, r0:r1, c0:c1]
+            target = vid[1:, r0 + dr : r1 + dr, c0 + dc : c1 + dc]
+            both = (origin >= 0) & (target >= 0)
+            tails.append(2 * origin[both] + 1)
+            heads.append(2 * target[both])
+            del origin, target, both
+        flat = vid.reshape(horizon + 1, size)
+        for k, (exit_cell, around) in enumerate(zip(floor.exit_cells, floor.exit_neighbours)):
+            usable = min(horizon, int(floor.ignite.flat[exit_cell]))  # [e, t] for t = 1..usable: b(e) > t - 1
+            if usable < 1:
+                continue
+            steps = np.arange(1, usable + 1, dtype=np.int32)
+            node = self.exit_base + k * horizon + steps - 1
+            for cell in around:
+                origin = flat[steps - 1, cell]
+                used = origin >= 0
+                tails.append(2 * origin[used] + 1)
+                heads.append(node[used])
+            tails.append(node)
+            heads.append(np.full(len(node), self.sink, dtype=np.int32))
+        if final is not None:
+            last = flat[horizon][flat[horizon] >= 0]
+            tails.append(2 * last + 1)
+            heads.append(np.full(len(last), self.sink, dtype=np.int32))
+        del vid, flat
+        self.tails = np.concatenate(tails)
+        self.heads = np.concatenate(heads)
+
+    def vertex(self, node):
+        """(t, cell) of an in- or out-node."""
+        t, cell = divmod(int(self.where[node // 2]), self.floor.size)
+        return t, cell
+
+    def solve(self, paths=False):
+        """The maximum flow's value; with ``paths``, also each unit's path (``Network.paths``)."""
+        value, flow = maximum_flow(self.nodes, self.tails, self.heads, self.source, self.sink, paths)
+        if not paths:
+            return value, None
+        return value, self.paths(flow)
+
+    def paths(self, flow):
+        """The units of a flow (pairs of node arrays: the arcs carrying one unit) as paths.
+
+        Each path is ``(cells, exit)``: the cells at steps 0..k of one person
+        (from its start) and the index of the exit it enters at step k + 1,
+        or None for a path that ends in the sink at step T (alive there).
+        Vertex capacities 1 make every node's outgoing unit unique.
+        """
+        tails, heads = flow
+        follow = dict(zip(tails.tolist(), heads.tolist()))
+        starts = [head for tail, head in zip(tails.tolist(), heads.tolist()) if tail == self.source]
+        result = []
+        for node in sorted(starts):
+            cells = []
+            exit_index = None
+            while True:
+                t, cell = self.vertex(node)
+                if t != len(cells):
+                    raise RuntimeError(f"bounds: a flow path skips from step {len(cells) - 1} to step {t}")
+                cells.append(cell)
+                out = follow[node]
+                if out != node + 1:
+                    raise RuntimeError(f"bounds: the flow leaves in-node {node} other than through its vertex")
+                nxt = follow[out]
+                if nxt == self.sink:
+                    break
+                if nxt >= self.exit_base:
+                    exit_index = (nxt - self.exit_base) // self.horizon
+                    if (nxt - self.exit_base) % self.horizon + 1 != len(cells):
+                        raise RuntimeError("bounds: a flow path enters an exit at the wrong step")
+                    break
+                node = nxt
+            result.append((cells, exit_index))
+        return result
