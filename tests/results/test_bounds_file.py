@@ -198,3 +198,25 @@ def test_percent_is_rounded_half_up_in_exact_arithmetic():
     unbounded = Distance()
     unbounded.add(Outcome(0), KeyBounds(3, None, None))
     assert (unbounded.evacuated_text(), unbounded.avoidable_text(), unbounded.no_bound) == ("—", "—", 1)
+
+
+def test_real_bounds_are_never_beaten_and_the_table_shows_them(kept_copy):
+    """``ember bounds DIR`` writes the optima: no ok row evacuates more or loses fewer, and rank's table sums them."""
+    pytest.importorskip("ortools")
+    _, results = kept_copy
+    status, out, err = in_process("bounds", results)
+    assert (status, out) == (0, ""), err
+    lines = [json.loads(line) for line in (results / "bounds.jsonl").read_bytes().splitlines()]
+    found = read_bounds(results, campaign_of(results))
+    bound = {(v["scenario_id"], v["seed"]): v for v in lines}
+    for row in rows(results):
+        if row["status"] == "ok":
+            b = bound[row["scenario_id"], row["seed"]]
+            assert row["metrics"]["safety"]["evacuated"] <= b["evacuated_max"]
+            assert row["metrics"]["safety"]["casualties"] >= b["casualties_min"]
+            assert found[b["scenario_hash"], b["seed"]].evacuated_max == b["evacuated_max"]
+    status, out, err = in_process("rank", results, "--format", "table")
+    assert status == 0, err
+    for policy, (avoidable, evacuated, _) in expected_cells(results, lines).items():
+        line = next(text for text in out.splitlines() if f" {policy} " in f" {text} ")
+        assert line.split()[-3:] == [avoidable, *evacuated.split()], line
