@@ -292,14 +292,6 @@ def _run(
         store.discard_if_created()
         raise
 
-    for entry in foreign:
-        say(f"ember: policy {entry['name']}: code {entry['code']}")
-    for name in adopted:
-        say(
-            f"ember: policy {name}: {CAMPAIGN_FILE} had no code for its rows (written before campaign 1.1); "
-            f"--adopt-code recorded today's code {_code_of(resolved, name)}."
-        )
-
     def last_status(key):
         return None if statuses is None else statuses.get(key[0], (key[1], key[2]))
 
@@ -325,6 +317,14 @@ def _run(
                 runner.close(terminate=True)
             store.discard_if_created()
             raise
+    # Said once every check before the first episode has passed (a refused run says one line: why).
+    for entry in foreign:
+        say(f"ember: policy {entry['name']}: code {entry['code']}")
+    for name in adopted:
+        say(
+            f"ember: policy {name}: {CAMPAIGN_FILE} had no code for its rows (written before campaign 1.1); "
+            f"--adopt-code recorded today's code {_code_of(resolved, name)}."
+        )
     summary = Summary(sum(len(sc["seeds"]) for sc in resolved["scenarios"]) * len(resolved["policies"]), ran)
     lost = 0
     try:
