@@ -252,8 +252,8 @@ def test_reveal_waits_for_the_jobs_one_job_per_team_and_the_day_count(hidden):
         with pytest.raises(ServiceRefusal) as day:
             send()
         assert day.value.status == 429 and "sent 2 bundles to this board today" in str(day.value)
-        assert sorted(os.listdir(os.path.join(hidden.data, "jobs"))) == sorted(
-            [job for (job,) in hidden.database_rows("SELECT id FROM jobs")]
-        )  # a refused bundle leaves no folder
+        assert sorted(os.listdir(os.path.join(hidden.data, "bundles"))) == sorted(
+            [f"{job}.tar.gz" for (job,) in hidden.database_rows("SELECT id FROM jobs")]
+        )  # a refused bundle leaves no file
     finally:
         db.dispose()
