@@ -29,7 +29,7 @@ from helpers.bundles import agent_bundle, python_bundle
 from helpers.hidden import HiddenService, rerun_locally, wait_served, without_elapsed
 from helpers.service import ember, wait_for
 
-JOB_KEYS = {"id", "state", "done", "total", "scenarios", "failures", "stderr_tail"}
+JOB_KEYS = {"id", "state", "done", "total", "scenarios", "failures"}  # before the reveal: no stderr_tail
 
 
 @pytest.fixture
