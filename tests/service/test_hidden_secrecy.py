@@ -26,7 +26,7 @@ MARKER = "ember-leak-"
 
 #: A python policy that prints its fire observation (hashed: a number only the hidden seed gives) on stderr,
 #: after 100 KiB of filler, then raises with it in the exception's message.
-LEAKING_POLICY = """
+LEAKING_POLICY = f"""
 import hashlib
 import json
 import sys
@@ -42,11 +42,11 @@ def make_policy(scenario):
         seen = hashlib.sha256(json.dumps(observation, sort_keys=True).encode()).hexdigest()[:16]
         for _ in range(1600):
             print("filler " * 9, file=sys.stderr)
-        print(f"{marker}{{seen}}", file=sys.stderr, flush=True)
-        raise RuntimeError(f"{marker}{{seen}}")
+        print(f"{MARKER}{{seen}}", file=sys.stderr, flush=True)
+        raise RuntimeError(f"{MARKER}{{seen}}")
 
     return policy
-""".format(marker=MARKER)
+"""
 
 
 @pytest.fixture
@@ -107,7 +107,10 @@ def test_a_bundle_printing_its_fire_reaches_its_team_only_after_the_reveal(hidde
 @pytest.mark.parametrize(
     "error, reason",
     [
-        ("the python policy walker:make_policy could not be made: ValueError: ember-leak-1 raised", "could not be made"),
+        (
+            "the python policy walker:make_policy could not be made: ValueError: ember-leak-1 raised",
+            "could not be made",
+        ),
         ("step 3: the python policy raised KeyError: 'timed out'", "raised"),
         ("step 9: the agent did not answer within 1 s (step_timeout). exited with status", "timed out"),
         ("step 2: the episode did not end within 5 s (episode_timeout).", "timed out"),

@@ -115,8 +115,8 @@ def test_live_keys_give_the_feedback_and_final_keys_nothing_until_the_reveal(hid
     # The reveal begins: the board takes no bundle, the ranked bundle runs on the final keys as a leased job.
     begun = ember("service", "board", "reveal", hidden.data, "office")
     assert "the reveal has begun" in begun.stderr and "0 of 1 final jobs done" in begun.stderr, begun.stderr
-    with hidden.client("alpha") as client:
-        refused = client.post("/api/boards/office/agents", content=open(bundle, "rb").read())
+    with hidden.client("alpha") as client, open(bundle, "rb") as handle:
+        refused = client.post("/api/boards/office/agents", content=handle.read())
     assert refused.status_code == 409 and "being revealed" in refused.json()["error"]
     ((final_job,),) = hidden.database_rows("SELECT id FROM jobs WHERE key_set = 'final'")
     wait_for(
@@ -124,9 +124,8 @@ def test_live_keys_give_the_feedback_and_final_keys_nothing_until_the_reveal(hid
         timeout=120, what="a first final row",
     )  # fmt: skip
     during = readable(hidden, [live_job, final_job])
-    final_rows = [
-        json.loads(bytes(row)) for (row,) in hidden.database_rows("SELECT row FROM hidden_rows WHERE job_id = :j", j=final_job)
-    ]  # fmt: skip
+    query = "SELECT row FROM hidden_rows WHERE job_id = :job"
+    final_rows = [json.loads(bytes(row)) for (row,) in hidden.database_rows(query, job=final_job)]
     numbers = [str(seed) for seed in final_seeds] + [repr(row["elapsed_s"]) for row in final_rows] + [final_job]
     leaks = {path: [n for n in numbers if n in text] for path, (_, text) in during.items()}
     assert {path: found for path, found in leaks.items() if found} == {}
@@ -191,7 +190,9 @@ def test_the_1_0_seed_forms_make_live_keys_only_and_board_add_warns(hidden):
     assert [len(key) for key in json.loads(bytes(data))["keys"]] == [3, 3]  # untagged, as under 1.0
     shown = json.loads(bytes(hidden.database_rows("SELECT hidden FROM boards WHERE name = 'old'")[0][0]))
     assert shown["scenarios"][0]["seeds"] == 2
-    bad = hidden.write("bad.toml", 'campaign = "h"\nscenarios = [{ source = "builtin:office", seeds = { live = 0, final = 0 } }]\n')
+    bad = hidden.write(
+        "bad.toml", 'campaign = "h"\nscenarios = [{ source = "builtin:office", seeds = { live = 0, final = 0 } }]\n'
+    )
     refused = ember("service", "board", "add", hidden.data, "bad", "--campaign", old, "--hidden", bad, check=False)
     assert refused.returncode == 2 and refused.stdout == ""
     assert refused.stderr.strip().endswith("expected live + final >= 1, got live = 0 and final = 0")

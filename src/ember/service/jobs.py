@@ -23,9 +23,9 @@ import contextlib
 import datetime
 import json
 import os
+import re
 import shutil
 import socket
-import re
 import uuid
 
 import sqlalchemy as sa
