@@ -257,3 +257,29 @@ def test_reveal_waits_for_the_jobs_one_job_per_team_and_the_day_count(hidden):
         )  # a refused bundle leaves no file
     finally:
         db.dispose()
+
+
+def test_a_job_made_before_bundles_were_kept_apart_keeps_its_bundle_when_its_folder_goes(hidden):
+    """A 1.0 job's bundle sat in its folder: removing the folder moves it to DATA/bundles/ for the reveal."""
+    config, db = open_service(hidden.data)
+    try:
+        with db.transaction(read=True) as connection:
+            board = load_board(connection, "office")
+            team = team_of_token(connection, hidden.tokens["alpha"])
+        path = python_bundle(os.path.join(hidden.root, "p.tar.gz"))
+        manifest, _ = check_bundle(path, "alpha", config.board_limits("office"))
+        job = jobs.create(config, db, board, team, path, manifest)
+        old = os.path.join("jobs", job, "bundle.tar.gz")
+        os.makedirs(os.path.join(hidden.data, "jobs", job))
+        os.replace(jobs.bundle_path(config, job), os.path.join(hidden.data, old))
+        hidden.database_rows("UPDATE jobs SET bundle = :old, state = 'done'", old=old)
+        with open(os.path.join(hidden.data, old), "rb") as handle:
+            sent = handle.read()
+        jobs.remove_folder(config, db, job)
+        assert not os.path.exists(os.path.join(hidden.data, "jobs", job))
+        (kept,) = hidden.database_rows("SELECT bundle FROM jobs WHERE id = :job", job=job)[0]
+        assert kept == os.path.join("bundles", f"{job}.tar.gz")
+        with open(os.path.join(hidden.data, kept), "rb") as handle:
+            assert handle.read() == sent
+    finally:
+        db.dispose()

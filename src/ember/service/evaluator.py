@@ -159,7 +159,7 @@ class Evaluator:
     def _finish(self, job, state, error=None):
         """The job ended: its state, then (its rows and stderr tails being in the database) its folder gone."""
         if jobs.finish(self.db, job.id, self.owner, state, error):
-            jobs.remove_folder(self.config, job.id)
+            jobs.remove_folder(self.config, self.db, job.id)
 
     def _run_job(self, job, board, secret):
         from ..campaign.driver import evaluate

@@ -156,9 +156,29 @@ def create_final(connection, board_id, team_id, policy, origin):
     return job_id
 
 
-def remove_folder(config, job_id):
-    """The job's working folder removed (its rows are committed, with their stderr tails)."""
-    shutil.rmtree(JobFiles(config, job_id).folder, ignore_errors=True)
+def remove_folder(config, db, job_id):
+    """The job's working folder removed (its rows are committed, with their stderr tails).
+
+    A job made before bundles were kept apart has its bundle in that folder: it is moved to
+    ``DATA/bundles/`` first (the reveal runs it again), and every job naming it follows.
+    """
+    folder = JobFiles(config, job_id).folder
+    c = tables.jobs.c
+    with db.transaction() as connection:
+        inside = connection.execute(
+            sa.select(c.bundle)
+            .where(c.bundle.startswith(os.path.relpath(folder, config.data) + os.sep, autoescape=True))
+            .distinct()
+        ).scalars()
+        for old in list(inside):
+            kept = bundle_path(config, job_id)
+            if os.path.exists(os.path.join(config.data, old)):
+                os.makedirs(os.path.dirname(kept), mode=0o700, exist_ok=True)
+                os.replace(os.path.join(config.data, old), kept)
+            connection.execute(
+                sa.update(tables.jobs).where(c.bundle == old).values(bundle=os.path.relpath(kept, config.data))
+            )
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def find(connection, job_id, team=None):

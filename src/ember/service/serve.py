@@ -43,7 +43,7 @@ def start_up(config, db):
     if os.path.isdir(jobs_root(config)):
         for name in os.listdir(jobs_root(config)):
             if name != TMP_DIR and name not in active:
-                remove_folder(config, name)  # a job that ended just before its server was killed
+                remove_folder(config, db, name)  # a job that ended just before its server was killed
     return RecordStore(config.records).sweep(named)
 
 
