@@ -128,3 +128,18 @@ def test_every_failure_is_told_as_one_fixed_reason_whatever_the_policy_wrote(err
 
     assert fixed_reason(error) == reason
     assert reason in FIXED_REASONS
+
+
+def test_a_stderr_tail_is_its_last_64_kib_from_a_line_start():
+    from ember.service.jobs import stderr_tail
+
+    short = b"one\ntwo\n"
+    assert stderr_tail(short) == short
+    whole_lines = b"x" * 10 + b"\n" + b"y" * (STDERR_KEPT - 1) + b"\n"  # the tail starts right after a newline
+    assert stderr_tail(whole_lines) == b"y" * (STDERR_KEPT - 1) + b"\n"
+    lines = b"".join(b"line %06d\n" % number for number in range(10_000))
+    kept = stderr_tail(lines)
+    assert len(kept) <= STDERR_KEPT and lines.endswith(kept) and kept.startswith(b"line ")
+    assert len(kept) > STDERR_KEPT - len(b"line 000000\n")
+    one_line = b"z" * (STDERR_KEPT + 5)  # no line start in it: the last 64 KiB
+    assert stderr_tail(one_line) == b"z" * STDERR_KEPT

@@ -303,9 +303,8 @@ def stderr_tail(data):
     """The last ``STDERR_KEPT`` bytes of an episode's stderr, cut at a line start when one is in them."""
     if len(data) <= STDERR_KEPT:
         return data
-    tail = data[-STDERR_KEPT:]
-    cut = tail.find(b"\n")
-    return tail[cut + 1 :] if 0 <= cut < len(tail) - 1 else tail
+    cut = data.find(b"\n", len(data) - STDERR_KEPT - 1)  # from the byte before the tail: it may end a line
+    return data[cut + 1 :] if 0 <= cut < len(data) - 1 else data[-STDERR_KEPT:]
 
 
 def _tail_lines(stderrs):
