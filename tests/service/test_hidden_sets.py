@@ -197,3 +197,29 @@ def test_the_1_0_seed_forms_make_live_keys_only_and_board_add_warns(hidden):
     assert refused.returncode == 2 and refused.stdout == ""
     assert refused.stderr.strip().endswith("expected live + final >= 1, got live = 0 and final = 0")
     assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_a_board_without_live_keys_gives_no_feedback_and_ranks_at_the_reveal(tmp_path):
+    made = HiddenService(
+        teams=("alpha",),
+        hidden_text='campaign = "h"\nscenarios = [{ source = "builtin:office", seeds = { live = 0, final = 1 } }]\n',
+    )
+    try:
+        server = made.serve()
+        job = made.submit("alpha", python_bundle(os.path.join(made.root, "p.tar.gz")))
+        status = made.wait_job("alpha", job)
+        # No live key: nothing runs, nothing is counted, the live files are 404.
+        assert (status["state"], status["done"], status["total"], status["scenarios"]) == ("done", 0, 0, []), status
+        for name in ("ranking.json", "statistics.json", "episodes.jsonl"):
+            answer = httpx.get(f"{server.url}/api/boards/office/hidden/live/{name}")
+            assert answer.status_code == 404 and "no live key" in answer.json()["error"], answer.text
+        ember("service", "board", "reveal", made.data, "office")
+        wait_for(
+            lambda: httpx.get(f"{server.url}/api/boards/office").json()["hidden"]["revealed"] is not None,
+            timeout=300, what="the reveal",
+        )  # fmt: skip
+        version = httpx.get(f"{server.url}/api/boards/office").json()["version"]
+        ranking = wait_served(server, "/api/boards/office/hidden/final/ranking.json", version=version)
+        assert [entry["policy"] for entry in ranking.json()["ranked"]] == ["alpha.walker"]
+    finally:
+        made.close()

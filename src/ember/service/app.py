@@ -230,11 +230,11 @@ def routes(service):
         chosen = board.hidden_track(request.path_params.get("set", "hidden"))
         if name not in (RANKING_FILE, STATISTICS_FILE, EPISODES_FILE) or chosen not in ("live", "final"):
             raise ServiceRefusal(404, "no such file of the hidden track")
+        if chosen == "live" and not board.has_live:
+            raise ServiceRefusal(404, f"board {board.name} has no live key")
         # service.md §9: nothing of the final keys before the reveal; the live rows after it.
         if (chosen == "final" or name == EPISODES_FILE) and not board.revealed:
             raise ServiceRefusal(404, f"the hidden track's {chosen} {name} is served after the reveal")
-        if chosen == "live" and not board.has_live:
-            raise ServiceRefusal(404, f"board {board.name} has no live key")
         return derived_file(request, name, streamed=name == EPISODES_FILE, track=chosen)
 
     @answers(cors=True)
