@@ -158,6 +158,7 @@ def test_live_keys_give_the_feedback_and_final_keys_nothing_until_the_reveal(hid
     )
     final_ranking = wait_served(server, f"{base}/final/ranking.json", version=board["version"])
     assert httpx.get(f"{server.url}{base}/ranking.json").content == final_ranking.content  # 1.0 path: final
+    assert httpx.get(f"{server.url}{base}/hidden/ranking.json").status_code == 404  # a set is live or final
     live_episodes = wait_served(server, f"{base}/live/episodes.jsonl", version=board["version"])
     assert [json.loads(line)["seed"] for line in live_episodes.content.splitlines()] == [live_seed]
     page = wait_served(server, "/boards/office", version=board["version"]).text

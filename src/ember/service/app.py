@@ -227,7 +227,8 @@ def routes(service):
         if board.hidden is None:
             raise ServiceRefusal(404, f"board {board.name} has no hidden track")
         name = request.path_params["file"]
-        chosen = board.hidden_track(request.path_params.get("set", "hidden"))
+        chosen = request.path_params.get("set")
+        chosen = board.hidden_track("hidden") if chosen is None else chosen  # 1.0's paths: final, or live
         if name not in (RANKING_FILE, STATISTICS_FILE, EPISODES_FILE) or chosen not in ("live", "final"):
             raise ServiceRefusal(404, "no such file of the hidden track")
         if chosen == "live" and not board.has_live:
