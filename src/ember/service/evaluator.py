@@ -1,19 +1,22 @@
 """The hidden track's evaluator (service.md §6): the ``serve`` parent's thread that runs jobs as campaigns.
 
-A job is run as a campaign of the board's hidden scenarios, with their
-secret seeds, and the bundle as its one policy ``TEAM.NAME`` under
+A job is run as a campaign of the board's hidden scenarios, with the
+secret seeds of its key set (a team's job: live; a job of the reveal:
+final; service.md §9), and the bundle as its one policy ``TEAM.NAME`` under
 isolation.md ``required`` (``ember.campaign.evaluate`` itself, local
 workers or the Dask cluster of ``--scheduler``), into the job's own
 results directory with its records kept.  While it runs, and once more at
 the end, every new row of that directory is committed with its
-``hidden_row`` entry (``row`` null, ``row_sha256``) and its record moved
+``hidden_row`` entry (``row`` null, ``row_sha256``; a final row's entry
+waits for the reveal), its episode's stderr tail and its record moved
 into the record store, in one transaction per row; the ``hidden_rows``
 table holds one row per episode of a job.  A server killed at any moment
 resumes the job on restart: the campaign's resume runs only the episodes
 without a row, and the rows already written are committed if they were
 not.  The job is leased (``owner``, ``lease_until``, renewed every third
 of the lease), so however many servers share the database, exactly one
-evaluator runs a job at a time.
+evaluator runs a job at a time.  A job that ended has its working folder
+removed; the last final job of a reveal completes it (``hidden.complete_reveal``).
 """
 
 import contextlib
