@@ -7,7 +7,7 @@ It reads ``GET /api/boards/BOARD`` (the published ``commitment`` and, after
 the reveal, the keys and salt) and the board's first log entry, and
 recomputes the commitment: the lowercase hex SHA-256 of the canonical JSON
 (sorted keys, no spaces, UTF-8) of ``{"keys": [[scenario_id, scenario_hash,
-seed], ...], "salt": SALT}``, the keys sorted by (scenario_id,
+seed] or [..., seed, set], ...], "salt": SALT}``, the keys sorted by (scenario_id,
 scenario_hash, seed) with the seed compared as a number.  Exit 0 when it
 matches both the board's and the first log entry's, 1 when it does not, 2
 when there is nothing to check yet (no hidden track, not revealed).

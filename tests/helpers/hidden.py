@@ -23,9 +23,10 @@ JOB_TIMEOUT_S = 300
 
 
 class HiddenService:
-    """DATA with board ``office``: one open seed and ``hidden_seeds`` secret ones on builtin:office; teams."""
+    """DATA with board ``office``: one open seed and ``hidden_seeds`` secret ones on builtin:office (or the hidden
+    campaign file ``hidden_text``); teams.  ``board_added``: the ``board add`` process."""
 
-    def __init__(self, hidden_seeds=2, teams=("alpha", "beta"), limits=None, database=None):
+    def __init__(self, hidden_seeds=2, teams=("alpha", "beta"), limits=None, database=None, hidden_text=None):
         self.root = tempfile.mkdtemp(prefix="ember-hidden-test-", dir="/tmp")
         os.chmod(self.root, 0o755)
         self.data = os.path.join(self.root, "DATA")
@@ -40,8 +41,11 @@ class HiddenService:
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(text)
         open_file = self.write("open.toml", OPEN_CAMPAIGN)
-        hidden_file = self.write("hidden.toml", HIDDEN_CAMPAIGN.format(count=hidden_seeds))
-        ember("service", "board", "add", self.data, "office", "--campaign", open_file, "--hidden", hidden_file)
+        text = hidden_text if hidden_text is not None else HIDDEN_CAMPAIGN.format(count=hidden_seeds)
+        hidden_file = self.write("hidden.toml", text)
+        self.board_added = ember(
+            "service", "board", "add", self.data, "office", "--campaign", open_file, "--hidden", hidden_file
+        )
         self.tokens = {team: ember("service", "team", "add", self.data, team).stdout.strip() for team in teams}
         self.server = None
 

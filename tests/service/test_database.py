@@ -28,7 +28,7 @@ def test_migrations_from_an_empty_database_make_the_schema_of_the_code(database,
     db = Database(url_of(database, tmp_path))
     assert db.current() == set() and db.pending()
     db.migrate()
-    assert not db.pending() and db.current() == db.heads() == {"0003"}
+    assert not db.pending() and db.current() == db.heads() == {"0004_hidden"}
     assert table_names(db) == set(tables.metadata.tables) | {"alembic_version"}
     with db.transaction(read=True) as connection:
         inspector = sa.inspect(connection)
@@ -60,7 +60,7 @@ def test_a_database_of_the_previous_schema_keeps_its_rows_when_migrated(database
     with open(os.path.join(data, "service.toml"), "rb") as handle:
         assert handle.read() == before  # init on an existing DATA changes nothing else
     config, db = open_service(data)
-    assert db.current() == {"0003"} and "hidden_rows" in table_names(db)
+    assert db.current() == {"0004_hidden"} and "hidden_rows" in table_names(db)
     with db.transaction(read=True) as connection:
         assert connection.execute(sa.select(tables.teams.c.name)).scalars().all() == ["alpha"]
     db.dispose()
@@ -74,3 +74,29 @@ def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(tmp_path):
         assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() == 5000
     db.dispose()
     assert os.stat(tmp_path / "DATA" / "service.toml").st_mode & 0o777 == 0o600
+
+
+def test_a_hidden_row_of_the_1_0_schema_is_a_live_one_with_its_entry_after_the_migration(database, tmp_path):
+    os.makedirs(tmp_path / "DATA")
+    db = Database(url_of(database, tmp_path))
+    db.migrate("0003")
+    board = {"name": "b", "versions": b"{}", "version": 1, "created_at": "x"}
+    job = {"id": "j", "board_id": 1, "team_id": 1, "policy": "p", "state": "done", "bundle": "x", "created_at": "x"}
+    row = {"job_id": "j", "scenario_id": "s", "seed": 5, "row": b"{}", "row_sha256": "0" * 64, "seq": 2}
+    with db.transaction() as connection:
+        connection.execute(sa.insert(tables.teams).values(id=1, name="alpha", folded="alpha", created_at="x"))
+        connection.execute(sa.text("INSERT INTO boards (id, name, versions, version, created_at) "
+                                   "VALUES (1, :name, :versions, :version, :created_at)"), board)  # fmt: skip
+        columns = ", ".join(job)
+        connection.execute(
+            sa.text(f"INSERT INTO jobs ({columns}) VALUES ({', '.join(':' + name for name in job)})"), job
+        )
+        connection.execute(sa.text("INSERT INTO hidden_rows (job_id, scenario_id, seed, row, row_sha256, seq) "
+                                   "VALUES (:job_id, :scenario_id, :seed, :row, :row_sha256, :seq)"), row)  # fmt: skip
+    db.migrate()
+    with db.transaction(read=True) as connection:
+        r, j, b = tables.hidden_rows.c, tables.jobs.c, tables.boards.c
+        assert connection.execute(sa.select(r.seq, r.stderr)).all() == [(2, None)]
+        assert connection.execute(sa.select(j.key_set, j.origin)).all() == [(None, None)]  # a live job
+        assert connection.execute(sa.select(b.hidden_state)).all() == [(None,)]
+    db.dispose()

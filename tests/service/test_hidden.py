@@ -29,7 +29,7 @@ from helpers.bundles import agent_bundle, python_bundle
 from helpers.hidden import HiddenService, rerun_locally, wait_served, without_elapsed
 from helpers.service import ember, wait_for
 
-JOB_KEYS = {"id", "state", "done", "total", "scenarios", "failures", "stderr_tail"}
+JOB_KEYS = {"id", "state", "done", "total", "scenarios", "failures"}  # before the reveal: no stderr_tail
 
 
 @pytest.fixture
@@ -252,8 +252,34 @@ def test_reveal_waits_for_the_jobs_one_job_per_team_and_the_day_count(hidden):
         with pytest.raises(ServiceRefusal) as day:
             send()
         assert day.value.status == 429 and "sent 2 bundles to this board today" in str(day.value)
-        assert sorted(os.listdir(os.path.join(hidden.data, "jobs"))) == sorted(
-            [job for (job,) in hidden.database_rows("SELECT id FROM jobs")]
-        )  # a refused bundle leaves no folder
+        assert sorted(os.listdir(os.path.join(hidden.data, "bundles"))) == sorted(
+            [f"{job}.tar.gz" for (job,) in hidden.database_rows("SELECT id FROM jobs")]
+        )  # a refused bundle leaves no file
+    finally:
+        db.dispose()
+
+
+def test_a_job_made_before_bundles_were_kept_apart_keeps_its_bundle_when_its_folder_goes(hidden):
+    """A 1.0 job's bundle sat in its folder: removing the folder moves it to DATA/bundles/ for the reveal."""
+    config, db = open_service(hidden.data)
+    try:
+        with db.transaction(read=True) as connection:
+            board = load_board(connection, "office")
+            team = team_of_token(connection, hidden.tokens["alpha"])
+        path = python_bundle(os.path.join(hidden.root, "p.tar.gz"))
+        manifest, _ = check_bundle(path, "alpha", config.board_limits("office"))
+        job = jobs.create(config, db, board, team, path, manifest)
+        old = os.path.join("jobs", job, "bundle.tar.gz")
+        os.makedirs(os.path.join(hidden.data, "jobs", job))
+        os.replace(jobs.bundle_path(config, job), os.path.join(hidden.data, old))
+        hidden.database_rows("UPDATE jobs SET bundle = :old, state = 'done'", old=old)
+        with open(os.path.join(hidden.data, old), "rb") as handle:
+            sent = handle.read()
+        jobs.remove_folder(config, db, job)
+        assert not os.path.exists(os.path.join(hidden.data, "jobs", job))
+        (kept,) = hidden.database_rows("SELECT bundle FROM jobs WHERE id = :job", job=job)[0]
+        assert kept == os.path.join("bundles", f"{job}.tar.gz")
+        with open(os.path.join(hidden.data, kept), "rb") as handle:
+            assert handle.read() == sent
     finally:
         db.dispose()

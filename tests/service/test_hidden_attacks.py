@@ -6,7 +6,7 @@ the database file, service.toml, its job's campaign file (the seeds) and
 results directory, the record store, another team's unpacked bundle, a
 TCP connection to the server on the host's loopback; it lists DATA and
 its jobs and writes into DATA.  Each try prints one line on its stderr,
-which the team reads back as its job's ``stderr_tail``.  Without the
+which the team reads back as its job's ``stderr_tail`` after the reveal.  Without the
 sandbox every one of them succeeds (the policy runs as the server's
 user); in it the reads and the connection fail, the listings show only
 the path to its own files, and the write lands in its private /tmp.
@@ -19,6 +19,7 @@ import pytest
 
 from helpers.bundles import python_bundle
 from helpers.hidden import HiddenService
+from helpers.service import ember
 
 ATTACK = """
 import os
@@ -109,8 +110,8 @@ def test_a_bundle_reaching_for_the_seeds_the_database_data_and_the_network_is_re
         "service-toml": os.path.join(hidden.data, "service.toml"),
         "signing-key": os.path.join(hidden.data, "signing.key"),
         "records": os.path.join(hidden.data, "records"),
-        "other-bundle": os.path.join(hidden.data, "jobs", honest, "agent", "walker.py"),
-        "other-results": os.path.join(hidden.data, "jobs", honest, "results", "episodes.jsonl"),
+        "other-bundle": os.path.join(hidden.data, "bundles", f"{honest}.tar.gz"),
+        "bundles": os.path.join(hidden.data, "bundles"),
         # Its own job's id is not known in advance: relative to its working directory, the campaign folder.
         "own-campaign": "ember-job.toml",
         "own-results": os.path.join("..", "results"),
@@ -121,6 +122,11 @@ def test_a_bundle_reaching_for_the_seeds_the_database_data_and_the_network_is_re
     attacker = hidden.submit("alpha", python_bundle(os.path.join(hidden.root, "attack.tar.gz"), policy=source))
     status = hidden.wait_job("alpha", attacker)
     assert (status["state"], status["done"], status["failures"]) == ("done", 1, []), status
+    assert not os.path.exists(os.path.join(hidden.data, "jobs", honest))  # the other job's folder is gone
+    # The team reads its own stderr after the reveal (service.md §9), with every probe's line.
+    assert "stderr_tail" not in status
+    ember("service", "board", "reveal", hidden.data, "office")
+    status = hidden.job("alpha", attacker).json()
     probes = [line for line in status["stderr_tail"] if line.startswith("probe ")]
     names = sorted([*targets, "network"])
     assert sorted(line.split()[1].rstrip(":") for line in probes) == names, status["stderr_tail"]

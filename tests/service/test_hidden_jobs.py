@@ -93,12 +93,13 @@ def test_serve_with_a_scheduler_runs_the_job_on_the_dask_cluster(hidden, tmp_pat
         job = hidden.submit("alpha", python_bundle(os.path.join(hidden.root, "p.tar.gz"), policy=LOUD_POLICY))
         status = hidden.wait_job("alpha", job)
         assert (status["state"], status["done"], status["failures"]) == ("done", 4, []), status
-        # Its own stderr, escaped (isolation.md §3): one line per episode, never the raw controls.
-        assert status["stderr_tail"] == ["\\x1b[31mred\\u202eflipped"] * 4, status["stderr_tail"]
         executed = worker_tasks(cluster.address)
     assert executed >= 1  # the episodes ran as tasks of the cluster's worker
     rows = [json.loads(line) for line in revealed_rows(hidden)]
     assert len(rows) == 4 and all(row["status"] == "ok" for row in rows)
+    # Its own stderr after the reveal, escaped (isolation.md §3): one line per episode, never the raw controls.
+    status = hidden.job("alpha", job).json()
+    assert status["stderr_tail"] == ["\\x1b[31mred\\u202eflipped"] * 4, status["stderr_tail"]
 
 
 def worker_tasks(address):

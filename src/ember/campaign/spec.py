@@ -423,14 +423,15 @@ def check_size(episodes, policies, where):
         )
 
 
-def load_campaign(path, with_policies=True):
+def load_campaign(path, with_policies=True, document=None):
     """Read and validate a campaign file; raises ``CampaignError`` naming the place.
 
     ``with_policies=False`` (a service board, service.md §2): ``policies`` may
     be absent and is never read; the campaign's policies are then empty.
+    ``document``: the file's TOML already read (and adapted: a hidden track's seeds, service.md §9).
     """
     path = os.fspath(path)
-    document = read_campaign_file(path)
+    document = read_campaign_file(path) if document is None else document
     folder = os.path.dirname(os.path.abspath(path))
     try:
         if with_policies:

@@ -78,6 +78,11 @@ def cmd_board_add(args, console):
     if board["hidden"] is not None:
         line += f"; hidden track committed: {board['hidden']['commitment']}"
     console.say(line + ".")
+    if board.get("learnable"):
+        console.warn(
+            f"hidden scenarios {', '.join(board['learnable'])}: seeds in a 1.0 form are all live keys, so their "
+            "hidden ranking can be learned from its own feedback; give them seeds = {live = L, final = F}"
+        )
     return 0
 
 
@@ -123,7 +128,7 @@ def cmd_token_revoke(args, console):
 
 def board_reveal_arguments(parser):
     _data(parser)
-    parser.add_argument("name", metavar="BOARD", help="the board whose hidden seeds and salt to publish")
+    parser.add_argument("name", metavar="BOARD", help="the board whose hidden track to reveal (service.md §9)")
 
 
 def cmd_board_reveal(args, console):
@@ -132,8 +137,15 @@ def cmd_board_reveal(args, console):
     from ..service.registry import open_service
 
     _, db = open_service(args.data)
-    secret = reveal(db, args.name)
-    console.say(f"ember: board {args.name}: the hidden track is revealed ({len(secret['keys'])} keys and the salt).")
+    state = reveal(db, args.name)
+    if state.revealed:
+        console.say(f"ember: board {args.name}: the hidden track is revealed ({state.keys} keys and the salt).")
+    else:
+        console.say(
+            f"ember: board {args.name}: the reveal has begun: no bundle is taken; {state.finished} of "
+            f"{state.final_jobs} final jobs done; 'ember service serve' runs the rest, then publishes the keys, "
+            "the salt and every hidden row."
+        )
     return 0
 
 
@@ -179,7 +191,10 @@ def export_arguments(parser):
     _data(parser)
     parser.add_argument("board", metavar="BOARD", help="the board's name")
     arguments.add_output(parser, "the results directory to write (new or empty)", "RESULTS_DIR", required=True)
-    parser.add_argument("--track", choices=("open", "hidden"), default="open", help="the track (default: open)")
+    parser.add_argument(
+        "--track", choices=("open", "live", "final", "hidden"), default="open",
+        help="the track (default: open; hidden: final when the board has final keys, else live)",
+    )  # fmt: skip
 
 
 def cmd_export(args, console):

@@ -14,7 +14,8 @@ that have a ``close`` entry and no later ``withdraw``, in log order.  A
 hidden track's export (after the ``reveal``: its rows are on the revealed
 secret seeds) is checked against the ``hidden_row`` entries instead:
 each row's SHA-256 is the ``row_sha256`` of the log's ranked hidden row of
-its place (each policy's latest job, in log order).
+its place (each policy's latest job of the export's key set, live or final,
+in log order).
 """
 
 import hashlib
@@ -117,9 +118,16 @@ def ranked_rows(entries):
     ]
 
 
-def hidden_ranked_sha256(entries):
+def _entry_set(entry):
+    """A ``hidden_row`` entry's key set (``data.set``; an entry written before sets existed: ``live``)."""
+    return (entry["data"] or {}).get("set", "live")
+
+
+def hidden_ranked_sha256(entries, chosen=None):
     """The ``row_sha256`` of the hidden rows a revealed board ranks, in log order: for each (team, policy), the
-    ``hidden_row`` entries of its latest job (the job, ``data.job``, whose first entry comes last)."""
+    ``hidden_row`` entries of its latest job (the job, ``data.job``, whose first entry comes last); with
+    ``chosen``, only the entries of that key set (``live`` or ``final``, service.md §9)."""
+    entries = [e for e in entries if e["event"] != "hidden_row" or chosen is None or _entry_set(e) == chosen]
     latest = {}
     for entry in entries:
         if entry["event"] == "hidden_row":
@@ -137,17 +145,21 @@ def hidden_ranked_sha256(entries):
 
 
 def _revealed_seeds(entries):
+    """{(scenario_id, seed): key set} of the log's ``reveal`` entry (untagged keys: ``live``), or None."""
     for entry in entries:
         if entry["event"] == "reveal" and isinstance(entry["data"], dict):
             return {
-                (key[0], key[2]) for key in entry["data"].get("keys", []) if isinstance(key, list) and len(key) == 3
+                (key[0], key[2]): key[3] if len(key) == 4 else "live"
+                for key in entry["data"].get("keys", [])
+                if isinstance(key, list) and len(key) in (3, 4)
             }
     return None
 
 
-def _check_hidden(where, actual, entries):
-    """The hidden track's rule: each row hashes to the ``row_sha256`` of the log's ranked hidden row of its place."""
-    expected = hidden_ranked_sha256(entries)
+def _check_hidden(where, actual, entries, chosen):
+    """The hidden track's rule: each row hashes to the ``row_sha256`` of the log's ranked hidden row of its place
+    (of the export's key set ``chosen``)."""
+    expected = hidden_ranked_sha256(entries, chosen)
     for number, (mine, theirs) in enumerate(zip(actual, expected), 1):
         if mine is None or hashlib.sha256(mine).hexdigest() != theirs:
             return [f"{where}:{number}: the row does not hash to the log's ranked hidden row {number} (its row_sha256)"]
@@ -160,17 +172,20 @@ def _check_hidden(where, actual, entries):
 
 
 def _hidden_rows(actual, seeds):
-    """True when the directory's rows are the hidden track's: every one on a revealed secret seed."""
+    """The key set of the directory's rows when they are a hidden track's (every one on a revealed secret seed
+    of that one set), else None."""
     if not seeds or not actual:
-        return False
+        return None
+    sets = set()
     for line in actual:
         try:
             row = strict_json(line) if line is not None else None
         except ValueError:
-            return False
+            return None
         if not isinstance(row, dict) or (row.get("scenario_id"), row.get("seed")) not in seeds:
-            return False
-    return True
+            return None
+        sets.add(seeds[row.get("scenario_id"), row.get("seed")])
+    return sets.pop() if len(sets) == 1 else None
 
 
 def check_log(directory, log_path):
@@ -186,8 +201,9 @@ def check_log(directory, log_path):
     episodes = os.path.join(directory, layout.EPISODES_FILE)
     actual = list(_lines(episodes, os.path.normpath(episodes)))
     where = os.path.normpath(episodes)
-    if _hidden_rows(actual, _revealed_seeds(entries)):
-        return _check_hidden(where, actual, entries)
+    chosen = _hidden_rows(actual, _revealed_seeds(entries))
+    if chosen is not None:
+        return _check_hidden(where, actual, entries, chosen)
     for number, (mine, theirs) in enumerate(zip(actual, expected), 1):
         if mine != theirs:
             return [f"{where}:{number}: the row is not the log's ranked row {number} (closed, not withdrawn)"]

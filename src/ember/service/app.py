@@ -230,11 +230,16 @@ def routes(service):
         if board.hidden is None:
             raise ServiceRefusal(404, f"board {board.name} has no hidden track")
         name = request.path_params["file"]
-        if name not in (RANKING_FILE, STATISTICS_FILE, EPISODES_FILE):
+        chosen = request.path_params.get("set")
+        chosen = board.hidden_track("hidden") if chosen is None else chosen  # 1.0's paths: final, or live
+        if name not in (RANKING_FILE, STATISTICS_FILE, EPISODES_FILE) or chosen not in ("live", "final"):
             raise ServiceRefusal(404, "no such file of the hidden track")
-        if name == EPISODES_FILE and board.hidden.get("revealed") is None:
-            raise ServiceRefusal(404, "the hidden track's rows are served after the reveal")
-        return derived_file(request, name, streamed=name == EPISODES_FILE, track="hidden")
+        if chosen == "live" and not board.has_live:
+            raise ServiceRefusal(404, f"board {board.name} has no live key")
+        # service.md §9: nothing of the final keys before the reveal; the live rows after it.
+        if (chosen == "final" or name == EPISODES_FILE) and not board.revealed:
+            raise ServiceRefusal(404, f"the hidden track's {chosen} {name} is served after the reveal")
+        return derived_file(request, name, streamed=name == EPISODES_FILE, track=chosen)
 
     @answers(cors=True)
     def board_log(request):
@@ -331,6 +336,7 @@ def routes(service):
         Route(f"/api/boards/{{board}}/{STATISTICS_FILE}", statistics, methods=["GET"]),
         Route(f"/api/boards/{{board}}/{EPISODES_FILE}", episodes, methods=["GET"]),
         Route("/api/boards/{board}/hidden/{file}", hidden, methods=["GET"]),
+        Route("/api/boards/{board}/hidden/{set}/{file}", hidden, methods=["GET"]),
         Route("/api/boards/{board}/log", board_log, methods=["GET"]),
         Route("/api/boards/{board}/log/head", log_head, methods=["GET"]),
         Route("/api/boards/{board}/submissions", board_submissions, methods=["GET"]),

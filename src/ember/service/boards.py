@@ -15,7 +15,12 @@ class BoardScenario:
         self.scenario_hash = row.scenario_hash
         self.data = bytes(row.data)
         seeds = json.loads(bytes(row.seeds))
-        self.seeds = tuple(seeds) if isinstance(seeds, list) else seeds  # the hidden track: a count
+        # The hidden track: a count (a board made with 1.0's seed forms: all live) or {"live": L, "final": F}.
+        self.seeds = tuple(seeds) if isinstance(seeds, list) else seeds
+        if isinstance(seeds, dict):
+            self.live, self.final = seeds["live"], seeds["final"]
+        elif isinstance(seeds, int):
+            self.live, self.final = seeds, 0
 
 
 class Board:
@@ -30,6 +35,27 @@ class Board:
         self.open = [BoardScenario(s) for s in scenario_rows if s.track == "open"]
         self.hidden_scenarios = [BoardScenario(s) for s in scenario_rows if s.track == "hidden"]
         self.by_id = {s.scenario_id: s for s in self.open}
+        # None, or "closed" from the start of the reveal: no bundle is taken while the final keys run.
+        self.hidden_state = getattr(row, "hidden_state", None)
+
+    @property
+    def revealed(self):
+        return self.hidden is not None and self.hidden.get("revealed") is not None
+
+    @property
+    def has_final(self):
+        """True when some hidden scenario has final keys (service.md §9)."""
+        return any(s.final for s in self.hidden_scenarios)
+
+    @property
+    def has_live(self):
+        return any(s.live for s in self.hidden_scenarios)
+
+    def hidden_track(self, track):
+        """``live`` or ``final`` for a hidden track name (``hidden``: final when the board has final keys)."""
+        if track == "hidden":
+            return "final" if self.has_final else "live"
+        return track
 
     def episode_keys(self):
         """The open track's episode keys (scenario_id, seed), in board order."""

@@ -23,7 +23,7 @@ KEEP = 2  # versions kept: a file being streamed from the previous one stays rea
 
 
 def board_folder(config, name, track="open"):
-    # The hidden track's versions sit in a folder of the open track's: ``latest`` skips its non-numeric name.
+    # A hidden key set's versions sit in a folder of the open track's: ``latest`` skips its non-numeric name.
     folder = os.path.join(config.derived, name)
     return folder if track == "open" else os.path.join(folder, track)
 
@@ -44,10 +44,11 @@ def latest(config, name, track="open"):
 
 
 def derive(config, db, name, replicates=None, track="open"):
-    """Bring board ``name``'s derived files (of ``track``) up to its current version; returns that version."""
+    """Bring board ``name``'s derived files (of ``track``: open, live or final) up to its current version;
+    returns that version.  The final set's are made from the reveal on, the live set's when it has keys."""
     with db.transaction(read=True) as connection:
         board = load_board(connection, name)
-    if track == "hidden" and board.hidden is None:
+    if track != "open" and (board.hidden is None or not (board.revealed if track == "final" else board.has_live)):
         return board.version
     have = latest(config, name, track)
     if have is not None and have[0] >= board.version:
@@ -107,7 +108,8 @@ class Deriver:
                     names = board_names(connection)
                 for name in names:
                     derive(self.config, self.db, name)
-                    derive(self.config, self.db, name, track="hidden")
+                    derive(self.config, self.db, name, track="live")
+                    derive(self.config, self.db, name, track="final")
                     for step in self.also:
                         step(self.config, self.db, name)
             except (EmberError, OSError):

@@ -39,6 +39,9 @@ async def receive_bundle(service, request, threaded):
     if board.hidden.get("revealed") is not None:
         message = f"board {board.name}: the hidden track is revealed; it takes no new bundle"
         raise ServiceRefusal(409, message, headers=CLOSE)
+    if board.hidden_state is not None:
+        message = f"board {board.name}: the hidden track is being revealed; it takes no new bundle"
+        raise ServiceRefusal(409, message, headers=CLOSE)
     limits = service.config.board_limits(board.name)
     length = request.headers.get("content-length")
     if length is not None and (not length.isdigit() or int(length) > limits.max_bundle_bytes):

@@ -1,19 +1,22 @@
 """The hidden track's evaluator (service.md §6): the ``serve`` parent's thread that runs jobs as campaigns.
 
-A job is run as a campaign of the board's hidden scenarios, with their
-secret seeds, and the bundle as its one policy ``TEAM.NAME`` under
+A job is run as a campaign of the board's hidden scenarios, with the
+secret seeds of its key set (a team's job: live; a job of the reveal:
+final; service.md §9), and the bundle as its one policy ``TEAM.NAME`` under
 isolation.md ``required`` (``ember.campaign.evaluate`` itself, local
 workers or the Dask cluster of ``--scheduler``), into the job's own
 results directory with its records kept.  While it runs, and once more at
 the end, every new row of that directory is committed with its
-``hidden_row`` entry (``row`` null, ``row_sha256``) and its record moved
+``hidden_row`` entry (``row`` null, ``row_sha256``; a final row's entry
+waits for the reveal), its episode's stderr tail and its record moved
 into the record store, in one transaction per row; the ``hidden_rows``
 table holds one row per episode of a job.  A server killed at any moment
 resumes the job on restart: the campaign's resume runs only the episodes
 without a row, and the rows already written are committed if they were
 not.  The job is leased (``owner``, ``lease_until``, renewed every third
 of the lease), so however many servers share the database, exactly one
-evaluator runs a job at a time.
+evaluator runs a job at a time.  A job that ended has its working folder
+removed; the last final job of a reveal completes it (``hidden.complete_reveal``).
 """
 
 import contextlib
@@ -33,6 +36,8 @@ from ..results.log import row_sha256
 from . import audit, jobs, tables
 from .boards import load_board
 from .bundles import extract_bundle
+from .hidden import complete_reveal, keys_of
+from .registry import FINAL, LIVE
 from .store import RecordStore
 
 SANDBOX = "required"
@@ -40,7 +45,8 @@ _COPY = 1 << 20
 
 
 def campaign_text(board_name, scenarios, keys, policy):
-    """The job's campaign file: the hidden scenarios (files beside the job) with their secret seeds, one policy."""
+    """The job's campaign file: the hidden scenarios (files beside the job) with their secret seeds of the
+    job's set (``keys``: (scenario_id, scenario_hash, seed)), one policy; a scenario without one is left out."""
     import tomli_w
 
     seeds = {}
@@ -51,6 +57,7 @@ def campaign_text(board_name, scenarios, keys, policy):
         "scenarios": [
             {"source": f"../{jobs.SCENARIOS_NAME}/{s.scenario_id}.json", "seeds": sorted(seeds[s.scenario_id])}
             for s in scenarios
+            if s.scenario_id in seeds
         ],
         "policies": [policy],
     }
@@ -115,10 +122,14 @@ class Evaluator:
     def prepare(self, job, board, secret):
         """The job's files: the bundle unpacked (once), the scenarios and the campaign file (every time: the same)."""
         files = jobs.JobFiles(self.config, job.id)
+        root = jobs.jobs_root(self.config)
+        os.makedirs(root, mode=0o711, exist_ok=True)
+        os.chmod(root, 0o711)  # the sandbox's uid reaches its own bundle's folder, lists no other
+        os.makedirs(files.folder, mode=0o711, exist_ok=True)
         if not os.path.isdir(files.agent):
             partial = files.agent + ".part"
             shutil.rmtree(partial, ignore_errors=True)
-            extract_bundle(files.bundle, partial)
+            extract_bundle(os.path.join(self.config.data, job.bundle), partial)
             os.rename(partial, files.agent)
         scenarios = os.path.join(files.folder, jobs.SCENARIOS_NAME)
         os.makedirs(scenarios, mode=0o700, exist_ok=True)
@@ -126,7 +137,7 @@ class Evaluator:
             with open(os.path.join(scenarios, f"{s.scenario_id}.json"), "wb") as handle:
                 handle.write(s.data + b"\n")
         policy = policy_entry(f"{job.team}.{job.policy}", json.loads(bytes(job.manifest)), files.agent)
-        text = campaign_text(board.name, board.hidden_scenarios, secret["keys"], policy)
+        text = campaign_text(board.name, board.hidden_scenarios, self.keys(job, secret), policy)
         partial = files.campaign + ".part"
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -134,10 +145,32 @@ class Evaluator:
         os.replace(partial, files.campaign)
         return files
 
+    @staticmethod
+    def keys(job, secret):
+        """The keys the job runs on: its set's (a job made before sets existed: live)."""
+        return keys_of(secret["keys"], job.key_set or LIVE)
+
     def run_job(self, job_id):
+        job, board, secret = self._read(job_id)
+        try:
+            self._run_job(job, board, secret)
+        finally:
+            if job.key_set == FINAL:
+                with contextlib.suppress(EmberError):
+                    complete_reveal(self.db, board.id)  # the last final job publishes the reveal
+
+    def _finish(self, job, state, error=None):
+        """The job ended: its state, then (its rows and stderr tails being in the database) its folder gone."""
+        if jobs.finish(self.db, job.id, self.owner, state, error):
+            jobs.remove_folder(self.config, self.db, job.id)
+
+    def _run_job(self, job, board, secret):
         from ..campaign.driver import evaluate
 
-        job, board, secret = self._read(job_id)
+        job_id = job.id
+        if not self.keys(job, secret):
+            self._finish(job, "done")  # the board has no key of this set: nothing to run
+            return
         lost = threading.Event()
         beat = threading.Thread(target=self._heartbeat, args=(job_id, lost), daemon=True)
         beat.start()
@@ -170,21 +203,21 @@ class Evaluator:
             error = outcome.get("error")
             summary = outcome.get("summary")
             if error is None and summary.missing:
-                jobs.finish(self.db, job_id, self.owner, "failed", f"{summary.missing} episodes have no row")
+                self._finish(job, "failed", f"{summary.missing} episodes have no row")
             elif error is None:
-                jobs.finish(self.db, job_id, self.owner, "done")
+                self._finish(job, "done")
             elif isinstance(error, EmberError):
-                jobs.finish(self.db, job_id, self.owner, "failed", " ".join(str(error).split()))
+                self._finish(job, "failed", " ".join(str(error).split()))
             else:
                 # EMBER's own failure: the operator reads it on the server's stderr, the team only its name.
                 traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
-                jobs.finish(self.db, job_id, self.owner, "failed", f"the evaluation stopped: {type(error).__name__}")
+                self._finish(job, "failed", f"the evaluation stopped: {type(error).__name__}")
         except EmberError as exc:
             with contextlib.suppress(EmberError):
-                jobs.finish(self.db, job_id, self.owner, "failed", " ".join(str(exc).split()))
+                self._finish(job, "failed", " ".join(str(exc).split()))
         except OSError as exc:
             with contextlib.suppress(EmberError):
-                jobs.finish(self.db, job_id, self.owner, "failed", f"the job's files: {exc.strerror or exc}")
+                self._finish(job, "failed", f"the job's files: {exc.strerror or exc}")
         finally:
             lost.set()
 
@@ -237,9 +270,21 @@ class Evaluator:
             stored = None
             if row["record"] is not None:
                 stored = self._store(os.path.join(files.results, *row["record"].split("/")), row["record_sha256"])
-            self._commit(job, board, row, stored)
+            self._commit(job, board, row, stored, self._stderr(files, job, row))
             count += 1
         return count
+
+    @staticmethod
+    def _stderr(files, job, row):
+        """The end of the episode's stderr (``jobs.STDERR_KEPT`` bytes at most), or None when it wrote none."""
+        try:
+            with open(files.stderr(f"{job.team}.{job.policy}", row["scenario_id"], row["seed"]), "rb") as handle:
+                size = handle.seek(0, os.SEEK_END)
+                handle.seek(max(0, size - jobs.STDERR_KEPT - 1))
+                data = handle.read()
+        except FileNotFoundError:
+            return None
+        return jobs.stderr_tail(data) if size > jobs.STDERR_KEPT else data
 
     def _store(self, path, sha256):
         temporary = self.store.temporary()
@@ -252,7 +297,7 @@ class Evaluator:
             temporary.discard()
             raise
 
-    def _commit(self, job, board, row, stored):
+    def _commit(self, job, board, row, stored, stderr):
         from ..canonical import canonical_json_reference
 
         digest = row_sha256(row)
@@ -264,15 +309,18 @@ class Evaluator:
             ).first()
             if exists is not None:
                 return
-            seq = audit.append(
-                connection, board.id, "hidden_row", team=job.team, policy=job.policy, row=None, row_sha256=digest,
-                data={"job": job.id},
-            )  # fmt: skip
+            seq = None
+            if job.key_set != FINAL:
+                # A final row's entry waits for the reveal (hidden.publish): before it, not even its time is told.
+                seq = audit.append(
+                    connection, board.id, "hidden_row", team=job.team, policy=job.policy, row=None,
+                    row_sha256=digest, data={"job": job.id, "set": LIVE},
+                )  # fmt: skip
             connection.execute(
                 sa.insert(tables.hidden_rows).values(
                     job_id=job.id, scenario_id=row["scenario_id"], seed=row["seed"],
                     row=canonical_json_reference(row), row_sha256=digest, record_sha256=row["record_sha256"],
-                    stored=stored, seq=seq,
+                    stored=stored, seq=seq, stderr=stderr,
                 )
             )  # fmt: skip
 

@@ -13,12 +13,16 @@ ranking and statistics (B = 10,000, seed 0).  So ``ember verify R``,
 ``ember verify R --log R/log.jsonl``, ``ember rank R`` and ``ember stats R``
 agree with it byte for byte.
 
-The hidden track (``--track hidden``) is the same form over the hidden
-scenarios with their secret seeds and one ``records`` policy per ranked
-job (each team's latest ``done`` job per policy name, in the order the
-jobs ended); its rows are the ``hidden_rows`` of those jobs in log order
-(a failed row names no record).  The service serves it only after the
-reveal; before, only its ranking and statistics (which name no seed).
+A hidden track's key set (``--track live`` or ``final``; ``hidden`` is
+``final`` on a board with final keys, else ``live``) is the same form
+over the hidden scenarios with a key of that set (a scenario without one
+is left out), their secret seeds of that set, and one ``records`` policy
+per ranked job of that set (each team's latest ``done`` job per policy
+name, in the order the jobs ended); its rows are the ``hidden_rows`` of
+those jobs in log order (a failed row names no record).  The service
+serves it only after the reveal; before, only the live set's ranking and
+statistics (which name no seed).  The final set has nothing to export
+before the reveal: its rows are logged only then.
 """
 
 import json
@@ -39,6 +43,7 @@ from .store import RecordStore
 
 #: The campaign.json versions (campaign.md §4); a board also fixes ``statistics``, which campaign.json has no key for.
 CAMPAIGN_VERSIONS = ("simulator", "observation", "metrics", "ranking")
+TRACKS = ("open", "live", "final", "hidden")
 
 
 class NothingRanked(ServiceError):
@@ -75,10 +80,10 @@ def snapshot(db, name):
     return board, policies, [(bytes(row.row), row.stored) for row in rows], lines
 
 
-def hidden_snapshot(db, name):
-    """The hidden track's (board, ranked jobs as (team, policy, job id), rows as (bytes, stored), log lines,
-    the keys), read in one transaction."""
-    from .hidden import ranked_jobs, secret_keys
+def hidden_snapshot(db, name, track="hidden"):
+    """A hidden key set's (board, ranked jobs as (team, policy, job id), rows as (bytes, stored), log lines,
+    the set's keys as (scenario_id, scenario_hash, seed)), read in one transaction."""
+    from .hidden import keys_of, ranked_jobs, secret_keys
 
     with db.transaction(read=True) as connection:
         board = load_board(connection, name)
@@ -86,13 +91,16 @@ def hidden_snapshot(db, name):
             raise ServiceError(f"board {name!r}: no such board")
         if board.hidden is None:
             raise NothingRanked(f"board {name!r}: has no hidden track")
+        chosen = board.hidden_track(track)
+        if chosen == "final" and not board.revealed:
+            raise NothingRanked(f"board {name!r}: the final keys' rows are published at the reveal, not before")
         lines = audit.entries(connection, board.id)
-        policies = ranked_jobs(connection, board.id)
+        policies = ranked_jobs(connection, board.id, chosen)
         r = tables.hidden_rows.c
         rows = connection.execute(
-            sa.select(r.row, r.stored).where(r.job_id.in_([job for _, _, job in policies])).order_by(r.seq)
+            sa.select(r.row, r.stored).where(r.job_id.in_([job for _, _, job in policies])).order_by(r.seq, r.id)
         ).all()
-        keys = secret_keys(connection, board.id)
+        keys = keys_of(secret_keys(connection, board.id), chosen)
     return board, policies, [(bytes(row.row), row.stored) for row in rows], lines, keys
 
 
@@ -122,15 +130,19 @@ def export_board(db, config, name, out, track="open", link=False, replicates=Non
     """
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
         raise ServiceError(f"{out}: expected a new or empty directory")
+    if track not in TRACKS:
+        raise ServiceError(f"--track: expected one of {', '.join(TRACKS)}, got {track!r}")
     if track == "open":
         board, policies, rows, lines = snapshot(db, name)
         scenarios = [(s, list(s.seeds)) for s in board.open]
     else:
-        board, policies, rows, lines, keys = hidden_snapshot(db, name)
+        board, policies, rows, lines, keys = hidden_snapshot(db, name, track)
         seeds = {}
         for scenario_id, _, seed in keys:
             seeds.setdefault(scenario_id, []).append(seed)
-        scenarios = [(s, sorted(seeds[s.scenario_id])) for s in board.hidden_scenarios]
+        scenarios = [(s, sorted(seeds[s.scenario_id])) for s in board.hidden_scenarios if s.scenario_id in seeds]
+        if not scenarios:
+            raise NothingRanked(f"board {name!r}: has no {board.hidden_track(track)} key")
     if not policies:
         raise NothingRanked(f"board {name!r}: no ranked submission (no closed, not withdrawn one) on the {track} track")
     key = anchor.load_key(config.data)  # before anything is written: an export without its head is no export

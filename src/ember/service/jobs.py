@@ -1,20 +1,29 @@
-"""Hidden-track jobs in the database (service.md §3, §6): create, claim with a lease, report to their team.
+"""Hidden-track jobs in the database (service.md §3, §6, §9): create, claim with a lease, report to their team.
 
-A job is one bundle of one team for one board.  ``create`` takes it (one
-job per team at a time, ``jobs_per_day`` per team per board per UTC day,
-none after the reveal), ``claim`` gives a queued job, or one whose
-evaluator is gone, to one evaluator (``owner``, ``lease_until``), and
-``status`` is what its team sees: totals and failures, its own stderr
-tail, never a seed, a record or another log line.
+A job is one bundle of one team for one board, on one key set: ``create``
+takes a live one (one job per team at a time, ``jobs_per_day`` per team
+per board per UTC day, none once the reveal has begun), the reveal makes
+the final ones (``create_final``: the same bundle on the final keys),
+``claim`` gives a queued job, or one whose evaluator is gone, to one
+evaluator (``owner``, ``lease_until``), and ``status`` is what its team
+sees: before the reveal its totals and failures as EMBER's fixed reasons
+only (nothing the bundle wrote: no stderr, no exception or answer text);
+after it, also its own stderr tail and the full reasons.
 
-Its files live in ``DATA/jobs/<id>/``: the bundle as sent, ``agent/`` (the
-unpacked bundle: the campaign folder the sandbox's policy sees, and
-``ember-job.toml``, the campaign file it never sees) and ``results/``.
+The bundle as sent is kept in ``DATA/bundles/<job id>.tar.gz`` (the reveal
+runs it again on the final keys).  A job's working files live in
+``DATA/jobs/<id>/``: ``agent/`` (the unpacked bundle: the campaign folder
+the sandbox's policy sees, and ``ember-job.toml``, the campaign file it
+never sees) and ``results/``; the folder is removed once the job's rows
+are committed (``remove_folder``), each row keeping its episode's stderr
+tail (at most ``STDERR_KEPT`` bytes) in the database.
 """
 
+import contextlib
 import datetime
 import json
 import os
+import re
 import shutil
 import socket
 import uuid
@@ -27,13 +36,15 @@ from ..results.layout import log_file
 from . import audit, tables
 
 JOBS_DIR = "jobs"
-BUNDLE_FILE = "bundle.tar.gz"
+BUNDLES_DIR = "bundles"
+BUNDLE_SUFFIX = ".tar.gz"
 AGENT_DIR = "agent"
 CAMPAIGN_NAME = "ember-job.toml"
 RESULTS_NAME = "results"
 SCENARIOS_NAME = "hidden-scenarios"  # the hidden scenarios' files, which the campaign file names
 ACTIVE = ("queued", "running")
 STDERR_LINES = 20
+STDERR_KEPT = 64 * 1024  # bytes of an episode's stderr kept in the database, its end
 TOTALS = ("episodes", "casualties", "stranded", "evacuated")
 RETRY_AFTER = {"Retry-After": "60"}
 
@@ -42,12 +53,15 @@ def jobs_root(config):
     return os.path.join(config.data, JOBS_DIR)
 
 
+def bundle_path(config, job_id):
+    return os.path.join(config.data, BUNDLES_DIR, job_id + BUNDLE_SUFFIX)
+
+
 class JobFiles:
-    """The paths of one job's files (``DATA/jobs/<id>/...``)."""
+    """The paths of one job's working files (``DATA/jobs/<id>/...``)."""
 
     def __init__(self, config, job_id):
         self.folder = os.path.join(jobs_root(config), job_id)
-        self.bundle = os.path.join(self.folder, BUNDLE_FILE)
         self.agent = os.path.join(self.folder, AGENT_DIR)
         self.campaign = os.path.join(self.agent, CAMPAIGN_NAME)
         self.results = os.path.join(self.folder, RESULTS_NAME)
@@ -84,11 +98,9 @@ def _later(seconds):
 def create(config, db, board, team, upload, manifest):
     """A new queued job for the checked bundle at ``upload`` (moved into the job's folder); returns its id."""
     job_id = str(uuid.uuid4())
-    files = JobFiles(config, job_id)
-    os.makedirs(jobs_root(config), mode=0o711, exist_ok=True)
-    os.chmod(jobs_root(config), 0o711)  # the sandbox's uid reaches its own bundle's folder, lists no other
-    os.makedirs(files.folder, mode=0o711)
-    os.replace(upload, files.bundle)
+    bundle = bundle_path(config, job_id)
+    os.makedirs(os.path.dirname(bundle), mode=0o700, exist_ok=True)
+    os.replace(upload, bundle)
     limits = config.board_limits(board.name)
     c = tables.jobs.c
     try:
@@ -97,6 +109,10 @@ def create(config, db, board, team, upload, manifest):
             hidden = json.loads(bytes(locked.hidden)) if locked.hidden is not None else {}
             if hidden.get("revealed") is not None:
                 raise ServiceRefusal(409, f"board {board.name}: the hidden track is revealed; it takes no new bundle")
+            if locked.hidden_state is not None:
+                raise ServiceRefusal(
+                    409, f"board {board.name}: the hidden track is being revealed; it takes no new bundle"
+                )
             busy = connection.execute(sa.select(c.id).where(c.team_id == team.id, c.state.in_(ACTIVE))).scalar()
             if busy is not None:
                 raise ServiceRefusal(
@@ -115,14 +131,54 @@ def create(config, db, board, team, upload, manifest):
             connection.execute(
                 sa.insert(tables.jobs).values(
                     id=job_id, board_id=board.id, team_id=team.id, policy=manifest.name, state="queued",
-                    bundle=os.path.relpath(files.bundle, config.data), created_at=audit.now(),
-                    manifest=canonical_json_reference(manifest.as_dict()),
+                    bundle=os.path.relpath(bundle, config.data), created_at=audit.now(),
+                    manifest=canonical_json_reference(manifest.as_dict()), key_set="live",
                 )
             )  # fmt: skip
     except BaseException:
-        shutil.rmtree(files.folder, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(bundle)
         raise
     return job_id
+
+
+def create_final(connection, board_id, team_id, policy, origin):
+    """A queued final job: live job ``origin``'s bundle on the final keys (the reveal makes them)."""
+    c = tables.jobs.c
+    found = connection.execute(sa.select(c.bundle, c.manifest).where(c.id == origin)).one()
+    job_id = str(uuid.uuid4())
+    connection.execute(
+        sa.insert(tables.jobs).values(
+            id=job_id, board_id=board_id, team_id=team_id, policy=policy, state="queued", bundle=found.bundle,
+            created_at=audit.now(), manifest=found.manifest, key_set="final", origin=origin,
+        )
+    )  # fmt: skip
+    return job_id
+
+
+def remove_folder(config, db, job_id):
+    """The job's working folder removed (its rows are committed, with their stderr tails).
+
+    A job made before bundles were kept apart has its bundle in that folder: it is moved to
+    ``DATA/bundles/`` first (the reveal runs it again), and every job naming it follows.
+    """
+    folder = JobFiles(config, job_id).folder
+    c = tables.jobs.c
+    with db.transaction() as connection:
+        inside = connection.execute(
+            sa.select(c.bundle)
+            .where(c.bundle.startswith(os.path.relpath(folder, config.data) + os.sep, autoescape=True))
+            .distinct()
+        ).scalars()
+        for old in list(inside):
+            kept = bundle_path(config, job_id)
+            if os.path.exists(os.path.join(config.data, old)):
+                os.makedirs(os.path.dirname(kept), mode=0o700, exist_ok=True)
+                os.replace(os.path.join(config.data, old), kept)
+            connection.execute(
+                sa.update(tables.jobs).where(c.bundle == old).values(bundle=os.path.relpath(kept, config.data))
+            )
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def find(connection, job_id, team=None):
@@ -185,14 +241,15 @@ def renew(db, job_id, owner, lease_s):
 
 
 def finish(db, job_id, owner, state, error=None):
-    """The job ``done`` or ``failed`` (with its reason), if it is still ``owner``'s."""
+    """The job ``done`` or ``failed`` (with its reason), if it is still ``owner``'s: True when it was."""
     c = tables.jobs.c
     with db.transaction() as connection:
-        connection.execute(
+        done = connection.execute(
             sa.update(tables.jobs)
             .where(c.id == job_id, c.owner == owner)
             .values(state=state, error=error, done_at=audit.now(), lease_until=None)
         )
+        return done.rowcount == 1
 
 
 def running_on(connection, board_id):
@@ -221,40 +278,57 @@ def escape_foreign(text):
     return "".join(out)
 
 
-def _redact(text, seeds):
-    """``text`` with every secret seed's decimal digits replaced: a team never reads a seed, whoever wrote it."""
-    for seed in sorted(seeds, key=lambda s: -len(str(s))):
-        text = text.replace(str(seed), "<seed>")
-    return text
+#: EMBER's fixed reasons for a failure (service.md §9), and the phrases of EMBER's own sentences that say
+#: each.  The earliest phrase in a reason wins: EMBER's words come first, the policy's (if any) after them.
+FIXED_REASONS = {
+    "could not be made": ("could not be made", "cannot start"),
+    "raised": ("policy raised",),
+    "timed out": ("did not answer within", "did not end within"),
+    "exceeded its memory limit": ("exceeded its memory limit",),
+    "illegal action": ("illegal action", "not JSON", "not UTF-8", "not a JSON object"),
+    "answer too long": ("answer is longer than",),
+    "exited": ("exited with status", "was killed by", "closed its standard output", "before answering"),
+}
+_PHRASES = re.compile("|".join(re.escape(p) for phrases in FIXED_REASONS.values() for p in phrases))
+_REASON_OF = {phrase: reason for reason, phrases in FIXED_REASONS.items() for phrase in phrases}
 
 
-def _stderr_tail(files, policy, keys, seeds):
+def fixed_reason(text, default="exited"):
+    """The fixed reason a failure's text says (``default`` when it says none of them): never the policy's words."""
+    found = _PHRASES.search(text or "")
+    return default if found is None else _REASON_OF[found.group(0)]
+
+
+def stderr_tail(data):
+    """The last ``STDERR_KEPT`` bytes of an episode's stderr, cut at a line start when one is in them."""
+    if len(data) <= STDERR_KEPT:
+        return data
+    cut = data.find(b"\n", len(data) - STDERR_KEPT - 1)  # from the byte before the tail: it may end a line
+    return data[cut + 1 :] if 0 <= cut < len(data) - 1 else data[-STDERR_KEPT:]
+
+
+def _tail_lines(stderrs):
     lines = []
-    for scenario_id, seed in keys:
-        try:
-            with open(files.stderr(policy, scenario_id, seed), "rb") as handle:
-                handle.seek(0, os.SEEK_END)
-                size = handle.tell()
-                handle.seek(max(0, size - 64 * 1024))
-                lines += handle.read().decode("utf-8", "replace").splitlines()[-STDERR_LINES:]
-        except FileNotFoundError:
-            continue
-        lines = lines[-STDERR_LINES:]
-    return [escape_foreign(_redact(line, seeds)) for line in lines]
+    for data in stderrs:
+        if data:
+            lines += bytes(data).decode("utf-8", "replace").splitlines()[-STDERR_LINES:]
+            lines = lines[-STDERR_LINES:]
+    return [escape_foreign(line) for line in lines]
 
 
 def status(config, db, job, board):
-    """``GET /api/jobs/{id}``'s JSON (service.md §3)."""
+    """``GET /api/jobs/{id}``'s JSON (service.md §3, §9); 404 for a final job before the reveal."""
     r = tables.hidden_rows.c
+    chosen = job.key_set or "live"
+    revealed = board.revealed
+    if chosen == "final" and not revealed:
+        raise ServiceRefusal(404, "no such job")
     with db.transaction(read=True) as connection:
         found = connection.execute(
-            sa.select(r.scenario_id, r.seed, r.row).where(r.job_id == job.id).order_by(r.seq)
+            sa.select(r.scenario_id, r.seed, r.row, r.stderr).where(r.job_id == job.id).order_by(r.seq, r.id)
         ).all()
-        secret = connection.execute(
-            sa.select(tables.boards.c.hidden_secret).where(tables.boards.c.id == board.id)
-        ).scalar_one()
-    seeds = {key[2] for key in json.loads(bytes(secret))["keys"]} if secret is not None else set()
-    per = {s.scenario_id: dict.fromkeys(TOTALS, 0) for s in board.hidden_scenarios}
+    counted = [s for s in board.hidden_scenarios if getattr(s, chosen)]
+    per = {s.scenario_id: dict.fromkeys(TOTALS, 0) for s in counted}
     failures = []
     for item in found:
         row = json.loads(bytes(item.row))
@@ -265,17 +339,20 @@ def status(config, db, job, board):
             for key in ("casualties", "stranded", "evacuated"):
                 totals[key] += safety[key]
         else:
-            failures.append({"scenario_id": item.scenario_id, "error": escape_foreign(_redact(row["error"], seeds))})
+            error = escape_foreign(row["error"]) if revealed else fixed_reason(row["error"])
+            failures.append({"scenario_id": item.scenario_id, "error": error})
     if job.state == "failed" and job.error:
-        failures.append({"scenario_id": None, "error": escape_foreign(_redact(job.error, seeds))})
-    policy = f"{job.team}.{job.policy}"
-    keys = sorted((item.scenario_id, item.seed) for item in found)
-    return {
+        error = escape_foreign(job.error) if revealed else fixed_reason(job.error, "could not be made")
+        failures.append({"scenario_id": None, "error": error})
+    answer = {
         "id": job.id,
         "state": job.state,
         "done": len(found),
-        "total": sum(s.seeds for s in board.hidden_scenarios),
+        "total": sum(getattr(s, chosen) for s in board.hidden_scenarios),
         "scenarios": [{"scenario_id": name, **totals} for name, totals in per.items()],
         "failures": failures,
-        "stderr_tail": _stderr_tail(JobFiles(config, job.id), policy, keys, seeds),
     }
+    if revealed:
+        ordered = sorted(found, key=lambda item: (item.scenario_id, item.seed))
+        answer["stderr_tail"] = _tail_lines(item.stderr for item in ordered)
+    return answer

@@ -103,24 +103,40 @@ def open_track(folder):
     return _track("open", OPEN_LABEL, folder, record_url, public_seeds=True)
 
 
-def hidden_track(board, folder):
-    """The hidden track of its derived export ``folder`` (None: nothing ranked yet).
+LIVE_LABEL = (
+    "secret live seeds: the feedback before the reveal; a bundle may have encoded what it saw of them in its "
+    "own numbers"
+)
+FINAL_LABEL = "secret final seeds: run only after the board stopped taking bundles; the official hidden ranking"
+
+
+def hidden_track(board, folder, name="hidden"):
+    """A hidden key set's track of its derived export ``folder`` (None: nothing ranked yet).
 
     Before the reveal the track has no record links: a link names a record, and the per-seed tables under
     the scenarios name the seeds (service.md §6).  Its leaderboard, statistics and per-scenario totals name
-    none.
+    none.  ``name``: ``hidden`` on a board without final keys, else ``live`` or ``final``.
     """
-    revealed = board.hidden.get("revealed") is not None
-    return _track("hidden", HIDDEN_LABEL, folder, record_url if revealed else None, public_seeds=False)
+    label = {"hidden": HIDDEN_LABEL, "live": LIVE_LABEL, "final": FINAL_LABEL}[name]
+    return _track(name, label, folder, record_url if board.revealed else None, public_seeds=False)
 
 
 def board_tracks(config, board, folder):
-    """The tracks the page shows: the open one (of ``folder``), then the hidden one when the board has it
-    (its newest derived export)."""
+    """The tracks the page shows: the open one (of ``folder``), then the hidden ones when the board has them
+    (each its newest derived export): the live set's before the reveal, the final then the live one after it
+    (service.md §9).  A board without final keys shows its one hidden track as under 1.0."""
     tracks = [open_track(folder)]
-    if board.hidden is not None:
-        found = latest(config, board.name, "hidden")
-        tracks.append(hidden_track(board, None if found is None else found[1]))
+    if board.hidden is None:
+        return tracks
+    if not board.has_final:
+        found = latest(config, board.name, "live")
+        return [*tracks, hidden_track(board, None if found is None else found[1])]
+    shown = ("final", "live") if board.revealed else ("live",)
+    for chosen in shown:
+        if chosen == "live" and not board.has_live:
+            continue
+        found = latest(config, board.name, chosen)
+        tracks.append(hidden_track(board, None if found is None else found[1], chosen))
     return tracks
 
 

@@ -158,13 +158,52 @@ def board_versions():
     }
 
 
-def _load(path):
+def _load(path, document=None):
     from ..campaign import load_campaign
 
     try:
-        return load_campaign(path, with_policies=False)
+        return load_campaign(path, with_policies=False, document=document)
     except CampaignError as exc:
         raise ServiceError(str(exc)) from None
+
+
+LIVE, FINAL = "live", "final"
+KEY_SETS = (LIVE, FINAL)
+
+
+def _hidden_campaign(path):
+    """The hidden campaign file read (service.md §9): (campaign, {scenario position: (L, F)} of the scenarios
+    whose ``seeds`` is ``{live = L, final = F}``).  Those seeds are read as ``L + F`` placeholders: the
+    scenario's real seeds are secret and drawn at ``board add``."""
+    from ..results.campaign_file import read_campaign_file
+    from ..scenario import check_integer
+
+    try:
+        document = read_campaign_file(path)
+    except CampaignError as exc:
+        raise ServiceError(str(exc)) from None
+    split = {}
+    scenarios = document.get("scenarios")
+    for i, item in enumerate(scenarios if isinstance(scenarios, list) else []):
+        seeds = item.get("seeds") if isinstance(item, dict) else None
+        if not isinstance(seeds, dict) or not set(seeds) & set(KEY_SETS):
+            continue
+        where = f"{path}: scenarios[{i}].seeds"
+        if set(seeds) != set(KEY_SETS):
+            raise ServiceError(f"{where}: expected a table {{live = L, final = F}}, got keys {sorted(seeds)}")
+
+        def fail(place, message):
+            raise ServiceError(f"{place}: {message}")
+
+        counts = tuple(
+            check_integer(seeds[key], f"{where}.{key}", 0, 10**6, fail, lambda v: type(v).__name__, str)
+            for key in KEY_SETS
+        )
+        if sum(counts) < 1:
+            raise ServiceError(f"{where}: expected live + final >= 1, got live = 0 and final = 0")
+        split[i] = counts
+        item["seeds"] = {"start": 0, "count": sum(counts)}
+    return _load(path, document), split
 
 
 def _secret_seeds(count):
@@ -175,7 +214,9 @@ def _secret_seeds(count):
 
 
 def commitment_of(keys, salt):
-    """service.md §6: SHA-256 of the canonical JSON of {"keys", "salt"}, keys sorted, seeds as numbers."""
+    """service.md §6, §9: SHA-256 of the canonical JSON of {"keys", "salt"}, keys sorted by (scenario_id,
+    scenario_hash, seed as a number); a key is [scenario_id, scenario_hash, seed] or, tagged with its set,
+    [scenario_id, scenario_hash, seed, set]."""
     ordered = sorted([list(key) for key in keys], key=lambda key: (key[0], key[1], key[2]))
     return hashlib.sha256(canonical_json_reference({"keys": ordered, "salt": salt})).hexdigest()
 
@@ -191,19 +232,33 @@ def add_board(db, name, campaign_file, hidden_file=None):
         for e in campaign.scenarios
     ]
     hidden = secret = commitment = None
-    hidden_entries = []
+    hidden_entries, hidden_seeds, learnable = [], [], []
     if hidden_file is not None:
-        hidden_entries = _load(hidden_file).scenarios
+        loaded, split = _hidden_campaign(hidden_file)
+        hidden_entries = loaded.scenarios
+        # A file that names no {live, final} makes a board as under 1.0: every key live, untagged, counted.
+        tagged = bool(split)
         keys = []
         public = []
-        for entry in hidden_entries:
-            seeds = _secret_seeds(len(entry.seeds))
-            keys += [[entry.scenario_id, entry.scenario_hash, seed] for seed in seeds]
-            public.append({"scenario_id": entry.scenario_id, "scenario_hash": entry.scenario_hash, "seeds": len(seeds)})
+        for i, entry in enumerate(hidden_entries):
+            live, final = split.get(i, (len(entry.seeds), 0))
+            if i not in split:
+                learnable.append(entry.scenario_id)
+            seeds = _secret_seeds(live + final)
+            if tagged:
+                # The first L (ascending) are live, the rest final (service.md §9).
+                sets = [LIVE] * live + [FINAL] * final
+                keys += [[entry.scenario_id, entry.scenario_hash, seed, s] for seed, s in zip(seeds, sets)]
+                shown = {LIVE: live, FINAL: final}
+            else:
+                keys += [[entry.scenario_id, entry.scenario_hash, seed] for seed in seeds]
+                shown = len(seeds)
+            hidden_seeds.append(shown)
+            public.append({"scenario_id": entry.scenario_id, "scenario_hash": entry.scenario_hash, "seeds": shown})
         salt = secrets.token_hex(32)
         commitment = commitment_of(keys, salt)
         hidden = {"scenarios": public, "commitment": commitment}
-        secret = {"keys": sorted(keys), "salt": salt}
+        secret = {"keys": sorted(keys, key=lambda key: (key[0], key[1], key[2])), "salt": salt}
     with db.transaction() as connection:
         if connection.execute(sa.select(tables.boards.c.id).where(tables.boards.c.name == name)).first():
             raise ServiceError(f"board {name!r}: exists already (a board is immutable)")
@@ -219,7 +274,7 @@ def add_board(db, name, campaign_file, hidden_file=None):
         ).inserted_primary_key[0]
         for track, entries in (("open", campaign.scenarios), ("hidden", hidden_entries)):
             for position, entry in enumerate(entries):
-                seeds = list(entry.seeds) if track == "open" else len(entry.seeds)
+                seeds = list(entry.seeds) if track == "open" else hidden_seeds[position]
                 connection.execute(
                     sa.insert(tables.scenarios).values(
                         board_id=board_id,
@@ -233,4 +288,5 @@ def add_board(db, name, campaign_file, hidden_file=None):
                 )
         data = {"versions": versions, "scenarios": open_track, "hidden_commitment": commitment}
         audit.append(connection, board_id, "board", data=data)
-    return {"name": name, "versions": versions, "scenarios": open_track, "hidden": hidden}
+    # ``learnable``: the hidden scenarios whose ranking comes from the keys that gave their own feedback.
+    return {"name": name, "versions": versions, "scenarios": open_track, "hidden": hidden, "learnable": learnable}

@@ -5,7 +5,9 @@ the record store (every temporary file; stored records no row names,
 older than an hour), forgets the uploads in flight of a server that was
 killed, starts the ``Deriver`` and the hidden track's ``Evaluator`` (in this
 process only) and then runs uvicorn with ``--workers``
-server processes sharing the database.  Header limits are uvicorn's
+server processes sharing the database.  It also removes the working folder of
+every job that is no longer queued or running (a server killed between a
+job's end and that folder's removal).  Header limits are uvicorn's
 protocol settings: h11's incomplete-event size bounds a request's header
 bytes, and ``protocol.HeaderDeadline`` their time.
 """
@@ -20,7 +22,7 @@ from .app import DATA_VARIABLE
 from .derived import Deriver
 from .evaluation import TMP_DIR
 from .evaluator import Evaluator
-from .jobs import jobs_root
+from .jobs import ACTIVE, jobs_root, remove_folder
 from .pages import write_page
 from .registry import open_service
 from .store import RecordStore
@@ -37,6 +39,12 @@ def start_up(config, db):
     if os.path.isdir(bundles):
         for name in os.listdir(bundles):
             os.unlink(os.path.join(bundles, name))  # bundles a killed server was receiving
+    with db.transaction(read=True) as connection:
+        active = set(connection.execute(sa.select(tables.jobs.c.id).where(tables.jobs.c.state.in_(ACTIVE))).scalars())
+    if os.path.isdir(jobs_root(config)):
+        for name in os.listdir(jobs_root(config)):
+            if name != TMP_DIR and name not in active:
+                remove_folder(config, db, name)  # a job that ended just before its server was killed
     return RecordStore(config.records).sweep(named)
 
 

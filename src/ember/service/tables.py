@@ -151,7 +151,16 @@ hidden_rows = sa.Table(
     sa.Column("row_sha256", sa.String(64), nullable=False),
     sa.Column("record_sha256", sa.String(64), nullable=True),  # failed rows have no record
     sa.Column("stored", sa.String(200), nullable=True),
-    sa.Column("seq", sa.Integer, nullable=False),  # its hidden_row entry's seq
+    sa.Column("seq", sa.Integer, nullable=True),  # its hidden_row entry's seq (a final row's: from the reveal)
     # One row per episode of a job, however often its evaluator is killed and resumed (service.md §6).
     sa.UniqueConstraint("job_id", "scenario_id", "seed"),
 )
+
+# --- the fourth schema version: the hidden track's live and final keys, its closing, kept stderr tails ---
+
+# null, or "closed" once the reveal has begun: no bundle is taken while the final keys are evaluated.
+boards.append_column(sa.Column("hidden_state", sa.String(12), nullable=True))
+jobs.append_column(sa.Column("key_set", sa.String(8), nullable=True))  # "live" (null: a job made before) or "final"
+jobs.append_column(sa.Column("origin", sa.String(36), nullable=True))  # a final job: the live job it runs again
+# The episode's stderr tail (at most 64 KiB), kept once its job's folder is gone; served after the reveal.
+hidden_rows.append_column(sa.Column("stderr", sa.LargeBinary, nullable=True))
