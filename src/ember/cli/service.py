@@ -162,8 +162,10 @@ def serve_arguments(parser):
 
 def cmd_serve(args, console):
     _service()
+    from ..service.config import check_private, read_config
     from ..service.serve import serve
 
+    check_private(read_config(args.data))  # refused before anything is said
     console.say(f"ember: serving {args.data} on http://{args.host}:{args.port} ({args.workers} processes).")
     console.flush()
     serve(args.data, args.host, args.port, args.workers, scheduler=args.scheduler)

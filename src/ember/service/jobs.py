@@ -85,9 +85,9 @@ def create(config, db, board, team, upload, manifest):
     """A new queued job for the checked bundle at ``upload`` (moved into the job's folder); returns its id."""
     job_id = str(uuid.uuid4())
     files = JobFiles(config, job_id)
-    os.makedirs(jobs_root(config), mode=0o711, exist_ok=True)
-    os.chmod(jobs_root(config), 0o711)  # the sandbox's uid reaches its own bundle's folder, lists no other
-    os.makedirs(files.folder, mode=0o711)
+    # The operator's alone: the sandbox reaches its bundle copy (agent/) only through its bind (service.md §9).
+    os.makedirs(jobs_root(config), mode=0o700, exist_ok=True)
+    os.makedirs(files.folder, mode=0o700)
     os.replace(upload, files.bundle)
     limits = config.board_limits(board.name)
     c = tables.jobs.c

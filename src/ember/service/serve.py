@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from . import tables
 from .app import DATA_VARIABLE
+from .config import UMASK, check_private
 from .derived import Deriver
 from .evaluation import TMP_DIR
 from .evaluator import Evaluator
@@ -42,7 +43,13 @@ def start_up(config, db):
 def serve(data, host="127.0.0.1", port=8000, workers=1, log_level="warning", scheduler=None):
     import uvicorn
 
+    os.umask(UMASK)  # inherited by every process of the service: what they create is the operator's alone
     config, db = open_service(data)
+    try:
+        check_private(config)
+    except BaseException:
+        db.dispose()
+        raise
     start_up(config, db)
     deriver = Deriver(config, db, also=(write_page,))
     deriver.start()
