@@ -162,10 +162,9 @@ def serve_arguments(parser):
 
 def cmd_serve(args, console):
     _service()
-    from ..service.config import check_private, read_config
-    from ..service.serve import serve
+    from ..service.serve import checked, serve
 
-    check_private(read_config(args.data))  # refused before anything is said
+    checked(args.data)[1].dispose()  # a DATA serve refuses is refused before anything is said
     console.say(f"ember: serving {args.data} on http://{args.host}:{args.port} ({args.workers} processes).")
     console.flush()
     serve(args.data, args.host, args.port, args.workers, scheduler=args.scheduler)

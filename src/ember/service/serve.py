@@ -40,16 +40,23 @@ def start_up(config, db):
     return RecordStore(config.records).sweep(named)
 
 
-def serve(data, host="127.0.0.1", port=8000, workers=1, log_level="warning", scheduler=None):
-    import uvicorn
-
-    os.umask(UMASK)  # inherited by every process of the service: what they create is the operator's alone
+def checked(data):
+    """(config, db) of a DATA ``serve`` may run on: migrated, the operator's alone (service.md §9); from now on
+    this process and its children create files with the service's umask."""
+    os.umask(UMASK)
     config, db = open_service(data)
     try:
         check_private(config)
     except BaseException:
         db.dispose()
         raise
+    return config, db
+
+
+def serve(data, host="127.0.0.1", port=8000, workers=1, log_level="warning", scheduler=None):
+    import uvicorn
+
+    config, db = checked(data)
     start_up(config, db)
     deriver = Deriver(config, db, also=(write_page,))
     deriver.start()
