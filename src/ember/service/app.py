@@ -387,7 +387,7 @@ async def upload(service, request):
     existing = await _threaded(service.accepted, found.id, scenario_id, seed)
     compiled = await _threaded(compiled_scenario, scenario)
     policy = f"{found.team}.{found.policy}"
-    slots = await _threaded(service.slots.take, team, existing is None)
+    slots = await _threaded(service.slots.take, team, ("upload", "verify") if existing is None else ("upload",))
     try:
         work = await loop.run_in_executor(
             service.pool,

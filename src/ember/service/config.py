@@ -35,6 +35,7 @@ class Limits:
     max_decompressed_bytes: int = 4096 * MiB
     uploads_per_team: int = 4
     max_verifications: int = 0  # 0: the CPU count
+    verifications_per_team: int = 1  # of its uploads and bundle checks at once, so no team starves the others
     submissions_per_day: int = 10
     # A body sending under body_window_bytes in any body_window_s spent waiting for bytes is ended (408),
     # as is one taking more than body_max_s in all.
