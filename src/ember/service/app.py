@@ -389,9 +389,12 @@ async def upload(service, request):
     policy = f"{found.team}.{found.policy}"
     slots = await _threaded(service.slots.take, team, ("upload", "verify") if existing is None else ("upload",))
     try:
+        known = None
+        if existing is not None:
+            message = submissions.other_record(existing.record_sha256, (scenario_id, seed))
+            known = (service.store.path(existing.stored), existing.record_sha256, message)
         work = await loop.run_in_executor(
-            service.pool,
-            lambda: VerifyingProcess(service.verifiers, compiled, seed, limits, service.store, existing is None),
+            service.pool, lambda: VerifyingProcess(service.verifiers, compiled, seed, limits, service.store, known)
         )
         try:
             async for chunk in body_chunks(request, limits):

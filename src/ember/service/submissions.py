@@ -245,9 +245,12 @@ def same_record(existing, sha256, key):
     """A re-upload's answer: (200, the accepted row) for the same record, else a 409 refusal."""
     if existing.record_sha256 == sha256:
         return 200, json.loads(bytes(existing.row))
-    raise ServiceRefusal(
-        409, f"another record (sha256 {existing.record_sha256}) is accepted for {key[0]} seed {key[1]}"
-    )
+    raise ServiceRefusal(409, other_record(existing.record_sha256, key))
+
+
+def other_record(sha256, key):
+    """The 409's message for a record that is not the one accepted (``sha256``) for ``key``."""
+    return f"another record (sha256 {sha256}) is accepted for {key[0]} seed {key[1]}"
 
 
 def close(db, board, submission):

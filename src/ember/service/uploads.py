@@ -9,8 +9,9 @@ record store and through the engine's push form
 (``AuthenticationStream``: decompression, the board's scenario, the
 path's seed expected).  At the first refusal verification stops and the
 temporary file goes; the rest of the body is only counted.  A key that
-already holds an accepted record is only hashed (``DigestStream``), never
-verified again.  Limits counted in the database (``Slots``) hold across
+already holds an accepted record is only compared with it as it streams
+(``ComparisonStream``), never verified again: 409 at the first byte past
+its length or different from it.  Limits counted in the database (``Slots``) hold across
 server processes.
 """
 
@@ -22,7 +23,7 @@ import uuid
 
 import sqlalchemy as sa
 
-from ..engine import AuthenticationStream, DigestStream
+from ..engine import AuthenticationStream, ComparisonStream
 from ..errors import EmberError, RecordStoreFullError, ServiceRefusal
 from . import audit, tables
 
@@ -47,17 +48,24 @@ def one_line(text):
 class Upload:
     """The verification of one body: ``feed(chunk)``, then ``finish()`` (in a ``VerifyingProcess``)."""
 
-    def __init__(self, scenario, seed, limits, store=None, verify=True):
+    def __init__(self, scenario, seed, limits, store=None, known=None):
         self.max_bytes = limits.max_record_bytes
-        if verify:
+        self.known = known  # (stored file, its SHA-256, the 409's message) of the key's accepted record
+        self.handle = None
+        if known is None:
             self.stream = AuthenticationStream(scenario, seed, limits.max_decompressed_bytes)
         else:
-            self.stream = DigestStream(limits.max_decompressed_bytes)
-        self.verify = verify
-        self.temp = store.temporary() if verify else None
+            self.handle = open(known[0], "rb")  # noqa: SIM115 (closed by finish or discard)
+            self.stream = ComparisonStream(self.handle)
+        self.temp = store.temporary() if known is None else None
         self.refusal = None
         self.sent = 0
         self.busy = 0.0  # wall time spent verifying: the row's elapsed_s
+
+    def _other(self):
+        """A re-upload that is not the accepted record: 409 now, the rest of its body unread."""
+        self.discard()
+        return ServiceRefusal(409, self.known[2], headers=CLOSE)
 
     def feed(self, chunk):
         self.sent += len(chunk)
@@ -75,6 +83,8 @@ class Upload:
             self.discard()
             raise
         except EmberError as exc:
+            if self.known is not None:
+                raise self._other() from None
             self.refuse(exc)
         finally:
             self.busy += time.perf_counter() - started
@@ -84,19 +94,24 @@ class Upload:
         self.discard()
 
     def finish(self):
-        """(metrics dict, sha256) of an accepted record, or (None, sha256) when only hashing; None if refused."""
+        """(metrics dict, sha256) of an accepted record, or (None, sha256) when it is the key's accepted record
+        again; None if refused."""
         if self.refusal is not None:
             return None
         started = time.perf_counter()
         try:
-            if not self.verify:
-                return None, self.stream.close()
+            if self.known is not None:
+                self.stream.close()
+                self.discard()
+                return None, self.known[1]
             metrics, sha = self.stream.close()
             return metrics.to_dict(), sha
         except RecordStoreFullError:
             self.discard()
             raise
         except EmberError as exc:
+            if self.known is not None:
+                raise self._other() from None
             self.refuse(exc)
             return None
         finally:
@@ -112,6 +127,9 @@ class Upload:
         if self.temp is not None:
             self.temp.discard()
             self.temp = None
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
 
 
 def _verifier(connection):
@@ -168,8 +186,10 @@ class VerifyingProcess:
 
     IN_FLIGHT = 8
 
-    def __init__(self, context, scenario, seed, limits, store=None, verify=True):
+    def __init__(self, context, scenario, seed, limits, store=None, known=None):
         self.refusal, self.sent, self.busy = None, 0, 0.0
+        # A comparison is cheap and its 409 must not wait for more of the body: each chunk waits for its answer.
+        self.in_flight = 1 if known is not None else self.IN_FLIGHT
         self.max_bytes = limits.max_record_bytes
         self.temp_path = None  # the process's temporary file, removed here if the process dies before it can
         self.pending = 0  # calls sent and not answered yet
@@ -179,7 +199,7 @@ class VerifyingProcess:
             self.process.start()
         finally:
             theirs.close()
-        self.temp_path = self._call("start", (scenario, seed, limits, store, verify))
+        self.temp_path = self._call("start", (scenario, seed, limits, store, known))
 
     def _stopped(self):
         self.close(died=True)
@@ -226,9 +246,11 @@ class VerifyingProcess:
         if self.sent > self.max_bytes:
             self.close()
             raise ServiceRefusal(413, f"the record is longer than {self.max_bytes:,} bytes as sent", headers=CLOSE)
-        while self.pending >= self.IN_FLIGHT or (self.pending and self.connection.poll(0)):
+        while self.pending >= self.in_flight or (self.pending and self.connection.poll(0)):
             self._answer()
         self._send("feed", chunk)
+        if self.in_flight == 1:
+            self._answer()
 
     def finish(self):
         return self._call("finish")
