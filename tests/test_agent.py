@@ -278,7 +278,7 @@ def test_lying_agent(tmp_path, lie):
         ),
         (["--agent", "'unbalanced"], 'ember: cannot parse the agent command "\'unbalanced": No closing quotation.'),
         (["--agent", "   "], "ember: the agent command is empty."),
-        (["--step-timeout", "2"], "ember: --step-timeout applies only with --agent."),
+        (["--step-timeout", "2"], "ember: --step-timeout applies only with --agent or --python."),
     ],
 )
 def test_agent_option_errors(args, message):

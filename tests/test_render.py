@@ -84,7 +84,8 @@ def test_png_still_size_and_colours(capsys, tmp_path, all_kinds):
     assert err == f"ember: wrote {out} (1 frame).\n"
     image = Image.open(out)
     assert image.format == "PNG"
-    assert image.size == (8 * 10, 5 * 10)  # (cols * cell, rows * cell)
+    # The grid (cols * cell, rows * cell) at the top left, the band of the step and the legend under it.
+    assert image.size[0] >= 8 * 10 and image.size[1] > 5 * 10
     assert pixel(image, 0, 0, 10) == WALL
     assert pixel(image, 1, 2, 10) == FLOOR
     assert pixel(image, 1, 1, 10) == ACTIVE
@@ -114,7 +115,7 @@ def test_gif_has_a_frame_per_step(capsys, tmp_path, corridor):
     assert err == f"ember: wrote {out} (4 frames).\n"
     gif = Image.open(out)
     assert gif.format == "GIF"
-    assert gif.size == (5 * 6, 4 * 6)
+    assert gif.size[0] >= 5 * 6 and gif.size[1] > 4 * 6
     assert gif.n_frames == steps + 1
     gif.seek(0)
     assert pixel(gif, 1, 1, 6) == ACTIVE and pixel(gif, 2, 1, 6) == FIRE and pixel(gif, 0, 0, 6) == WALL
@@ -212,3 +213,74 @@ def test_default_cell_size_keeps_big_grids_reasonable():
     assert render.default_cell_size(5, 8) == 12
     assert render.default_cell_size(200, 200) == 4
     assert render.default_cell_size(4096, 10) == 1
+
+
+# --- the band under the grid: the step and the legend ---------------------------------------------
+
+
+def band_of(image, grid_height):
+    """The part of an image under its grid, in RGB."""
+    rgb = image.convert("RGB")
+    return rgb.crop((0, grid_height, rgb.size[0], rgb.size[1]))
+
+
+def colours_in(image):
+    return {colour for _, colour in image.getcolors(image.size[0] * image.size[1])}
+
+
+def test_a_still_has_a_legend_of_every_colour_under_the_grid(capsys, tmp_path, all_kinds):
+    Image = pytest.importorskip("PIL.Image")
+
+    out = tmp_path / "still.png"
+    assert run_cli(capsys, "render", *all_kinds, "-o", out, "--cell-size", 10)[0] == 0
+    image = Image.open(out)
+    band = band_of(image, 5 * 10)
+    assert band.size[1] > 20  # a line for the step and at least one for the legend
+    # Every colour of the grid has its swatch in the band, and the names and the step are drawn in the text colour.
+    assert set(render.PALETTE.values()) | {render.TEXT_COLOUR, render.BAND_COLOUR} == colours_in(band)
+    # The text is drawn without anti-aliasing: the band has no colour but the palette's (the set above).
+    from PIL import ImageChops, ImageDraw, ImageFont
+
+    names = ("floor", "wall", "exit", "fire", "evacuated", "casualty", "active", "trapped")
+    index_of = {name: i for i, name in enumerate(names)}
+    legend = render.Legend((Image, ImageChops, ImageDraw, ImageFont), 8 * 10, index_of)
+    assert image.size == (legend.width, 5 * 10 + legend.height)
+    for name, (left, top, right, bottom) in legend.swatches.items():
+        inside = band.getpixel(((left + right) // 2, (top + bottom) // 2))
+        assert inside == render.PALETTE[name], name
+        assert band.getpixel((left, top)) == render.PALETTE["wall"]  # outlined, so the floor's swatch shows
+
+
+def test_each_still_and_each_gif_frame_names_its_step(capsys, tmp_path, corridor):
+    Image = pytest.importorskip("PIL.Image")
+    from PIL import ImageChops
+
+    stills = []
+    for step in (0, 1, 1):
+        out = tmp_path / f"still-{len(stills)}.png"
+        assert run_cli(capsys, "render", *corridor, "-o", out, "--step", step, "--cell-size", 6)[0] == 0
+        stills.append(band_of(Image.open(out), 4 * 6))
+    assert ImageChops.difference(stills[1], stills[2]).getbbox() is None  # the same step: the same band
+    changed = ImageChops.difference(stills[0], stills[1]).getbbox()
+    assert changed is not None
+    label_height = next(y for y in range(stills[0].size[1]) if render.PALETTE["wall"] in colours_in(
+        stills[0].crop((0, y, stills[0].size[0], y + 1))))  # fmt: skip
+    assert changed[3] <= label_height  # only the step label's line differs: the legend is the same
+    assert render.TEXT_COLOUR in colours_in(stills[0].crop((0, 0, stills[0].size[0], label_height)))
+
+    out = tmp_path / "episode.gif"
+    assert run_cli(capsys, "render", *corridor, "-o", out, "--cell-size", 6)[0] == 0
+    gif = Image.open(out)
+    bands = []
+    for frame in range(gif.n_frames):
+        gif.seek(frame)
+        bands.append(band_of(gif, 4 * 6))
+    assert ImageChops.difference(bands[0], stills[0]).getbbox() is None  # frame 0 is labelled as step 0's still
+    for before, after in zip(bands, bands[1:]):
+        changed = ImageChops.difference(before, after).getbbox()
+        assert changed is not None and changed[3] <= label_height
+
+
+def test_step_labels_name_the_step_and_the_last():
+    assert render.step_label(0, 3) == "step 0 of 3"
+    assert render.step_label(1234, 2**31 - 1) == "step 1,234 of 2,147,483,647"

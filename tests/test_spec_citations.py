@@ -20,15 +20,16 @@ SPEC = ROOT / "docs" / "spec"
 CITING = ("src", "docs", "tests", "benchmarks", "examples", "scripts", "README.md")
 SUFFIXES = {".py", ".md", ".toml", ".txt", ".html", ".sh"}
 
-#: The seven documents this project wrote, copied into docs/spec/, and the version each states in its first line.
+#: The eight documents this project wrote, copied into docs/spec/, and the version each states in its first line.
 COPIES = {
     "simulator.md": versions.SIMULATOR_VERSION,
     "output.md": versions.METRICS_VERSION,
-    "campaign.md": "1.0",
+    "campaign.md": "1.1",
     "ranking.md": versions.RANKING_VERSION,
     "statistics.md": versions.STATISTICS_VERSION,
-    "isolation.md": "1.0",
-    "service.md": "1.0",
+    "isolation.md": "1.1",
+    "service.md": "1.1",
+    "bounds.md": "1.0",
 }
 
 SECTION = re.compile(r"^#{2,4} (\d+(?:\.\d+)*)\.? ", re.MULTILINE)

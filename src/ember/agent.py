@@ -25,9 +25,11 @@ from .errors import AgentError  # raised here, declared with every error
 DEFAULT_STEP_TIMEOUT = 10.0
 #: The longest step timeout anyone may ask for (one day): past it a deadline means nothing.
 MAX_STEP_TIMEOUT = 86400.0
-#: An answer line may hold at most this many bytes (a runaway agent must
-#: not make EMBER buffer without bound).
-MAX_ANSWER_BYTES = 64 * 1024 * 1024
+#: An answer line holds at most ANSWER_BASE_BYTES + ANSWER_PERSON_BYTES x the observation's active people
+#: bytes, its newline not counted (isolation.md §2, Answer size); the python host's frames too.  EMBER
+#: reads no further: its memory never depends on what the policy sends.
+ANSWER_BASE_BYTES = 4096
+ANSWER_PERSON_BYTES = 128
 #: After the end message (or an error), how long the agent may take to exit
 #: on its own before it is terminated, then killed.
 EXIT_GRACE = 2.0
@@ -41,6 +43,18 @@ EXITED_DRAIN = 0.5
 HOST_ERROR_KEY = "ember:error"
 _EOF = b""
 _PREVIEW = 60
+
+
+def answer_bound(active):
+    """The longest answer line (bytes, its newline not counted) to an observation with ``active`` people."""
+    return ANSWER_BASE_BYTES + ANSWER_PERSON_BYTES * active
+
+
+def read_line(stream, bound):
+    """The next line of ``stream`` (a buffered binary reader), reading at most ``bound`` + 1 bytes: a whole
+    line of at most ``bound`` bytes and its newline; ``bound`` + 1 bytes without a newline when the line is
+    longer (nothing more is read); what came before the end of the stream otherwise."""
+    return stream.readline(bound + 1)
 
 
 def burning_insertions(previous, current):
@@ -137,6 +151,9 @@ class AgentPolicy:
             # launch(argv, stdin, stdout, stderr) -> a Popen-like process with close() (a sandbox, ember.isolation).
             self._process = launch(argv, subprocess.PIPE, subprocess.PIPE, stderr)
         self._answers = queue.Queue()
+        # The reader reads one answer line per observation, each with that observation's bound.
+        self._bounds = queue.Queue()
+        self._bound = answer_bound(0)
         self._outbox = queue.Queue()
         self._threads = [
             threading.Thread(target=self._read_answers, name="ember-agent-reader", daemon=True),
@@ -151,6 +168,8 @@ class AgentPolicy:
 
     def __call__(self, observation):
         self.step = observation["step"]
+        self._bound = answer_bound(len(observation["people"]))
+        self._bounds.put(self._bound)
         if self.host_source is None:
             self._send({"type": "observation", "observation": observation})
         else:
@@ -190,6 +209,7 @@ class AgentPolicy:
     def close(self, grace=EXIT_GRACE):
         """Close the agent's input, give it ``grace`` seconds, then terminate, then kill it."""
         self._outbox.put(None)  # the writer closes stdin once the queued messages are out
+        self._bounds.put(None)  # the reader reads no further answer
         process = self._process
         for stop, wait in ((None, grace), (process.terminate, KILL_GRACE), (process.kill, None)):
             if process.poll() is not None:
@@ -227,7 +247,10 @@ class AgentPolicy:
         stream = self._process.stdout
         try:
             while True:
-                line = stream.readline(MAX_ANSWER_BYTES + 1)
+                bound = self._bounds.get()
+                if bound is None:
+                    return
+                line = read_line(stream, bound)
                 self._answers.put(line)
                 if not line.endswith(b"\n"):
                     return  # end of output, or a line too long to take
@@ -267,8 +290,8 @@ class AgentPolicy:
             if self._exceeded_memory():
                 raise AgentError(self._memory_message())
             raise AgentError(f"step {self.step}: {gone} before answering the observation.")
-        if len(line) > MAX_ANSWER_BYTES:
-            raise AgentError(f"step {self.step}: the {self.who}'s answer is longer than {MAX_ANSWER_BYTES} bytes.")
+        if len(line) > self._bound and not line.endswith(b"\n"):
+            raise AgentError(f"step {self.step}: the answer is longer than {self._bound:,} bytes.")
         if not line.endswith(b"\n"):
             raise AgentError(f"step {self.step}: {self._gone()} in the middle of its answer line {_preview(line)}.")
         return line

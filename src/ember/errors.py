@@ -176,3 +176,11 @@ class ServiceRefusal(ServiceError):
 
 class SandboxError(EmberError, OSError):
     """The sandbox of isolation.md §2 cannot be made here, or failed to start (the message names what is missing)."""
+
+
+def did_you_mean(name, known):
+    """``"; did you mean 'NAME'?"`` for the closest of ``known`` to an unknown ``name`` (difflib), else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""

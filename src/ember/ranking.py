@@ -219,10 +219,19 @@ def require_tabulate():
     return tabulate
 
 
-def leaderboard_rows(ranking):
-    """The leaderboard's cells, one list per ranked policy (strings and integers)."""
-    return [
-        [
+#: The columns of the distance to the possible (bounds.md §5), added when the directory has bounds.jsonl.
+DISTANCE_COLUMNS = ("avoidable casualties", "evacuated of possible")
+
+
+def leaderboard_rows(ranking, distance=None):
+    """The leaderboard's cells, one list per ranked policy (strings and integers).
+
+    ``distance``: each policy's ``ember.results.bounds.Distance`` (bounds.md §5),
+    whose two cells then end each row.
+    """
+    rows = []
+    for entry in ranking["ranked"]:
+        row = [
             entry["rank"],
             entry["policy"],
             entry["casualties"],
@@ -231,8 +240,28 @@ def leaderboard_rows(ranking):
             f"{entry['person_time_to_safety_total']} (mean {entry['mean_person_time_to_safety']:.2f})",
             f"{entry['exposure']:.4f}",
         ]
-        for entry in ranking["ranked"]
-    ]
+        if distance is not None:
+            row += distance_cells(distance[entry["policy"]])
+        rows.append(row)
+    return rows
+
+
+def distance_cells(distance):
+    """A ``Distance``'s two cells: avoidable casualties and ``E/M (p%)``, with its episodes without a bound."""
+    return [distance.avoidable_text(), distance.evacuated_text() + distance.note()]
+
+
+def distance_sentence(distance):
+    """What the two distance columns mean, said under a table that shows them."""
+    sentence = (
+        "Avoidable casualties: casualties minus the fewest any sequence of actions could have had; evacuated of "
+        "possible: evacuated out of the most any could have evacuated (bounds.md, hindsight optima: no policy "
+        "sees the seed)."
+    )
+    no_bound = sum(entry.no_bound for entry in distance.values())
+    if no_bound:
+        sentence += f" Episodes without a bound (bounds.md §3's limit) are left out of both: {no_bound} rows."
+    return sentence
 
 
 def unranked_reason(entry):
@@ -241,9 +270,11 @@ def unranked_reason(entry):
     return f"not comparable on this campaign: {', '.join(parts)} of its episodes"
 
 
-def format_leaderboard(ranking, fmt):
+def format_leaderboard(ranking, fmt, distance=None):
     """A ``ranking.json`` dict as a plain-text (``"table"``) or Markdown (``"markdown"``) leaderboard.
 
+    ``distance``: each policy's ``Distance`` (bounds.md §5) when the results
+    have ``bounds.jsonl``: two more columns and a sentence saying what they are.
     Tables need the ``cli`` extra (tabulate); without it a ``MissingExtraError``
     says so.
     """
@@ -259,14 +290,17 @@ def format_leaderboard(ranking, fmt):
     formula = f"Order: {ranking['formula']}."
     lines = [f"**{title}**" if markdown else title, "", formula, ""]
     if ranking["ranked"]:
+        headers = LEADERBOARD_COLUMNS + (DISTANCE_COLUMNS if distance is not None else ())
         table = tabulate(
-            leaderboard_rows(ranking),
-            headers=LEADERBOARD_COLUMNS,
+            leaderboard_rows(ranking, distance),
+            headers=headers,
             tablefmt=style,
             disable_numparse=True,
-            colalign=("right", "left", "right", "right", "right", "right", "right"),
+            colalign=("right", "left") + ("right",) * (len(headers) - 2),
         )
         lines += [table, ""]
+        if distance is not None:
+            lines += [distance_sentence(distance), ""]
     else:
         lines += ["No policy has an ok row for every episode: nothing is ranked.", ""]
     if ranking["unranked"]:

@@ -10,8 +10,10 @@ Every frame is first drawn at one byte per cell in two layers, the ground
 (floor, wall, exit, fire) and the people (by status), which is all the GIF
 keeps per sampled frame; pixels are made only when the image is written.
 A person is a square inset in its cell, so the ground (an exit, the fire)
-stays visible around it.  Pillow (the ``viz`` extra) is imported only to
-write images; ASCII needs nothing.
+stays visible around it.  Under the grid a band names the frame's step
+and shows a legend of the colours (``Legend``); its text is drawn without
+anti-aliasing, so an image holds only the palette's colours.  Pillow (the
+``viz`` extra) is imported only to write images; ASCII needs nothing.
 """
 
 import os
@@ -37,6 +39,20 @@ PALETTE = {
     "active": (30, 90, 220),
     "trapped": (200, 40, 200),
 }
+#: What the legend under an image calls each colour, in its order.
+LEGEND = {
+    "active": "person",
+    "trapped": "trapped (no path out)",
+    "evacuated": "evacuated",
+    "casualty": "casualty",
+    "fire": "fire",
+    "exit": "exit",
+    "wall": "wall",
+    "floor": "floor",
+}
+#: The band under the grid (the step label, then the legend): its background and its text.
+BAND_COLOUR = (255, 255, 255)
+TEXT_COLOUR = (20, 20, 20)
 _GROUND_NAMES = ("floor", "wall", "exit", "fire")
 _PEOPLE_NAMES = (None, "evacuated", "casualty", "active", "trapped")
 ASCII = {
@@ -130,6 +146,10 @@ class StillCollector:
             raise RenderError(f"--step {self.wanted}: the record has only {self.last_step} steps.")
         return self.board.frame(self.snapshot)
 
+    def step(self):
+        """The step of the kept frame (after ``result``)."""
+        return self.last_step if self.wanted is None else self.wanted
+
 
 class FrameSampler:
     """Keeps at most ``limit`` evenly spaced frames of a record of unknown length, plus the last.
@@ -162,6 +182,12 @@ class FrameSampler:
             frames.append(self.board.frame(snapshot))
         return frames
 
+    def steps(self):
+        """The step of each frame of ``result``, in order."""
+        t = self.last[0]
+        steps = [step for step, _ in self.frames]
+        return steps if steps and steps[-1] == t else [*steps, t]
+
 
 def collect(compiled, record, collector):
     """Stream ``record`` through validation into ``collector``; raise on any defect.
@@ -186,9 +212,9 @@ def render_ascii(scenario, record, step=None):
 def render_image(scenario, record, path, step=None, cell_size=None):
     """Write a PNG still (``.png``) or an animated GIF of every step (``.gif``) to ``path``.
 
-    Returns the number of frames drawn (1 for a PNG).  The GIF encoder merges
-    identical consecutive frames (adding their durations), so the file may
-    hold fewer.
+    Returns the number of frames drawn (1 for a PNG).  Each image names its
+    step under the grid, so no two frames of a GIF are identical and the
+    encoder keeps them all.
     """
     kind = _image_kind(path)
     if kind == "gif" and step is not None:
@@ -198,22 +224,32 @@ def render_image(scenario, record, path, step=None, cell_size=None):
     board = Board(compiled)
     painter = Painter(pillow, board, cell_size or default_cell_size(board.rows, board.cols))
     if kind == "png":
-        frame = collect(compiled, record, StillCollector(board, step))
-        _save_atomically(path, lambda out: painter.paint(frame).save(out, format="PNG"))
+        still = StillCollector(board, step)
+        frame = collect(compiled, record, still)
+        label = step_label(still.step(), still.last_step)
+        _save_atomically(path, lambda out: painter.paint(frame, label).save(out, format="PNG"))
         return 1
     limit = min(MAX_GIF_FRAMES, max(2, MAX_GIF_PIXELS // painter.pixels))
-    frames = collect(compiled, record, FrameSampler(board, limit))
+    sampler = FrameSampler(board, limit)
+    frames = collect(compiled, record, sampler)
+    steps = sampler.steps()
+    labels = [step_label(t, steps[-1]) for t in steps]
     durations = [FRAME_MS] * (len(frames) - 1) + [LAST_FRAME_MS]
 
     def save(out):
         # Painted lazily, but Pillow keeps every painted frame until the file is
         # written: hence the MAX_GIF_PIXELS bound on the number of frames.
-        images = (painter.paint(frame) for frame in frames)
+        images = (painter.paint(frame, label) for frame, label in zip(frames, labels))
         first = next(images)
         first.save(out, format="GIF", save_all=True, append_images=images, duration=durations, loop=0)
 
     _save_atomically(path, save)
     return len(frames)
+
+
+def step_label(step, last):
+    """The label under a frame: ``step 12 of 26`` (``last``: the record's last step)."""
+    return f"step {step:,} of {last:,}"
 
 
 def _save_atomically(path, save):
@@ -233,32 +269,91 @@ def _image_kind(path):
 
 
 def _pillow():
-    """Pillow's Image and ImageChops modules, or a RenderError telling how to install them."""
+    """Pillow's Image, ImageChops, ImageDraw and ImageFont modules, or a RenderError telling how to install them."""
     try:
-        from PIL import Image, ImageChops
+        from PIL import Image, ImageChops, ImageDraw, ImageFont
     except ImportError:
         raise RenderError(
             "writing images needs Pillow: pip install 'ember-eval[viz]' (or pip install Pillow); "
             "--ascii prints the grid as text without it."
         ) from None
-    return Image, ImageChops
+    return Image, ImageChops, ImageDraw, ImageFont
+
+
+#: Palette entries of the band under the grid, after the eight colours of the grid.
+_BAND, _TEXT = 8, 9
+_PAD = 4
+#: The longest label drawn (``step_label`` of the longest horizon): the band is made wide enough for it.
+_WIDEST_LABEL = "step 2,147,483,647 of 2,147,483,647"
+
+
+class Legend:
+    """The band under the grid: a line for the step label, then the legend (a swatch and a name per colour).
+
+    Laid out once for the image; ``template`` is the band with the legend drawn, in palette
+    indices (text without anti-aliasing, so that every pixel is one of the palette's entries);
+    ``swatches`` maps each colour's name to its swatch's box in the band, ``label_box`` is the
+    box the step label is drawn in, anew for each frame.
+    """
+
+    def __init__(self, pillow, grid_width, index_of):
+        Image, _, self.ImageDraw, ImageFont = pillow
+        self.font = font = ImageFont.load_default()
+        _, top, _, bottom = font.getbbox("Ag")
+        line = bottom + _PAD  # a line of text from its origin, and a gap
+        swatch = bottom - top
+        items = [(name, text, font.getbbox(text)[2]) for name, text in LEGEND.items()]
+        widest = max(swatch + _PAD + width for _, _, width in items)
+        self.width = max(grid_width, widest + 2 * _PAD, font.getbbox(_WIDEST_LABEL)[2] + 2 * _PAD)
+        self.label_box = (0, 0, self.width, _PAD + line)
+        placed, x, y = [], _PAD, _PAD + line  # the label's line comes first
+        for name, text, width in items:
+            if x > _PAD and x + swatch + _PAD + width > self.width - _PAD:
+                x, y = _PAD, y + line
+            placed.append((name, text, x, y))
+            x += swatch + _PAD + width + 3 * _PAD
+        self.height = y + line
+        self.template = Image.new("L", (self.width, self.height), _BAND)
+        draw = self._draw(self.template)
+        self.swatches = {}
+        for name, text, x, y in placed:
+            box = (x, y + top, x + swatch - 1, y + bottom - 1)
+            # Outlined in the wall's colour: the floor's swatch shows against the band too.
+            draw.rectangle(box, fill=index_of[name], outline=index_of["wall"])
+            draw.text((x + swatch + _PAD, y), text, font=font, fill=_TEXT)
+            self.swatches[name] = box
+
+    def _draw(self, image):
+        draw = self.ImageDraw.Draw(image)
+        draw.fontmode = "1"  # no anti-aliasing: text pixels are the text's entry, nothing in between
+        return draw
+
+    def band(self, label):
+        """The band with ``label`` drawn in its first line."""
+        band = self.template.copy()
+        self._draw(band).text((_PAD, _PAD), label, font=self.font, fill=_TEXT)
+        return band
 
 
 class Painter:
-    """Turns (ground, people) frames into palette images ``cell_size`` pixels per cell."""
+    """Turns (ground, people) frames into palette images: the grid, ``cell_size`` pixels per cell, and
+    under it the band of ``Legend`` (the frame's step and what each colour is)."""
 
     def __init__(self, pillow, board, cell_size):
         if not 1 <= cell_size <= MAX_CELL_SIZE:
             raise RenderError(f"--cell-size must be between 1 and {MAX_CELL_SIZE}, got {cell_size}.")
-        self.Image, self.ImageChops = pillow
+        self.Image, self.ImageChops = pillow[:2]
         self.board = board
         self.cell = cell_size
-        self.size = (board.cols * cell_size, board.rows * cell_size)
+        self.grid_size = (board.cols * cell_size, board.rows * cell_size)
+        names = _GROUND_NAMES + _PEOPLE_NAMES[1:]
+        index_of = {name: index for index, name in enumerate(names)}
+        self.palette = [channel for name in names for channel in PALETTE[name]] + [*BAND_COLOUR, *TEXT_COLOUR]
+        self.legend = Legend(pillow, self.grid_size[0], index_of)
+        self.size = (self.legend.width, self.grid_size[1] + self.legend.height)
         self.pixels = self.size[0] * self.size[1]
         if self.pixels > MAX_IMAGE_PIXELS:
             raise RenderError(f"the image would be {self.size[0]}x{self.size[1]} pixels; choose a smaller --cell-size.")
-        names = _GROUND_NAMES + _PEOPLE_NAMES[1:]
-        self.palette = [channel for name in names for channel in PALETTE[name]]
         # People codes 1..4 are palette entries 4..7, after the ground's.
         offset = len(_GROUND_NAMES) - 1
         self.people_lut = [0] + [offset + code for code in range(1, len(_PEOPLE_NAMES))]
@@ -266,7 +361,7 @@ class Painter:
         self.inset = self._inset_mask()
 
     def _inset_mask(self):
-        """A full-size mask that is 255 inside each cell's inset square (None: no inset)."""
+        """A grid-size mask that is 255 inside each cell's inset square (None: no inset)."""
         cell = self.cell
         margin = cell // 6 if cell >= 4 else 0
         if not margin:
@@ -275,26 +370,30 @@ class Painter:
         tile = Image.new("L", (cell, cell), 0)
         tile.paste(255, (margin, margin, cell - margin, cell - margin))
         # A row of tiles, then rows of rows: O(rows + cols) pastes, not O(cells).
-        strip = Image.new("L", (self.size[0], cell), 0)
+        strip = Image.new("L", (self.grid_size[0], cell), 0)
         for col in range(self.board.cols):
             strip.paste(tile, (col * cell, 0))
-        mask = Image.new("L", self.size, 0)
+        mask = Image.new("L", self.grid_size, 0)
         for row in range(self.board.rows):
             mask.paste(strip, (0, row * cell))
         return mask
 
     def _scaled(self, data):
         small = self.Image.frombytes("L", (self.board.cols, self.board.rows), data)
-        return small.resize(self.size, self.Image.NEAREST) if self.cell > 1 else small
+        return small.resize(self.grid_size, self.Image.NEAREST) if self.cell > 1 else small
 
-    def paint(self, frame):
+    def paint(self, frame, label):
+        """The image of ``frame``: the grid at the top left, the band with ``label`` (``step_label``) under it."""
         ground, people = frame
-        image = self._scaled(ground)
+        grid = self._scaled(ground)
         if any(people):
             persons = self._scaled(people)
             present = persons.point([0] + [255] * 255)
             if self.inset is not None:
                 present = self.ImageChops.multiply(present, self.inset)
-            image.paste(persons.point(self.people_lut), (0, 0), present)
+            grid.paste(persons.point(self.people_lut), (0, 0), present)
+        image = self.Image.new("L", self.size, _BAND)  # right of a grid narrower than the band: the band's colour
+        image.paste(grid, (0, 0))
+        image.paste(self.legend.band(label), (0, self.grid_size[1]))
         image.putpalette(self.palette)
         return image

@@ -13,7 +13,7 @@ import os
 import re
 
 from .canonical import canonical_json
-from .errors import ScenarioError
+from .errors import ScenarioError, did_you_mean
 from .grid.cells import UNREACHABLE
 from .grid.floor import Grid
 from .versions import SCHEMA_VERSION
@@ -50,9 +50,15 @@ def builtin_names():
 
 
 def _builtin_bytes(name):
-    if name not in builtin_names():
-        known = [n for n in builtin_names() if "/" not in n]
-        suites = sorted({n.split("/")[0] for n in builtin_names() if "/" in n})
+    names = builtin_names()
+    if name not in names:
+        suggestion = did_you_mean(name, names)
+        if suggestion:
+            raise ScenarioError(
+                f"$: there is no built-in scenario named {name!r}{suggestion} ('ember scenarios' lists all)"
+            )
+        known = [n for n in names if "/" not in n]
+        suites = sorted({n.split("/")[0] for n in names if "/" in n})
         raise ScenarioError(
             f"$: there is no built-in scenario named {name!r}; "
             f"known: {', '.join(known)}, and the suites {', '.join(s + '/NAME' for s in suites)} "

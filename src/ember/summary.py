@@ -14,7 +14,10 @@ PEOPLE = "people"
 _MISSING = "-"
 
 
-# --- the demo summary ----------------------------------------------------------
+# --- the summary (demo, metrics --format summary) ----------------------------------------------------------
+
+
+_LABEL = 21  # the width of the summary's labels
 
 
 def _percent(rate):
@@ -22,23 +25,52 @@ def _percent(rate):
 
 
 def format_summary(metrics):
-    """A few lines on what happened in an episode, for people rather than programs."""
+    """The lines a person reads first about an episode (``ember demo``, ``ember metrics --format summary``).
+
+    Who got out, who did not and why (the ranking's order: casualties, then stranded, then
+    person-time to safety, then exposure, ranking.md), how fast, how close the fire came, how
+    often moves were blocked and which exits were used.  The numbers are the JSON's; ``-`` where
+    the JSON has null.
+    """
     safety, time, movement, exits = (metrics[k] for k in ("safety", "time", "movement", "exits"))
+    fire = metrics["fire_exposure"]
     population = safety["population"]
     width = len(str(population))
+    causes = safety["casualties_by_cause"]
     lines = [
         f"Episode {metrics['scenario_id']}, seed {metrics['seed']}: "
         f"{time['episode_steps']:,} steps (horizon {time['max_steps']:,}).",
+        f"  {'population':<{_LABEL}}{population}",
     ]
-    for label, count, rate in (
-        ("evacuated", safety["evacuated"], safety["evacuated_rate"]),
-        ("casualties", safety["casualties"], safety["casualty_rate"]),
-        ("stranded", safety["stranded"], safety["stranded_rate"]),
+    for label, count, rate, note in (
+        ("evacuated", safety["evacuated"], safety["evacuated_rate"], ""),
+        (
+            "casualties",
+            safety["casualties"],
+            safety["casualty_rate"],
+            f"  (moved into the fire {causes['entered_fire']}, caught by its spread {causes['fire_spread']})",
+        ),
+        ("stranded", safety["stranded"], safety["stranded_rate"], "  (active at the end)"),
     ):
-        lines.append(f"  {label:<11}{count:>{width}} of {population}  {_percent(rate):>6}")
+        lines.append(f"  {label:<{_LABEL}}{count:>{width}} of {population}  {_percent(rate):>6}{note}")
     lines.append(
-        f"  mean time to safety  {time['mean_person_time_to_safety']:.2f} steps"
+        f"  time to safety       {time['person_time_to_safety_total']:,} person-steps, "
+        f"mean {time['mean_person_time_to_safety']:.2f} steps"
         f" (non-evacuees count as the horizon, {time['max_steps']:,})"
+    )
+    if time["last_evacuation_step"] is not None:
+        lines.append(
+            f"  evacuations          steps {time['first_evacuation_step']:,} to {time['last_evacuation_step']:,}"
+        )
+    nearest = fire["min_fire_distance"]
+    lines.append(
+        f"  fire exposure        {fire['exposure_total']:.4g} (sum of 1/distance to the fire), "
+        f"mean {fire['mean_exposure']:.4g} per person-step; "
+        + (
+            "no fire while anyone was inside"
+            if nearest is None
+            else f"nearest fire {nearest} cell{'' if nearest == 1 else 's'}"
+        )
     )
     if movement["blocked_rate"] is None:
         lines.append("  blocked moves        none attempted")

@@ -14,6 +14,7 @@ from helpers.campaigns import (
     builtin_metrics,
     by_key,
     ember_cli,
+    expected_code,
     read_rows,
     write_campaign,
 )
@@ -89,8 +90,14 @@ python = "campaign_hooks:illegal"
         "agent": "python3 agent.py",
         "files": ["agent.py", "greedy_agent.py"],
         "step_timeout": 30.0,
+        "code": expected_code(path.parent, "agent.py", "greedy_agent.py"),
     }
-    assert campaign["policies"][3] == {"name": "crash", "agent": "python3 crash.py", "step_timeout": 10.0}
+    assert campaign["policies"][3] == {
+        "name": "crash",
+        "agent": "python3 crash.py",
+        "step_timeout": 10.0,
+        "code": expected_code(path.parent, "crash.py"),
+    }
     rows = by_key(read_rows(results))
     assert len(rows) == 36
     h = ember.scenario_hash(small)

@@ -45,3 +45,52 @@ def test_the_summary_counts_the_rows_on_disk(tmp_path):
     assert done.returncode == (0 if missing == 0 else 1)
     ranking = json.loads((results / "ranking.json").read_bytes())
     assert ranking["source"]["sha256"] == hashlib.sha256((results / "episodes.jsonl").read_bytes()).hexdigest()
+
+
+FAILING = """
+campaign = "failing"
+seeds = [0, 1]
+scenarios = ["tiny.json"]
+
+[[policies]]
+name = "greedy"
+builtin = "greedy"
+
+[[policies]]
+name = "crash"
+agent = "python3 crash.py"
+
+[[policies]]
+name = "team-x"
+records = "subs"
+"""
+CRASH = "import sys\nprint('boom: the weights are missing', file=sys.stderr)\nsys.exit(3)\n"
+
+
+def test_the_summary_says_why_rows_failed(tmp_path):
+    """campaign.md 1.1: per policy with failed rows, the count, the first reason and the logs/ path; exit 0."""
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / "crash.py").write_text(CRASH)
+    (folder / "subs").mkdir()
+    path = write_campaign(folder, FAILING)
+    results = tmp_path / "res"
+    done = ember_cli("evaluate", path, "-o", results, "--workers", "1", "--sandbox", "off")
+    assert done.returncode == 0, done.stderr
+    rows = read_rows(results)
+    first = {}
+    for row in rows:  # the file order: the first failed row of each policy
+        if row["status"] == "failed":
+            first.setdefault(row["policy"], row)
+    assert sorted(first) == ["crash", "team-x"]
+    crash, team = first["crash"], first["team-x"]
+    log = results / "logs" / "crash" / crash["scenario_id"] / f"{crash['seed']}.stderr"
+    assert b"boom: the weights are missing" in log.read_bytes()
+    lines = done.stderr.decode().splitlines()
+    assert f"ember: policy crash: 2 failed; the first: {crash['error']} (details in {log})" in lines, lines
+    assert f"ember: policy team-x: 2 failed; the first: {team['error']}" in lines, lines
+    assert not any(line.startswith("ember: policy greedy:") for line in lines)
+    summary = lines.index("ember: 6 episodes: 2 ok, 4 failed (this run: 2 ok, 4 failed of 6).")
+    assert lines[summary + 1].startswith("ember: policy crash: ") and lines[summary + 2].startswith(
+        "ember: policy team-x"
+    )

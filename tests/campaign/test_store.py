@@ -276,6 +276,8 @@ def test_one_writer_per_results_directory(tmp_path):
 
 def test_float_spelling_in_campaign_json_and_rows_is_json_dumps(tmp_path):
     """Regression: orjson writes 0.00005 where campaign.md §4 (json.dumps) requires 5e-05."""
+    (tmp_path / "c").mkdir()
+    shutil.copy(EXAMPLE_AGENT, tmp_path / "c" / "greedy_agent.py")  # the agent's file is in its campaign folder
     path = write_campaign(
         tmp_path / "c",
         f"""
@@ -287,7 +289,7 @@ name = "greedy"
 builtin = "greedy"
 [[policies]]
 name = "hasty"
-agent = "{sys.executable} {EXAMPLE_AGENT}"
+agent = "{sys.executable} greedy_agent.py"
 step_timeout = 5e-05
 """,
     )

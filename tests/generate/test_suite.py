@@ -134,7 +134,7 @@ def test_policy_blocks_round_trip_any_string():
     def round_trip(name, builtin):
         original = suite.campaign
         policies = [{"name": name, "builtin": builtin}]
-        suite.campaign = lambda _: {"campaign": "c", "scenarios": ["s"], "policies": policies}
+        suite.campaign = lambda *_: {"campaign": "c", "scenarios": ["s"], "policies": policies}
         try:
             parsed = tomllib.loads(suite.campaign_toml("ember-v1"))
         finally:
@@ -198,3 +198,83 @@ def test_ember_suite_runs_without_any_extra(tmp_path):
     written = tomllib.loads(out.read_text())
     assert written == campaign("ember-v1")
     assert len(written["scenarios"]) == 24
+
+
+def one_line_error(done):
+    assert (done.returncode, done.stdout) == (2, b"")
+    lines = done.stderr.decode().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.mark.parametrize("tier", ["small", "medium", "large"])
+def test_suite_tier_and_seeds_select_a_part_of_the_campaign(tier, tmp_path):
+    out = tmp_path / "part.toml"
+    done = ember_cli("suite", "ember-v1", "--tier", tier, "--seeds", "2", "-o", out)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    written = tomllib.loads(out.read_text(encoding="utf-8"))
+    expected = expected_campaign()
+    expected["scenarios"] = [
+        {"source": s["source"], "seeds": {"start": 0, "count": 2}}
+        for s in expected["scenarios"]
+        if s["source"].startswith(f"builtin:ember-v1/{tier}-")
+    ]
+    assert len(expected["scenarios"]) == 8
+    assert written == expected == campaign("ember-v1", tier=tier, seeds=2)
+    assert f"# Selected: tier {tier}, 2 seeds per scenario" in out.read_text(encoding="utf-8")
+
+
+def test_suite_tier_alone_keeps_each_tier_s_seed_count():
+    done = ember_cli("suite", "ember-v1", "--tier", "medium")
+    assert done.returncode == 0
+    counts = {s["seeds"]["count"] for s in tomllib.loads(done.stdout.decode())["scenarios"]}
+    assert counts == {CAMPAIGN_SEEDS["medium"]}
+
+
+def test_suite_scenarios_by_name_or_source_in_suite_order():
+    done = ember_cli(
+        "suite", "ember-v1", "--scenario", "builtin:ember-v1/large-hall-block", "--scenario", "small-hall-block",
+        "--scenario", "small-hall-block",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    written = tomllib.loads(done.stdout.decode())
+    assert written["scenarios"] == [
+        {"source": "builtin:ember-v1/small-hall-block", "seeds": {"start": 0, "count": 5}},
+        {"source": "builtin:ember-v1/large-hall-block", "seeds": {"start": 0, "count": 1}},
+    ]
+    assert written["policies"] == expected_campaign()["policies"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--scenario", "small-ofice-block"],
+            "ember: --scenario: ember-v1 has no scenario 'small-ofice-block'; did you mean 'small-office-block'?",
+        ),
+        (
+            ["--tier", "medium", "--scenario", "small-office-block"],
+            "ember: --scenario: ember-v1 has no scenario 'small-office-block' of tier medium; "
+            "did you mean 'medium-office-block'?",
+        ),
+        (
+            ["--scenario", "zzz"],
+            "ember: --scenario: ember-v1 has no scenario 'zzz'; 'ember scenarios' lists builtin:ember-v1/NAME",
+        ),
+        (
+            ["--tier", "larg"],
+            "ember: argument --tier: invalid choice: 'larg' (choose from 'small', 'medium', 'large'); "
+            "did you mean 'large'? (see 'ember suite --help').",
+        ),
+        (["--seeds", "0"], "ember: argument --seeds: expected an integer >= 1, got '0' (see 'ember suite --help')."),
+    ],
+)
+def test_suite_refuses_an_unknown_tier_or_scenario_with_the_closest_name(argv, message, tmp_path):
+    out = tmp_path / "x.toml"
+    assert one_line_error(ember_cli("suite", "ember-v1", *argv, "-o", out)) == message
+    assert not out.exists()
+
+
+def test_an_unknown_suite_gets_the_closest_name():
+    line = one_line_error(ember_cli("suite", "ember-v9"))
+    assert line == "ember: unknown suite 'ember-v9'; expected one of ember-v1; did you mean 'ember-v1'?"

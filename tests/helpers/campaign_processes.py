@@ -13,7 +13,6 @@ import sys
 import uuid
 
 from helpers.campaigns import EXAMPLE_AGENT, wait_for
-from helpers.sandboxes import reachable
 
 TAG_VARIABLE = "EMBER_TEST_RUN"
 
@@ -41,7 +40,6 @@ def write_files(folder, files):
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (folder / name).write_text(text)
-    reachable(folder)  # its agents and python policies run in the sandbox, as the sandbox's uid
     return folder
 
 

@@ -12,7 +12,6 @@ import ember
 from ember.canonical import canonical_json
 from ember.record.writer import run_episode
 
-from helpers.sandboxes import reachable
 from helpers.scenarios import make_scenario
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -75,7 +74,6 @@ def write_campaign(folder, text, hooks=False):
     path.write_text(text)
     if hooks:
         shutil.copy(os.path.join(HERE, "campaign_hooks.py"), folder / "campaign_hooks.py")
-    reachable(folder)  # its agents and python policies run in the sandbox, as the sandbox's uid
     return path
 
 
@@ -162,3 +160,24 @@ def in_process(main, argv):
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = main(argv)
     return status, out.getvalue(), err.getvalue()
+
+
+def expected_code(folder, *paths):
+    """campaign.json's ``code`` of a policy binding ``paths`` (relative to ``folder``), computed here on its own:
+    the SHA-256 of the JSON of the sorted [path, sha256] pairs of every regular file, ``__pycache__`` left out."""
+    import hashlib
+
+    pairs = []
+    for path in paths:
+        full = os.path.join(folder, path)
+        found = [full] if os.path.isfile(full) else []
+        for parent, folders, files in os.walk(full):
+            folders[:] = [name for name in folders if name != "__pycache__"]
+            found += [os.path.join(parent, name) for name in files if not os.path.islink(os.path.join(parent, name))]
+        for name in found:
+            with open(name, "rb") as handle:
+                pairs.append(
+                    [os.path.relpath(name, folder).replace(os.sep, "/"), hashlib.sha256(handle.read()).hexdigest()]
+                )
+    text = json.dumps(sorted(pairs), separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()

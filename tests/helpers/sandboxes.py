@@ -1,10 +1,11 @@
 """Running attack programs with and without the sandbox (tests/isolation).
 
-The sandbox's uid must be able to read what it runs: pytest's own
-``tmp_path`` is under a 0700 folder, so the policies' folders here are
-made world-readable under /tmp (``open_folder``).  The Python running the
-tests must be readable by that uid too (``.ci/run`` sees to it on CI);
-``require_sandbox`` fails the test with the probe's message otherwise.
+The sandbox binds with root's rights, so the folders on the way to what it
+binds never matter (pytest's ``tmp_path`` under a 0700 folder, a Python
+under a 0700 /root); the sandbox's uid reads the bound files by their own
+modes (``o+r``, folders ``o+rx``).  ``open_folder`` is a fresh 0755
+folder under /tmp, ``private_folder`` one inside a 0700 folder; no test
+changes a permission to let the sandbox in.
 """
 
 import contextlib
@@ -31,6 +32,33 @@ def open_folder(prefix="ember-sandbox-test-"):
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def private_folder(prefix="ember-sandbox-private-"):
+    """A fresh folder under /tmp only root may enter (0700, as a home): the sandbox needs nothing of the
+    folders on the way to what it binds.  Yields a folder inside it (0755), for the test's files."""
+    outer = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+    inner = os.path.join(outer, "inner")
+    os.mkdir(inner, 0o755)
+    os.chmod(inner, 0o755)
+    try:
+        yield inner
+    finally:
+        shutil.rmtree(outer, ignore_errors=True)
+
+
+def modes(root):
+    """{path: mode} of ``root``, every folder above it and everything below it (links not followed)."""
+    found, current = {}, os.path.abspath(root)
+    while current != os.path.dirname(current):
+        found[current] = os.stat(current).st_mode
+        current = os.path.dirname(current)
+    for folder, folders, files in os.walk(root):
+        for name in [*folders, *files]:
+            path = os.path.join(folder, name)
+            found[path] = os.lstat(path).st_mode
+    return found
 
 
 def write_file(folder, name, text, mode=0o644):
@@ -89,25 +117,3 @@ def run_sandboxed(script, folder, args=(), limits=None, files=(), env=None, time
     finally:
         process.close()
     return Outcome(status, stdout, stderr, process.oom_killed())
-
-
-def reachable(folder):
-    """Let the sandbox's uid reach ``folder`` (a campaign folder under pytest's 0700 tmp_path) and read
-    what is in it: search on every folder on the way, read below.  Returns ``folder``."""
-    folder = os.path.abspath(folder)
-    current = folder
-    while current != os.path.dirname(current):
-        mode = os.stat(current).st_mode
-        if not mode & 0o001:
-            os.chmod(current, (mode & 0o7777) | 0o001)
-        current = os.path.dirname(current)
-    for root, folders, files in os.walk(folder):
-        for name in folders:
-            path = os.path.join(root, name)
-            os.chmod(path, (os.stat(path).st_mode & 0o7777) | 0o005)
-        for name in files:
-            path = os.path.join(root, name)
-            if not os.path.islink(path):
-                os.chmod(path, (os.stat(path).st_mode & 0o7777) | 0o004)
-    os.chmod(folder, (os.stat(folder).st_mode & 0o7777) | 0o005)
-    return folder

@@ -9,7 +9,7 @@ import sys
 from ember.isolation.boundary import agent_files, python_files
 from ember.isolation.environment import FIXED_ENVIRONMENT
 
-from helpers.sandboxes import open_folder, write_file
+from helpers.sandboxes import modes, open_folder, private_folder, write_file
 
 ENV_AGENT = """
 import json, os, sys
@@ -33,19 +33,37 @@ def ember_run(*args, cwd):
     )
 
 
-def test_run_agent_refuses_an_agent_the_sandbox_cannot_read_before_anything_runs(tmp_path):
-    # pytest's tmp_path is under a 0700 folder: the sandbox's uid cannot reach it.
+def test_run_agent_runs_an_agent_under_a_0700_folder_and_changes_no_permission():
+    # A 0700 folder the sandbox's uid cannot pass: the binds are made with root's rights, so that does not
+    # matter; the agent's own file is 0644.
+    with private_folder() as folder:
+        assert os.stat(os.path.dirname(folder)).st_mode & 0o777 == 0o700
+        agent = write_file(folder, "agent.py", ENV_AGENT)
+        record = os.path.join(folder, "run.record")
+        before = modes(folder)
+        done = ember_run("--agent", shlex.join([sys.executable, agent]), "-o", record, cwd=folder)
+        assert done.returncode == 0, done.stderr
+        assert os.path.exists(record)
+        after = modes(folder)
+        assert {path: mode for path, mode in after.items() if path in before} == before
+
+
+def test_run_agent_refuses_an_agent_file_the_sandbox_uid_cannot_read_naming_it_and_the_fix(tmp_path):
     agent = tmp_path / "agent.py"
     agent.write_text(ENV_AGENT)
+    agent.chmod(0o600)
     record = tmp_path / "run.record"
     done = ember_run("--agent", shlex.join([sys.executable, str(agent)]), "-o", str(record), cwd=tmp_path)
     assert done.returncode == 2
     assert done.stdout == b""
     lines = done.stderr.decode().splitlines()
-    assert len(lines) == 1
-    assert lines[0].startswith("ember: the sandbox cannot run here: the sandbox's uid 65534 cannot read /tmp")
-    assert lines[0].endswith("--sandbox off runs the policies with the operator's rights.")
+    assert lines == [
+        f"ember: the sandbox cannot run here: the sandbox's uid 65534 cannot read {agent} (the policy's files): "
+        f"a file without o+r; make it readable: chmod o+r {agent}; "
+        "--sandbox off runs the policies with the operator's rights."
+    ]
     assert not record.exists()
+    assert agent.stat().st_mode & 0o777 == 0o600
     off = ember_run("--agent", shlex.join([sys.executable, str(agent)]), "--sandbox", "off", cwd=tmp_path)
     assert off.returncode == 0, off.stderr
 
@@ -66,7 +84,7 @@ def test_the_sandbox_has_the_fixed_environment_off_the_operators_and_the_record_
 def test_sandbox_applies_only_with_an_agent():
     done = ember_run("--sandbox", "off", cwd=os.getcwd())
     assert (done.returncode, done.stdout) == (2, b"")
-    assert done.stderr.decode() == "ember: --sandbox applies only with --agent.\n"
+    assert done.stderr.decode() == "ember: --sandbox applies only with --agent or --python.\n"
 
 
 def test_a_policys_own_files():

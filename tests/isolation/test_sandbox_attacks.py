@@ -439,3 +439,100 @@ def test_nothing_can_be_dropped_into_the_python_installation(folder):
         assert run_plain(script, folder, targets[:1]).verdict["succeeded"] is True
     assert run_sandboxed(script, folder, targets).verdict == {"succeeded": False, "dropped": []}
     assert [path for path in targets if os.path.exists(path)] == []
+
+
+def test_every_capability_set_is_empty_and_no_new_privs_is_set(folder):
+    script = write_file(
+        folder,
+        "capability_attack.py",
+        """
+        import json, os
+        status = dict(line.rstrip("\\n").split(":\\t", 1) for line in open("/proc/self/status") if ":\\t" in line)
+        sets = {name: int(status[name], 16) for name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")}
+        print(json.dumps({
+            "succeeded": any(sets.values()) or status["NoNewPrivs"] != "1",
+            "sets": sets, "no_new_privs": status["NoNewPrivs"], "uid": os.getuid(), "gid": os.getgid(),
+        }))
+        """,
+    )
+    if os.geteuid() == 0:
+        assert run_plain(script, folder).verdict["succeeded"] is True
+    inside = run_sandboxed(script, folder).verdict
+    assert inside == {
+        "succeeded": False,
+        "sets": {"CapInh": 0, "CapPrm": 0, "CapEff": 0, "CapBnd": 0, "CapAmb": 0},
+        "no_new_privs": "1",
+        "uid": 65534,
+        "gid": 65534,
+    }
+
+
+def test_a_user_namespace_of_its_own_is_refused_and_threads_and_processes_still_start(folder):
+    script = write_file(
+        folder,
+        "userns_attack.py",
+        """
+        import ctypes, errno, json, os, subprocess, threading
+        libc = ctypes.CDLL(None, use_errno=True)
+        CLONE_NEWUSER, SYS_CLONE3 = 0x10000000, 435  # clone3's number on x86_64 and aarch64
+        def errno_of(call, *args):
+            result = call(*args)
+            return 0 if result >= 0 else errno.errorcode[ctypes.get_errno()]
+        if hasattr(os, "unshare"):
+            try:
+                os.unshare(os.CLONE_NEWUSER)
+                unshare = 0
+            except OSError as exc:
+                unshare = errno.errorcode[exc.errno]
+        else:
+            unshare = errno_of(libc.unshare, CLONE_NEWUSER)
+        command = subprocess.run(["unshare", "-U", "true"], capture_output=True, check=False)
+        clone3 = errno_of(libc.syscall, SYS_CLONE3, None, 88)  # no arguments: EFAULT where it is allowed
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(sum(range(1000)))) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        import numpy  # after unshare: OpenBLAS starts threads, and a threaded process cannot unshare
+        product = numpy.ones((64, 64)) @ numpy.ones((64, 64))
+        child = subprocess.run(["/bin/echo", "child"], capture_output=True, check=False).stdout.decode()
+        print(json.dumps({
+            "succeeded": unshare == 0 or command.returncode == 0,
+            "unshare": unshare, "command": [command.returncode, command.stderr.decode().strip()],
+            "clone3": clone3, "threads": results, "numpy": float(product[0, 0]), "child": child,
+        }))
+        """,
+    )
+    if os.geteuid() == 0:
+        plain = run_plain(script, folder).verdict
+        assert (plain["succeeded"], plain["unshare"], plain["clone3"]) == (True, 0, "EFAULT")
+    inside = run_sandboxed(script, folder).verdict
+    assert inside == {
+        "succeeded": False,
+        "unshare": "EPERM",
+        "command": [1, "unshare: unshare failed: Operation not permitted"],
+        "clone3": "ENOSYS",
+        "threads": [499500] * 4,
+        "numpy": 64.0,
+        "child": "child\n",
+    }
+
+
+def test_each_bind_is_made_from_the_resolved_path_at_the_named_path(folder):
+    # The policy's file is named through a link (the campaign side checks that its resolution stays in the
+    # campaign folder): bubblewrap is handed the resolved source, so no link is followed when it mounts.
+    real = write_file(folder, "store/real_policy.py", "import json, os\nprint(json.dumps(os.listdir('.')))\n")
+    named = os.path.join(folder, "policy.py")
+    os.symlink("store/real_policy.py", named)
+    sandbox = sandbox_for(named, folder)
+    args = sandbox.bwrap_arguments(3, 4, 5)
+    binds = [(args[at + 1], args[at + 2]) for at, word in enumerate(args) if word == "--ro-bind"]
+    assert (real, named) in binds
+    assert all(source == os.path.realpath(source) for source, _ in binds)
+    process = sandbox.start([sys.executable, named], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = process.popen.communicate(timeout=60)
+    finally:
+        process.close()
+    assert (process.returncode, out) == (0, b'["policy.py"]\n'), err  # a file at its name; the store unseen

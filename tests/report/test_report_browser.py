@@ -151,7 +151,7 @@ def test_statistics_show_in_chromium(browser, tmp_path):
     and p-values, the public-seeds note and the few-seed warnings (the single-seed one plainest) are on the
     rendered page."""
     from ember.stats import compute_statistics
-    from ember.stats.text import p_value_text, pair_sentence
+    from ember.stats.text import disagreement_sentence, p_value_text, pair_sentence
 
     results = builtin_results(
         tmp_path / "results", scenarios=(("builtin:small-room", (0, 1, 2)), ("builtin:bottleneck", (0,)))
@@ -176,7 +176,12 @@ def test_statistics_show_in_chromium(browser, tmp_path):
     assert warnings[0]["text"].startswith("public seeds: a policy could have learned its seed from the fire. ")
     assert warnings[1]["text"].startswith("One seed only: 1 scenario has a single seed (bottleneck)")
     assert shown["warningAboveBoard"]
-    expected = [pair_sentence(p, 1000) for p in statistics["pairs"]]
+    # A pair the bootstrap separates with a level sign test says why both hold, in the same item.
+    whys = [disagreement_sentence(p, statistics["episodes"]) for p in statistics["pairs"]]
+    expected = [
+        pair_sentence(p, 1000) + ("" if why is None else f" {why}") for p, why in zip(statistics["pairs"], whys)
+    ]
+    assert whys[0] is not None and whys[0].startswith("Why both hold: separated compares the campaign totals")
     assert [s["text"] for s in shown["sentences"]] == expected and all(s["shown"] for s in shown["sentences"])
     assert "is above" in expected[0] and "of 1,000 resamples" in expected[0]
     assert [row[-1] for row in shown["pairs"]] == [p_value_text(p["sign_test"]["p_value"]) for p in statistics["pairs"]]

@@ -143,6 +143,18 @@ def test_a_record_path_may_leave_the_folder_it_is_relative_to():
             lambda c: c["policies"].append({"name": "a", "records": 3}),
             "$.policies[1].records: expected a string, got 3",
         ),
+        (
+            lambda c: c["policies"].append({"name": "a", "agent": "x", "step_timeout": 2.0, "code": "sha256:AB"}),
+            '$.policies[1].code: expected sha256:<64 hex>, got "sha256:AB"',
+        ),
+        (
+            lambda c: c["policies"].append({"name": "a", "agent": "x", "step_timeout": 2.0, "code": 7}),
+            "$.policies[1].code: expected a string, got 7",
+        ),
+        (
+            lambda c: c["policies"][0].update(code="sha256:" + "0" * 64),
+            '$.policies[0]: unknown key "code" (expected only name, builtin)',
+        ),
     ],
 )
 def test_campaign_json_has_exactly_its_shape(change, message):
@@ -161,6 +173,21 @@ def test_a_policy_of_every_kind_is_read():
     )
     results = results_of_bytes(value, b"")
     assert results.campaign.policies == {"b": "builtin", "g": "agent", "y": "python", "r": "records"}
+
+
+def test_an_agent_or_python_policy_is_read_with_its_code_and_without_it():
+    """campaign.md 1.1: ``code`` for agent and python policies; a campaign.json made before 1.1 has none."""
+    code = "sha256:" + "0123456789abcdef" * 4
+    value = campaign_dict(
+        "c",
+        [("a", H1, "a.json", (0,))],
+        [("g", "agent", "python3 a.py"), ("y", "python", "m:f"), ("old", "agent", "python3 b.py")],
+    )
+    value["policies"][0]["code"] = code
+    value["policies"][1]["code"] = code
+    results = results_of_bytes(value, b"")
+    assert results.campaign.policies == {"g": "agent", "y": "python", "old": "agent"}
+    assert results.campaign.value["policies"][0]["code"] == code
 
 
 def test_the_file_reader_and_the_bytes_reader_agree(tmp_path):

@@ -49,6 +49,8 @@ WRITTEN = [
     "logs",
     "logs/py/tiny",
     "logs/py/tiny/0.stderr",
+    "code",
+    "code/py.json",
 ]
 
 

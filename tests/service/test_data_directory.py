@@ -87,7 +87,8 @@ def test_init_makes_data_and_everything_in_it_the_operators(tmp_path):
     data = str(tmp_path / "DATA")
     ember("service", "init", data)
     made = modes(data)
-    assert made == {".": 0o700, "service.toml": 0o600, "records": 0o700, "ember.db": 0o600}, made
+    expected = {".": 0o700, "service.toml": 0o600, "records": 0o700, "ember.db": 0o600}
+    assert made == {**expected, "signing.key": 0o600, "signing.pub": 0o600}, made
 
 
 @pytest.mark.parametrize("where", [".", "ember.db", "records"])

@@ -107,6 +107,7 @@ def test_a_bundle_reaching_for_the_seeds_the_database_data_and_the_network_is_re
     targets = {
         "database": os.path.join(hidden.data, "ember.db"),
         "service-toml": os.path.join(hidden.data, "service.toml"),
+        "signing-key": os.path.join(hidden.data, "signing.key"),
         "records": os.path.join(hidden.data, "records"),
         "other-bundle": os.path.join(hidden.data, "jobs", honest, "agent", "walker.py"),
         "other-results": os.path.join(hidden.data, "jobs", honest, "results", "episodes.jsonl"),

@@ -15,6 +15,8 @@ from ..isolation.boundary import OFF_WARNING
 from ..isolation.probe import require_sandbox
 from ..ranking import write_ranking
 from ..results import CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, OkRows, read_results
+from ..results.code_lists import read_code_list
+from ..results.layout import log_file
 from ..results.writer import ResultsWriter
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION
 from .dask_runner import DaskRunner
@@ -82,6 +84,10 @@ class Summary:
         self.this_run_failed = 0
         self.ranking = None
         self.warnings = []
+        #: Per policy with failed counting rows, in the campaign's order: (policy, count, first reason, log).
+        #: ``log`` is the path relative to the results directory of the first one's stderr log, or of the
+        #: policy's logs folder, when there is one (else None).
+        self.failures = []
 
     def count(self, results):
         """ok, failed and missing from ``results`` (the directory read back at the end)."""
@@ -91,12 +97,46 @@ class Summary:
         self.failed = results.statuses.failed
         self.missing = self.episodes - self.ok - self.failed
 
+    def explain(self, results, failed_rows):
+        """``failures`` from the directory read back at the end and its ``FailedRows``."""
+        self.failures = []
+        for policy in results.campaign.policies:
+            count = results.statuses.tally(policy)[1]
+            first = failed_rows.first(policy)
+            if not count or first is None:
+                continue
+            scenario_id, seed, reason = first
+            log = log_file(policy, scenario_id, seed, "stderr")
+            if not os.path.isfile(os.path.join(results.directory, log)):
+                log = os.path.dirname(os.path.dirname(log))
+                if not os.path.isdir(os.path.join(results.directory, log)):
+                    log = None
+            self.failures.append((policy, count, reason, log))
+
     def line(self):
         return (
             f"{self.episodes} episodes: {self.ok} ok, {self.failed} failed"
             + (f", {self.missing} without a row" if self.missing else "")
             + f" (this run: {self.this_run_ok} ok, {self.this_run_failed} failed of {self.ran})."
         )
+
+
+class FailedRows:
+    """A reader's consumer: each policy's failed counting rows (scenario ID, seed, error), to say the first."""
+
+    def __init__(self):
+        self.by_key = {}  # (policy, episode key) -> (line, scenario_id, seed, error): failed counting rows only
+
+    def add(self, row):
+        if row.ok:
+            self.by_key.pop((row.policy, row.key), None)
+        else:
+            self.by_key[row.policy, row.key] = (row.line, row.scenario_id, row.key[1], row.value["error"])
+
+    def first(self, policy):
+        """(scenario_id, seed, error) of ``policy``'s first failed counting row in file order, or None."""
+        found = [value for (name, _), value in self.by_key.items() if name == policy]
+        return min(found)[1:] if found else None
 
 
 @contextlib.contextmanager
@@ -129,6 +169,8 @@ def evaluate(
     warn=None,
     sandbox=None,
     make_runner=None,
+    adopt_code=False,
+    say=None,
 ):
     """Run a campaign into ``results_dir``, write its ranking.json; return a ``Summary``.
 
@@ -146,6 +188,10 @@ def evaluate(
     workers, or Dask with ``scheduler``), called once, only when there is an
     episode to run; evaluate closes what it returns.  A test or a benchmark
     gives its own, to run the command without worker processes.
+    ``adopt_code``: a resumed directory whose campaign.json has a policy
+    without ``code`` (made before campaign 1.1) takes today's code for it
+    (else that is refused).  ``say(text)`` receives what a run tells before
+    its episodes: each agent and python policy's code, a code adopted.
     """
     warn = warn or _python_warning
     if workers is not None and workers < 1:
@@ -165,14 +211,17 @@ def evaluate(
             warn=warn,
             sandbox=sandbox,
             make_runner=make_runner or _runner,
+            adopt_code=adopt_code,
+            say=say or (lambda text: None),
         )
         # What is on disk now, read once, still under the lock: the summary and ranking.json say the same.
         # The run's own structures (the campaign's seed lists, the plan, a resumed directory's counting
         # table) went with _run's frame, the writer's campaign with end_rows(): the reading's own seed
         # lists and counting table never sit in memory beside them (benchmarks/bench_campaign_memory.py).
-        ok_rows = OkRows()
-        results = read_results(store.path, consumers=(ok_rows,))
+        ok_rows, failed_rows = OkRows(), FailedRows()
+        results = read_results(store.path, consumers=(ok_rows, failed_rows))
         summary.count(results)
+        summary.explain(results, failed_rows)
         summary.warnings = results.warnings
         summary.ranking = write_ranking(store.path, results, ok_rows)
     return summary
@@ -191,6 +240,8 @@ def _run(
     warn,
     sandbox,
     make_runner,
+    adopt_code,
+    say,
 ):
     """``evaluate`` up to its last row written: the campaign checked, the directory locked and prepared, the
     episodes run; returns the ``Summary`` of this run (its end counts are made by ``evaluate``)."""
@@ -207,10 +258,19 @@ def _run(
     store.lock()
     existing = store.existing()  # the whole directory checked, before anything runs or is written
     torn = b""
+    adopted = []  # the policies whose code a resume with --adopt-code recorded
     statuses = None  # the counting rows' statuses (a CountingTable) of a resumed directory
     if existing is not None:
         torn = existing.torn
-        resolved = merge_campaign(existing.campaign.value, resolved, store.file(CAMPAIGN_FILE))
+        resolved = merge_campaign(
+            existing.campaign.value,
+            resolved,
+            store.file(CAMPAIGN_FILE),
+            campaign.code_lists,
+            lambda name, code: read_code_list(store.path, name, code),
+            adopt_code,
+            adopted,
+        )
         check_size(
             sum(len(sc["seeds"]) for sc in resolved["scenarios"]),
             len(resolved["policies"]),
@@ -223,6 +283,14 @@ def _run(
     except EmberError:
         store.discard_if_created()
         raise
+
+    for entry in foreign:
+        say(f"ember: policy {entry['name']}: code {entry['code']}")
+    for name in adopted:
+        say(
+            f"ember: policy {name}: {CAMPAIGN_FILE} had no code for its rows (written before campaign 1.1); "
+            f"--adopt-code recorded today's code {_code_of(resolved, name)}."
+        )
 
     def last_status(key):
         return None if statuses is None else statuses.get(key[0], (key[1], key[2]))
@@ -246,7 +314,7 @@ def _run(
     try:
         if torn:
             warn(f"{store.file(EPISODES_FILE)}: a torn last line ({len(torn)} bytes) was moved to {TORN_FILE}.")
-        store.start(torn, [(entry.scenario_id, entry.data) for entry in campaign.scenarios])
+        store.start(torn, [(entry.scenario_id, entry.data) for entry in campaign.scenarios], campaign.code_lists)
         store.remove_temporary_files()  # what a killed run left (its workers had no time to)
 
         def on_row(row):
@@ -277,6 +345,10 @@ def _run(
                 store.remove_temporary_files()  # a worker lost mid-episode left its temporary files
     store.end_rows()
     return summary
+
+
+def _code_of(resolved, name):
+    return next(policy["code"] for policy in resolved["policies"] if policy["name"] == name)
 
 
 def _python_warning(text):

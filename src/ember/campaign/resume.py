@@ -8,6 +8,7 @@ directory itself is written by ``ember.results.writer``.
 import json
 
 from ..errors import CampaignError
+from .code import first_difference
 
 #: campaign.json versions that must match on resume; "package" may differ.
 RESULT_VERSIONS = ("simulator", "observation", "metrics", "ranking")
@@ -16,10 +17,15 @@ RESULT_VERSIONS = ("simulator", "observation", "metrics", "ranking")
 # -- comparing a resumed campaign -------------------------------------------------------
 
 
-def merge_campaign(old, new, where):
+def merge_campaign(old, new, where, code_lists=None, old_code_list=None, adopt_code=False, adopted=None):
     """The campaign.json of a resume: ``old`` plus what ``new`` adds.
 
-    Any other change is a CampaignError naming the first difference.
+    Any other change is a CampaignError naming the first difference.  A
+    policy's ``code`` must be the same (``code_lists``: its code list now,
+    by name; ``old_code_list(name, code)``: the one kept with the rows, or
+    None, to name the first file that differs); a policy of ``old`` without
+    ``code`` (made before campaign 1.1) is refused unless ``adopt_code``,
+    which takes today's code for it and appends its name to ``adopted``.
     """
 
     def refuse(text):
@@ -50,8 +56,28 @@ def merge_campaign(old, new, where):
     new_policies = {p["name"]: p for p in new["policies"]}
     policies = []
     for i, policy, now in _namesakes(old["policies"], new_policies, "name", "policies", refuse):
-        if now != policy:
+        if _without_code(now) != _without_code(policy):
             refuse(f"policies[{i}] ({policy['name']}) is {_source(policy)} there, {_source(now)} now")
+        if "code" in now and "code" not in policy:
+            if not adopt_code:
+                raise CampaignError(
+                    f"{where}: policies[{i}] ({policy['name']}) has no code (its rows were written before "
+                    f"campaign 1.1): run again with --adopt-code to record today's code {now['code']} for them."
+                )
+            policy = dict(policy, code=now["code"])
+            if adopted is not None:
+                adopted.append(policy["name"])
+        elif "code" in now and now["code"] != policy["code"]:
+            name = policy["name"]
+            kept = None if old_code_list is None else old_code_list(name, policy["code"])
+            mine = (code_lists or {}).get(name)
+            changed = None if kept is None or mine is None else first_difference(kept, mine)
+            if changed is None:
+                changed = f"code {policy['code']} there, {now['code']} now"
+            raise CampaignError(
+                f"{where}: policy {name}'s code changed since its rows were written: {changed}; "
+                "rows of two versions of one policy never mix."
+            )
         policies.append(policy)
     policies.extend(p for p in new["policies"] if p["name"] in new_policies)
     return {"campaign": new["campaign"], "versions": new["versions"], "scenarios": scenarios, "policies": policies}
@@ -97,5 +123,10 @@ def _namesakes(old, new_by_name, key, what, refuse):
         yield i, entry, now
 
 
+def _without_code(policy):
+    return {key: value for key, value in policy.items() if key != "code"}
+
+
 def _source(policy):
-    return ", ".join(f"{k} = {json.dumps(v)}" for k, v in policy.items() if k != "name") or "without a source"
+    shown = ", ".join(f"{k} = {json.dumps(v)}" for k, v in policy.items() if k not in ("name", "code"))
+    return shown or "without a source"

@@ -17,7 +17,7 @@ import sys
 
 from ..agent import MAX_STEP_TIMEOUT
 from ..errors import CampaignError, ScenarioError
-from ..isolation.boundary import Launcher, agent_files, check_python_source, python_files
+from ..isolation.boundary import Launcher, check_python_source
 from ..isolation.environment import FIXED_ENVIRONMENT
 from ..isolation.sandbox import DEFAULT_MAX_PROCESSES, DEFAULT_MEMORY_MB, DEFAULT_TMP_MB, MAX_MEMORY_MB, Limits
 from ..results import POLICY_KINDS
@@ -25,6 +25,7 @@ from ..results.campaign_file import read_campaign_file
 from ..scenario import BUILTIN_PREFIX, ID_PATTERN, check_integer, compile_scenario
 from ..sim import policies as builtin_policies
 from . import processes
+from .code import bound_code, bound_paths, code_hash
 
 DEFAULT_STEP_TIMEOUT = 10.0  # campaign.md §1; the same default as 'ember run --agent'
 #: What an episode process may spend outside a policy's answers (making a python policy, the
@@ -68,12 +69,14 @@ class ScenarioEntry:
 class ResolvedCampaign:
     """A validated campaign: its folder, scenarios (``ScenarioEntry``) and policies (campaign.json dicts)."""
 
-    def __init__(self, path, name, scenarios, policies):
+    def __init__(self, path, name, scenarios, policies, code_lists=None):
         self.path = os.path.abspath(path)
         self.folder = os.path.dirname(self.path)
         self.name = name
         self.scenarios = scenarios
         self.policies = policies
+        #: An agent or python policy's name -> its code list (``code.bound_code``), whose hash is its ``code``.
+        self.code_lists = code_lists or {}
 
 
 def _fail(where, message):
@@ -244,11 +247,7 @@ def policy_limits(entry):
 
 def policy_files(entry, folder):
     """An agent or python policy's own files (isolation.md §2): bound in its sandbox, at their own paths."""
-    if "python" in entry:
-        return python_files(entry["python"], folder)
-    if "files" in entry:
-        return [os.path.join(folder, path) for path in entry["files"]]
-    return agent_files(entry["agent"], folder)
+    return bound_paths(entry, folder)
 
 
 def policy_launcher(entry, folder, mode, own_session=False):
@@ -309,7 +308,7 @@ def _step_timeout(value, where):
     return float(value)
 
 
-def _policies(value, folder):
+def _policies(value, folder, code_lists):
     if not isinstance(value, list):
         _fail("policies", f"expected a non-empty array of tables ([[policies]]), got {_type_name(value)}.")
     if not value:
@@ -352,6 +351,10 @@ def _policies(value, folder):
                 item.get("step_timeout", DEFAULT_STEP_TIMEOUT), f"{where}.step_timeout"
             )
         entry.update(_sandbox_keys(item, kind, where, folder))
+        if kind in ("agent", "python"):
+            # Its links checked and its files hashed before anything runs (isolation.md §2 Links).
+            code_lists[name] = bound_code(entry, folder, where)
+            entry["code"] = code_hash(code_lists[name])
         entries.append(entry)
     return entries
 
@@ -437,8 +440,9 @@ def load_campaign(path, with_policies=True):
         name = _identifier(document["campaign"], "campaign")
         seeds = parse_seeds(document["seeds"], "seeds") if "seeds" in document else None
         scenarios = _scenarios(document["scenarios"], folder, seeds)
-        policies = _policies(document["policies"], folder) if with_policies else []
+        code_lists = {}
+        policies = _policies(document["policies"], folder, code_lists) if with_policies else []
         check_size(sum(len(entry.seeds) for entry in scenarios), max(len(policies), 1), "campaign file")
     except CampaignError as exc:
         raise CampaignError(f"{path}: {exc}") from None
-    return ResolvedCampaign(path, name, scenarios, policies)
+    return ResolvedCampaign(path, name, scenarios, policies, code_lists)

@@ -68,6 +68,16 @@ def resampling_seed(text):
     return value
 
 
+def python_source(text):
+    """``--python MODULE:NAME``, split as a campaign's ``python`` key is (campaign.md §2)."""
+    from ..campaign.spec import split_python_source
+
+    module, name = split_python_source(text)
+    if not module or not name:
+        raise argparse.ArgumentTypeError(f"expected MODULE:NAME, got {text!r}")
+    return text
+
+
 def step_timeout(text):
     from ..agent import MAX_STEP_TIMEOUT  # the agent's bound, shared with campaigns' step_timeout
 

@@ -66,12 +66,27 @@ def cmd_generate(args, console):
 
 
 def suite_arguments(suite):
+    from ..generate.suite import CAMPAIGN_SEEDS, TIER_NAMES
+
     suite.add_argument("suite", metavar="SUITE", help="the suite, e.g. ember-v1")
+    suite.add_argument("--tier", choices=TIER_NAMES, help="only the scenarios of this tier")
+    per_tier = ", ".join(f"{tier} {count}" for tier, count in CAMPAIGN_SEEDS.items())
+    suite.add_argument(
+        "--seeds", type=arguments.count(1), metavar="N", help=f"seeds 0..N-1 for every scenario (default: {per_tier})"
+    )
+    suite.add_argument(
+        "--scenario",
+        action="append",
+        metavar="NAME",
+        dest="scenarios",
+        help="only this scenario (repeatable): NAME as in builtin:SUITE/NAME, e.g. small-office-block",
+    )
     arguments.add_output(suite, "write the campaign file here instead of standard output")
 
 
 def cmd_suite(args, console):
     from ..generate.suite import campaign_toml
 
-    write_result(console, args.output, campaign_toml(args.suite).encode("utf-8"))
+    text = campaign_toml(args.suite, args.tier, args.seeds, args.scenarios)
+    write_result(console, args.output, text.encode("utf-8"))
     return 0

@@ -4,6 +4,7 @@ import argparse
 import sys
 
 from .. import __doc__ as PACKAGE_DOC
+from ..errors import did_you_mean
 from ..versions import METRICS_VERSION, SIMULATOR_VERSION
 from .console import CONSOLE, one_line
 from .exits import EXIT_BAD_INPUT
@@ -12,6 +13,19 @@ from .table import COMMANDS
 
 class Parser(argparse.ArgumentParser):
     """Usage errors follow the error contract too (one line on stderr, exit status 2); help is console output."""
+
+    def add_subparsers(self, **kwargs):
+        action = super().add_subparsers(**kwargs)
+        self.subcommands = action.choices  # name -> parser: what nested_command looks in
+        return action
+
+    def _check_value(self, action, value):
+        # argparse's one check of a value against its choices (commands, subcommands, --policy, --format...),
+        # with the same message, and the closest choice, or the command it names one level down.
+        if action.choices is not None and value not in action.choices:
+            listed = ", ".join(map(repr, action.choices))
+            hint = nested_command(action.choices, value) or did_you_mean(value, action.choices)
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r} (choose from {listed}){hint}")
 
     def error(self, message):
         self.exit(EXIT_BAD_INPUT, f"ember: {one_line(message)} (see '{self.prog} --help').\n")
@@ -33,6 +47,15 @@ class Parser(argparse.ArgumentParser):
             CONSOLE.write_error(message)
         CONSOLE.flush()  # a --help that cannot be written is an error like any other
         sys.exit(status)
+
+
+def nested_command(choices, value):
+    """``"; did you mean 'ember service init'?"`` when ``value``, not one of the subcommands ``choices``
+    (name -> parser), is a subcommand of one of them (``ember init``, ``ember serve``); else ``""``."""
+    if not isinstance(choices, dict):
+        return ""
+    found = [f"{parser.prog} {value}" for parser in choices.values() if value in getattr(parser, "subcommands", {})]
+    return f"; did you mean {found[0]!r}?" if found else ""
 
 
 def build_parser(commands=COMMANDS, only=None):

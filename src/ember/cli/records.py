@@ -1,6 +1,7 @@
 """The commands of one episode: run, metrics, replay, demo, render, scenarios."""
 
 import contextlib
+import hashlib
 import json
 import os
 import shlex
@@ -36,11 +37,19 @@ def run_arguments(run):
         help='run this agent program instead of a built-in policy, e.g. "python3 examples/greedy_agent.py" '
         "(split like a shell command line, not run by a shell)",
     )
+    chooser.add_argument(
+        "--python",
+        metavar="MODULE:NAME",
+        type=arguments.python_source,
+        help='run a python policy as a campaign\'s python = "MODULE:NAME" runs it: NAME(scenario) makes the '
+        "policy, in a policy process started by EMBER's host (MODULE is imported from the current directory)",
+    )
     timeout_help = (
-        f"with --agent: seconds the agent may take to answer one observation (default: {DEFAULT_STEP_TIMEOUT:g})"
+        "with --agent or --python: seconds the policy process may take to answer one observation "
+        f"(default: {DEFAULT_STEP_TIMEOUT:g})"
     )
     run.add_argument("--step-timeout", type=arguments.step_timeout, metavar="SECONDS", help=timeout_help)
-    arguments.add_sandbox(run, "with --agent")
+    arguments.add_sandbox(run, "with --agent or --python")
     arguments.add_seed(run, "fire RNG seed, 0 <= N < 2^64 (default: 0); never shown to the policy or agent", default=0)
     compressed = "; a name ending .gz or .zst is written compressed (gzip, zstd), flushed step by step"
     arguments.add_output(run, "write the record here instead of standard output" + compressed, "RECORD")
@@ -53,20 +62,23 @@ def cmd_run(args, console):
     from ..scenario import compile_scenario
     from ..sim.policies import make_policy
 
-    if args.step_timeout is not None and args.agent is None:
-        return console.fail("--step-timeout applies only with --agent.")
-    if args.sandbox is not None and args.agent is None:
-        return console.fail("--sandbox applies only with --agent.")
+    foreign = args.agent is not None or args.python is not None
+    if args.step_timeout is not None and not foreign:
+        return console.fail("--step-timeout applies only with --agent or --python.")
+    if args.sandbox is not None and not foreign:
+        return console.fail("--sandbox applies only with --agent or --python.")
     scenario = compile_scenario(args.scenario)
     to_file = args.output not in (None, "-")
+    timeout = args.step_timeout or DEFAULT_STEP_TIMEOUT
     with contextlib.ExitStack() as stack:
         agent = None
-        if args.agent is None:
-            policy = make_policy(args.policy, scenario, args.seed)
-        else:
-            timeout = args.step_timeout or DEFAULT_STEP_TIMEOUT
+        if args.agent is not None:
             launcher = agent_launcher(args)
             agent = policy = stack.enter_context(AgentPolicy(args.agent, scenario.data, timeout, launch=launcher))
+        elif args.python is not None:
+            agent = policy = stack.enter_context(python_policy(args.python, args.sandbox, scenario, timeout))
+        else:
+            policy = make_policy(args.policy, scenario, args.seed)
         if to_file:
             # Count steps on a terminal only when the record itself is not going there.
             policy = stack.enter_context(step_counter(policy, scenario.max_steps, console.progress_stream))
@@ -93,6 +105,29 @@ def agent_launcher(args):
     launcher = Launcher(args.sandbox or "required", files=agent_files(args.agent, folder, anywhere=True), cwd=folder)
     launcher.check()
     return launcher
+
+
+def python_policy(source, sandbox, scenario, timeout):
+    """``ember run --python MODULE:NAME``: the python policy driven as a campaign drives one.
+
+    The campaign's launcher (``policy_launcher``: the sandbox unless ``--sandbox off``, MODULE's
+    files bound, the current directory as the campaign folder) and its check that MODULE imports
+    and NAME is callable, before anything is written; then EMBER's host runs it over the agent
+    protocol.  Failures are ``AgentError`` s: one line, exit 2.
+    """
+    from ..agent import AgentError, AgentPolicy
+    from ..campaign.spec import policy_launcher, work_timeout
+    from ..isolation.boundary import check_python_source, host_command
+
+    folder = os.getcwd()
+    launcher = policy_launcher({"python": source}, folder, sandbox or "required", own_session=True)
+    launcher.check()
+    problem = check_python_source(source, launcher, work_timeout(timeout))
+    if problem is not None:
+        raise AgentError(f"--python: {problem}")
+    return AgentPolicy(
+        host_command(source), scenario.data, timeout, launch=launcher, who="python policy", host_source=source
+    )
 
 
 # -- metrics, replay ------------------------------------------------------------------------
@@ -124,7 +159,13 @@ def metrics_arguments(metrics):
     arguments.add_scenario_and_record(metrics, "record file, or - for standard input (e.g. a pipe from 'ember run')")
     arguments.add_output(metrics, "write the metrics to OUT instead of standard output", "OUT")
     table_help = "table (plain-text tables, one per metric family, people last)"
-    arguments.add_format(metrics, ("json", "table"), "json (default, the official output) or " + table_help)
+    summary_help = (
+        "summary (the lines to read first: population, evacuated, casualties by cause, stranded, "
+        "person-time to safety, evacuation steps, fire exposure, blocked moves, exit use)"
+    )
+    arguments.add_format(
+        metrics, ("json", "table", "summary"), f"json (default, the official output), {table_help} or {summary_help}"
+    )
     metrics.add_argument(
         "--compact", action="store_true", help="with --format json: compact JSON on one line instead of indented"
     )
@@ -133,7 +174,7 @@ def metrics_arguments(metrics):
 def cmd_metrics(args, console):
     from ..engine import episode_metrics
     from ..progress import reading_progress
-    from ..summary import format_metrics_tables
+    from ..summary import format_metrics_tables, format_summary
 
     if args.compact and args.format != "json":
         return console.fail("--compact applies only to --format json.")
@@ -147,6 +188,8 @@ def cmd_metrics(args, console):
         result = episode_metrics(args.scenario, record).to_dict()
     if args.format == "table":
         text = format_metrics_tables(result)
+    elif args.format == "summary":
+        text = format_summary(result) + "\n"
     elif args.compact:
         text = json.dumps(result, sort_keys=False, separators=(",", ":")) + "\n"
     else:
@@ -228,10 +271,11 @@ def render_epilog():
         "nothing is drawn from a record that fails. "
         f"Colours: {colours}; 'trapped' is an active person with no path to a usable exit. "
         "People are squares inset in their cell, so the exit or fire under them stays visible. "
+        "Under the grid, each image names its step ('step 12 of 26') and shows a legend of the colours. "
         f"ASCII: {chars}; a person hides the ground under it. "
         f"A GIF has at most {MAX_GIF_FRAMES} frames (fewer for very large images): "
         "longer episodes are sampled evenly (every 2^k-th step), "
-        "and the last step is always shown; identical consecutive frames are merged."
+        "and the last step is always shown."
     )
 
 
@@ -277,11 +321,28 @@ def cmd_render(args, console):
 
 
 def scenarios_arguments(scenarios):
-    pass  # no arguments
+    # Without a subcommand: the list, as it always was.
+    sub = scenarios.add_subparsers(dest="scenarios_command", metavar="COMMAND", help="show: one scenario's JSON")
+    show = sub.add_parser(
+        "show",
+        help="a built-in scenario's canonical JSON on standard output, its hash on standard error",
+        description="Write the built-in scenario NAME as canonical JSON (simulator.md §2) and a newline on "
+        "standard output, the file 'ember generate' or a campaign would use; its scenario_hash on standard error.",
+    )
+    show.add_argument("name", metavar="NAME", help="a built-in scenario: NAME or builtin:NAME (see 'ember scenarios')")
 
 
 def cmd_scenarios(args, console):
-    from ..scenario import builtin_names, load_scenario
+    from ..scenario import BUILTIN_PREFIX, builtin_names, load_scenario
+
+    if args.scenarios_command == "show":
+        from ..canonical import canonical_json
+
+        source = args.name if args.name.startswith(BUILTIN_PREFIX) else BUILTIN_PREFIX + args.name
+        data = canonical_json(load_scenario(source))
+        write_result(console, None, data + b"\n")
+        console.say(f"ember: {source}: sha256:{hashlib.sha256(data).hexdigest()}")
+        return 0
 
     width = max(len(name) for name in builtin_names())
     for name in builtin_names():

@@ -39,9 +39,17 @@ def cmd_rank(args, console):
     if args.format == "json":
         data = ranking_bytes(ranking)
     else:
-        data = (format_leaderboard(ranking, args.format) + "\n").encode("utf-8")
+        data = (format_leaderboard(ranking, args.format, distance_of(args.results, results, ok_rows)) + "\n").encode()
     write_board(console, args, results, ok_rows, data)
     return 0
+
+
+def distance_of(directory, results, ok_rows):
+    """Each policy's distance to the possible (bounds.md §5) when ``directory`` has ``bounds.jsonl``, else None."""
+    from ..results.bounds import Distances, read_bounds
+
+    bounds = read_bounds(directory, results.campaign)
+    return None if bounds is None else Distances(ok_rows, bounds).policy
 
 
 def write_board(console, args, results, ok_rows, data):
@@ -107,7 +115,8 @@ def cmd_stats(args, console):
     if args.format == "json":
         data = statistics_bytes(statistics)
     else:
-        data = (format_statistics(statistics, args.format) + "\n").encode("utf-8")
+        distance = distance_of(args.results, results, ok_rows)
+        data = (format_statistics(statistics, args.format, distance) + "\n").encode("utf-8")
     write_board(console, args, results, ok_rows, data)
     return 0
 
@@ -158,6 +167,11 @@ def evaluate_arguments(evaluate):
     evaluate.add_argument("--retry-failed", action="store_true", help="run again the episodes whose last row is failed")
     keep_help = f"store each run episode's record as RESULTS_DIR/{kept_record('POLICY', 'SCENARIO', 'SEED')}"
     evaluate.add_argument("--keep-records", action="store_true", help=keep_help)
+    adopt_help = (
+        "resume a results directory made before campaign 1.1, whose agent and python policies have no code: "
+        "record today's code for them"
+    )
+    evaluate.add_argument("--adopt-code", action="store_true", help=adopt_help)
     arguments.add_sandbox(evaluate, "with agent or python policies")
 
 
@@ -190,6 +204,8 @@ def cmd_evaluate(args, console):
                 progress=on_episode,
                 warn=console.warn,
                 sandbox=args.sandbox,
+                adopt_code=args.adopt_code,
+                say=console.say,
             )
     except Terminated:
         console.say(f"ember: terminated; every finished episode is in {EPISODES_FILE}, run again to resume.")
@@ -200,6 +216,9 @@ def cmd_evaluate(args, console):
     print_warnings(console, args.output, summary.warnings)
     leaderboard = leaderboard_text(summary.ranking)
     console.say(f"ember: {summary.line()}")
+    for policy, count, reason, log in summary.failures:
+        details = f" (details in {os.path.join(args.output, log)})" if log is not None else ""
+        console.say(f"ember: policy {policy}: {count} failed; the first: {reason}{details}")
     if leaderboard is None:
         console.say(
             f"ember: {RANKING_FILE} is written; the leaderboard table needs tabulate: pip install 'ember-eval[cli]'."
@@ -251,6 +270,49 @@ def verify_arguments(verify):
     strictness.add_argument("--allow-unverifiable", action="store_true", help=allow_help)
     log_help = "also check this audit log of a service board: its hash chain, and that the rows are its ranked rows"
     verify.add_argument("--log", metavar="LOG", help=log_help)
+    key_help = (
+        "with --log: the service's public key (base64, or @FILE holding it): the export's log.head.json must be "
+        "signed by it and name the chain's last entry (needs the 'service' extra)"
+    )
+    verify.add_argument("--public-key", metavar="K", help=key_help)
+    service_help = (
+        "with --log: the service (https://HOST; http:// only to a loopback address): its public key and live "
+        "head, and its log must hold the export's entries unchanged"
+    )
+    verify.add_argument("--service", metavar="URL", help=service_help)
+
+
+def _anchor(args):
+    """(the public key's 32 bytes, the live service or None) of --public-key/--service, checked before any work;
+    None when neither is given."""
+    if args.public_key is None and args.service is None:
+        return None
+    from ..errors import ServiceError
+
+    if args.log is None:
+        raise ServiceError("ember verify: --public-key and --service check a log's head: give --log LOG too")
+    from ..service import anchor
+
+    anchor.require()
+    key = None if args.public_key is None else anchor.parse_public_key(args.public_key)
+    live = None
+    if args.service is not None:
+        live = anchor.LiveService(args.service)
+        served = live.public_key()
+        if key is not None and served != key:
+            theirs = anchor.key_text(served)
+            raise ServiceError(f"--service {args.service}: its public key is {theirs}, not the --public-key given")
+        key = served
+    return key, live
+
+
+def _campaign_json(path):
+    """The campaign.json a run of the campaign file at ``path`` would write (its scenarios hashed, its policies'
+    links checked and code hashed): what ``verify --campaign`` compares the directory with."""
+    from ..campaign import load_campaign
+    from ..campaign.driver import resolve
+
+    return resolve(load_campaign(path))
 
 
 def cmd_verify(args, console):
@@ -258,8 +320,11 @@ def cmd_verify(args, console):
     from ..results.verify import report_lines, verify_results
     from ..stats.recomputed import recomputed_files
 
+    anchored = _anchor(args)
     with items_progress("verifying rows", "rows", stream=console.progress_stream) as on_row:
-        report = verify_results(args.results, args.campaign, on_row=on_row, recomputed=recomputed_files())
+        report = verify_results(
+            args.results, args.campaign, on_row=on_row, recomputed=recomputed_files(), load_campaign=_campaign_json
+        )
     print_warnings(console, args.results, report.warnings)
     for line in report_lines(args.results, report):
         console.line(line)
@@ -268,7 +333,13 @@ def cmd_verify(args, console):
         from ..results.log import check_log
 
         problems = check_log(args.results, args.log)
-        for line in problems:
+        notes = []
+        if anchored is not None and not problems:
+            from ..service.anchor import check_export_head
+
+            found = check_export_head(args.results, args.log, *anchored)
+            problems, notes = found.problems, found.notes
+        for line in problems + notes:
             console.line(line)
         console.line(f"ember verify: the log {'fails' if problems else 'holds'}: {args.log}")
         passed = passed and not problems

@@ -45,10 +45,15 @@ def init_arguments(parser):
 
 def cmd_init(args, console):
     _service()
+    from ..service.anchor import PUBLIC_KEY_FILE, load_key, public_key_text
     from ..service.registry import init_service
 
     config = init_service(args.data, args.database)
-    console.say(f"ember: service directory {args.data} is ready (migrations applied, records in {config.records}).")
+    key = public_key_text(load_key(config.data))
+    console.say(
+        f"ember: service directory {args.data} is ready (migrations applied, records in {config.records}; "
+        f"the log's public key, in {PUBLIC_KEY_FILE}: {key})."
+    )
     return 0
 
 

@@ -73,8 +73,9 @@ COMMANDS = (
     ),
     Command(
         "scenarios",
-        help="list the built-in scenarios",
-        description="List the scenarios shipped with EMBER, addressed as builtin:NAME.",
+        help="list the built-in scenarios, or show one's JSON",
+        description="List the scenarios shipped with EMBER, addressed as builtin:NAME; "
+        "'ember scenarios show NAME' writes one as canonical JSON, its hash on standard error.",
         arguments=records.scenarios_arguments,
         handler=records.cmd_scenarios,
         writes_stdout=always,
@@ -168,7 +169,8 @@ COMMANDS = (
         "suite",
         help="write the campaign file of a scenario suite",
         description="Write a campaign file (TOML, campaign.md) with every scenario of the suite, its seeds, and the "
-        "built-in baselines; add your agent as another [[policies]] entry and run 'ember evaluate' on it.",
+        "built-in baselines; add your agent as another [[policies]] entry and run 'ember evaluate' on it. "
+        "--tier, --scenario and --seeds keep a part of it (docs/generate.md).",
         epilog="Suites: ember-v1 (24 scenarios, builtin:ember-v1/NAME, listed by 'ember scenarios').",
         arguments=generating.suite_arguments,
         handler=generating.cmd_suite,

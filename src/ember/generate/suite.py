@@ -18,7 +18,7 @@ from pathlib import Path
 import tomli_w
 
 from ..canonical import canonical_json
-from ..errors import GenerationError
+from ..errors import GenerationError, did_you_mean
 from .families import generate
 
 SUITE_NAMES = ("ember-v1",)
@@ -215,22 +215,57 @@ def _entries():
 
 
 EMBER_V1 = _entries()
+TIER_NAMES = tuple(tier for tier, _ in _TIERS)
 # Seeds per tier in the suite's campaign: episodes on large grids with 1,000 people cost seconds each.
 CAMPAIGN_SEEDS = {"small": 5, "medium": 3, "large": 1}
 
 
 def suite_entries(name):
     if name != "ember-v1":
-        raise GenerationError(f"unknown suite {name!r}; expected one of {', '.join(SUITE_NAMES)}.")
+        hint = did_you_mean(name, SUITE_NAMES) or "."
+        raise GenerationError(f"unknown suite {name!r}; expected one of {', '.join(SUITE_NAMES)}{hint}")
     return EMBER_V1
 
 
-def campaign(name):
-    """The campaign (campaign.md §2) of a suite with its baselines, as the dict its TOML file holds."""
+def selected_entries(name, tier=None, scenarios=None):
+    """The entries of suite ``name``: all, or those of ``tier``, or those named in ``scenarios`` (in suite order).
+
+    A scenario is named as the suite names it (``small-office-block``) or by its source
+    (``builtin:ember-v1/small-office-block``); an unknown name, or one outside ``tier``, is a
+    ``GenerationError`` with the closest name.
+    """
     entries = suite_entries(name)
+    if tier is not None:
+        if tier not in TIER_NAMES:
+            hint = did_you_mean(tier, TIER_NAMES) or "."
+            raise GenerationError(f"--tier: unknown tier {tier!r}; expected one of {', '.join(TIER_NAMES)}{hint}")
+        entries = tuple(e for e in entries if e.tier == tier)
+    if not scenarios:
+        return entries
+    by_name = {e.name: e for e in entries}
+    wanted = set()
+    for given in scenarios:
+        short = given.removeprefix(f"builtin:{name}/")
+        if short not in by_name:
+            where = f" of tier {tier}" if tier is not None else ""
+            hint = did_you_mean(short, by_name) or f"; 'ember scenarios' lists builtin:{name}/NAME"
+            raise GenerationError(f"--scenario: {name} has no scenario {given!r}{where}{hint}")
+        wanted.add(short)
+    return tuple(e for e in entries if e.name in wanted)
+
+
+def campaign(name, tier=None, seeds=None, scenarios=None):
+    """The campaign (campaign.md §2) of a suite with its baselines, as the dict its TOML file holds.
+
+    ``tier`` and ``scenarios`` select entries (``selected_entries``); ``seeds`` replaces each
+    scenario's seed count (default: ``CAMPAIGN_SEEDS`` of its tier), seeds 0 to ``seeds`` - 1.
+    """
+    entries = selected_entries(name, tier, scenarios)
     return {
         "campaign": name,
-        "scenarios": [{"source": e.source, "seeds": {"start": 0, "count": CAMPAIGN_SEEDS[e.tier]}} for e in entries],
+        "scenarios": [
+            {"source": e.source, "seeds": {"start": 0, "count": seeds or CAMPAIGN_SEEDS[e.tier]}} for e in entries
+        ],
         "policies": [{"name": b, "builtin": b} for b in BASELINES],
     }
 
@@ -246,7 +281,7 @@ _CAMPAIGN_NOTE = """\
 """
 
 
-def campaign_toml(name):
+def campaign_toml(name, tier=None, seeds=None, scenarios=None):
     """The campaign file's text: a comment on how to add an agent, then the TOML of ``campaign(name)``.
 
     Written by tomli-w (a core dependency), which escapes every string and
@@ -256,10 +291,18 @@ def campaign_toml(name):
     header followed by tomli-w's dump of that table's keys: a user then adds
     an agent with one more ``[[policies]]`` block, as campaign.md shows.
     """
-    data = campaign(name)
+    data = campaign(name, tier, seeds, scenarios)
     policies = data.pop("policies")
     blocks = [f"\n[[policies]]\n{tomli_w.dumps(policy)}" for policy in policies]
-    return _CAMPAIGN_NOTE.format(name=name) + tomli_w.dumps(data) + "".join(blocks)
+    head = _CAMPAIGN_NOTE.format(name=name) + _selection_note(tier, seeds, scenarios)
+    return head + tomli_w.dumps(data) + "".join(blocks)
+
+
+def _selection_note(tier, seeds, scenarios):
+    """A comment line saying which part of the suite the file holds (nothing for the whole suite)."""
+    parts = ([f"tier {tier}"] if tier else []) + ([f"{len(set(scenarios))} named scenarios"] if scenarios else [])
+    parts += [f"{seeds} seeds per scenario"] if seeds else []
+    return f"# Selected: {', '.join(parts)} (ember suite --tier/--scenario/--seeds).\n#\n" if parts else ""
 
 
 def write_scenarios(folder):

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from ..agent import AgentError, split_command
+from ..agent import AgentError, answer_bound, split_command
 from ..errors import SandboxError
 from .environment import policy_environment
 from .probe import require_sandbox
@@ -175,17 +175,21 @@ def check_python_source(source, launcher, timeout):
     return None
 
 
-def _first_line(stream, timeout):
-    """(the first line of ``stream`` or what came before its end, True), or (b"", False) after ``timeout``."""
+def _first_line(stream, timeout, bound=None):
+    """(the first line of ``stream`` or what came before its end, True), or (b"", False) after ``timeout``.
+
+    At most ``bound`` + 1 bytes are read (default: the answer bound with nobody active, which the host's
+    own lines keep to): a longer line is cut there, and is no verdict."""
+    bound = answer_bound(0) if bound is None else bound
     data, deadline = b"", time.monotonic() + timeout
     fd = stream.fileno()
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_READ)
-        while b"\n" not in data:
+        while b"\n" not in data and len(data) <= bound:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not selector.select(remaining):
                 return b"", False
-            chunk = os.read(fd, 1 << 16)
+            chunk = os.read(fd, bound + 1 - len(data))
             if not chunk:
                 break
             data += chunk

@@ -41,6 +41,9 @@ from ..frozen import BurningCells, frozen_list, frozen_lists
 #: The key of the host's failure line (a colon is never in a person ID).
 ERROR_KEY = "ember:error"
 _SHOWN = 2000
+#: The host's own lines (a failure, a verdict) fit the answer bound with nobody active
+#: (ember.agent.answer_bound(0), isolation.md §2): a policy's long message is cut, never the line refused.
+LINE_BYTES = 4096
 
 
 def _describe(exc):
@@ -49,6 +52,19 @@ def _describe(exc):
     except BaseException:  # noqa: BLE001 (a policy's exception may fail even to print)
         message = "(its message cannot be shown)"
     return type(exc).__name__, message[:_SHOWN]
+
+
+def fitted(make, kind, message):
+    """The line of ``make(kind, message)`` (compact JSON and its newline), the words cut until it holds at
+    most ``LINE_BYTES`` bytes before its newline (escapes can make a character 12 bytes)."""
+    while True:
+        line = json.dumps(make(kind, message), separators=(",", ":")).encode("utf-8")
+        if len(line) <= LINE_BYTES or not (kind or message):
+            return line + b"\n"
+        if len(kind) > 200:
+            kind = kind[:200]
+        else:
+            message = message[: len(message) // 2]
 
 
 def merge_added(previous, added):
@@ -98,7 +114,10 @@ class Host:
     def fail(self, phase, exc):
         traceback.print_exception(exc, file=sys.stderr)
         kind, message = _describe(exc)
-        self.send({ERROR_KEY: {"phase": phase, "type": kind, "message": message}})
+        self.answers.write(
+            fitted(lambda kind, message: {ERROR_KEY: {"phase": phase, "type": kind, "message": message}}, kind, message)
+        )
+        self.answers.flush()
         sys.stderr.flush()
         os._exit(1)  # never the interpreter's exit: it would wait for the policy's threads
 
@@ -147,7 +166,17 @@ def check(source, answers):
     else:
         if not callable(factory):
             verdict = {"error": "callable", "type": type(factory).__name__}
-    answers.write(json.dumps(verdict).encode("utf-8") + b"\n")
+    if verdict["error"] == "import":
+        line = fitted(
+            lambda kind, message: {**verdict, "type": kind, "message": message}, verdict["type"], verdict["message"]
+        )
+    else:
+        line = fitted(
+            lambda kind, message: {**verdict, "type": kind} if "type" in verdict else verdict,
+            verdict.get("type", ""),
+            "",
+        )
+    answers.write(line)
     answers.flush()
 
 

@@ -1,20 +1,32 @@
 """The sandbox of a policy process (isolation.md §2): bubblewrap, with memory and pids cgroups.
 
-A sandboxed command is started as::
+Run by root, a sandboxed command is started as::
 
-    /bin/sh -c JOIN  <cgroup.procs files> --          # as the caller: limits, then join the cgroups
-      setpriv --reuid U --regid G --clear-groups --   # run by root: the sandbox's identity, before bwrap
-      bwrap <namespaces, binds, environment> --       # its own PID, network, mount, IPC, UTS namespaces
-      /usr/bin/env -u PWD COMMAND...                  # bwrap always sets PWD: the environment is exactly ours
+    /bin/sh -c JOIN  <cgroup.procs files> --            # as the caller: limits, then join the cgroups
+      bwrap <namespaces, binds, environment>            # as root, no user namespace: root's rights make the binds
+        --seccomp FD --cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID --cap-add CAP_SETPCAP --
+      setpriv --reuid U --regid G --clear-groups        # inside, after the mounts: the sandbox's identity,
+        --inh-caps=-all --bounding-set=-all --no-new-privs --   # no capability, no_new_privs
+      /usr/bin/env -u PWD COMMAND...                    # bwrap always sets PWD: the environment is exactly ours
 
 Every step ``exec``s the next, so the tree is one process (bubblewrap's
 monitor) and bubblewrap's init of the PID namespace, then the command:
-all in the episode's cgroups from the first instruction.  Run by root,
-bubblewrap keeps every capability inside unless the identity is switched
-before it, and ``--uid`` alone maps to host root (notes/sandbox.md), so the
-switch is ``setpriv``'s; bwrap then makes a user namespace of that
-unprivileged uid.  Run by another user, the sandbox is that user's uid
-mapped to the sandbox uid in a new user namespace.
+all in the episode's cgroups from the first instruction.  bubblewrap reads
+every source with root's rights, so no folder on the host needs any
+permission for the sandbox's uid (a Python under a 0700 home runs as it
+is); what the uid may read is then the files' own modes, ``o+r`` (the
+probe checks them).  Each bound path is bound from its resolved path
+(``realpath``) at the path it is named by, so no link is followed when the
+mount is made.  The folders bubblewrap makes on the way to a bind (0700
+otherwise) are ``--perms 0755 --dir`` each, ``/tmp`` and ``/dev/shm`` are
+1777.  bubblewrap keeps only the three capabilities ``setpriv`` needs, and
+``setpriv`` drops them with the rest as the last step before the command.
+Without a user namespace an unprivileged uid could make one of its own
+(and be root inside): the seccomp filter of ``seccomp_filter.py`` refuses it.
+
+Run by another user, the sandbox is that user's uid mapped to the sandbox
+uid in a new user namespace (``--unshare-all --unshare-user --cap-drop ALL
+--disable-userns``), bubblewrap started directly by JOIN.
 
 ``--die-with-parent`` ties bubblewrap to the thread that started it
 (``PR_SET_PDEATHSIG``): start sandboxes from the episode process's main
@@ -31,6 +43,7 @@ from ..errors import SandboxError
 from . import cgroups as cgroup_module
 from .environment import policy_environment
 from .installation import etc_entries, python_paths, system_entries
+from .seccomp_filter import no_user_namespace_bpf
 
 DEFAULT_UID = 65534
 DEFAULT_MEMORY_MB = 2048
@@ -56,7 +69,34 @@ _NAMESPACES = (
     "--die-with-parent",
     "--clearenv",
 )
+#: Run by root: no user namespace (bubblewrap's mounts are made with root's rights; a user namespace would
+#: map the sandbox's uid to host root, notes/sandbox.md), each other namespace by name.
+_ROOT_NAMESPACES = (
+    "--unshare-pid",
+    "--unshare-net",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup",
+    "--new-session",
+    "--die-with-parent",
+    "--clearenv",
+)
+#: What bubblewrap run by root leaves the command (setpriv): enough to take the identity and empty the
+#: bounding set, nothing more.
+_ROOT_CAPABILITIES = (
+    "--cap-drop",
+    "ALL",
+    "--cap-add",
+    "CAP_SETUID",
+    "--cap-add",
+    "CAP_SETGID",
+    "--cap-add",
+    "CAP_SETPCAP",
+)
 _ENV_PROGRAM = "/usr/bin/env"
+#: The identities setresuid/setresgid can take: -1 (4294967295) means "unchanged" to the kernel, and
+#: setpriv would leave the command root.
+_MAX_ID = (1 << 32) - 2
 
 
 def program_path(name):
@@ -100,44 +140,80 @@ class Sandbox:
         self.limits = limits or Limits()
         self.uid = uid
         self.gid = uid if gid is None else gid
+        for name, value in (("uid", self.uid), ("gid", self.gid)):
+            if type(value) is not int or not 0 < value <= _MAX_ID:
+                raise SandboxError(f"the sandbox's {name}: expected an integer from 1 to {_MAX_ID}, got {value!r}")
         self.python = list(python_paths() if python is None else python)
-        # A file inside a folder bound already (the Python installation, /usr) is visible as it is:
-        # binding it again would need a mount point inside a read-only bind.
-        self.files = [path for path in dict.fromkeys(self.files) if not _covered(path, ["/usr", *self.python])]
+        # A path inside a folder bound already (the Python installation, /usr, another policy folder) is
+        # visible as it is: binding it again would need a mount point inside a read-only bind.
+        chosen = []
+        for path in sorted(dict.fromkeys(self.files), key=len):
+            if not _covered(path, ["/usr", *self.python, *chosen]):
+                chosen.append(path)
+        self.files = [path for path in dict.fromkeys(self.files) if path in chosen]
 
     # -- the command line -------------------------------------------------------------
 
-    def bwrap_arguments(self, passwd_fd, group_fd):
-        """bubblewrap's options, in the order it applies them (``--remount-ro /`` last)."""
-        args = list(_NAMESPACES)
-        if os.geteuid() != 0:
+    def bwrap_arguments(self, passwd_fd, group_fd, seccomp_fd=None):
+        """bubblewrap's options, in the order it applies them (``--remount-ro /`` last).
+
+        Run by root: ``seccomp_fd`` is the filter's BPF (``seccomp_filter``), and the capabilities
+        setpriv needs come last."""
+        root = os.geteuid() == 0
+        args = list(_ROOT_NAMESPACES if root else _NAMESPACES)
+        if not root:
             args += ["--uid", str(self.uid), "--gid", str(self.gid)]
         args += ["--ro-bind", "/usr", "/usr"]
         for path, target in system_entries():
             args += ["--symlink", target, path] if target is not None else ["--ro-bind", path, path]
         args += ["--proc", "/proc", "--dev", "/dev"]
-        args += ["--size", str(self.limits.tmp_mb * cgroup_module.MIB), "--tmpfs", "/tmp"]
-        args += ["--size", str(SHM_MB * cgroup_module.MIB), "--tmpfs", "/dev/shm"]
+        # Made by root, both are root's: writable by every uid, like the host's own.
+        args += ["--perms", "1777", "--size", str(self.limits.tmp_mb * cgroup_module.MIB), "--tmpfs", "/tmp"]
+        args += ["--perms", "1777", "--size", str(SHM_MB * cgroup_module.MIB), "--tmpfs", "/dev/shm"]
+        folders = _Folders(root)
         for path in etc_entries():
-            args += ["--ro-bind", path, path]
-        args += ["--ro-bind-data", str(passwd_fd), "/etc/passwd", "--ro-bind-data", str(group_fd), "/etc/group"]
-        args += ["--dir", self.cwd]
+            args += [*folders.on_the_way(path), "--ro-bind", os.path.realpath(path), path]
+            folders.bound(path)
+        args += [*folders.on_the_way("/etc/passwd")]
+        for fd, path in ((passwd_fd, "/etc/passwd"), (group_fd, "/etc/group")):
+            args += ["--perms", "0644", "--ro-bind-data", str(fd), path]  # bubblewrap makes them 0600 otherwise
+        args += [*folders.on_the_way(self.cwd), *folders.made(self.cwd), "--dir", self.cwd]
         for path in [*self.python, *self.files]:
-            args += ["--ro-bind", path, path]
+            # The resolved source at the named target: mounting never follows a link.
+            args += [*folders.on_the_way(path), "--ro-bind", os.path.realpath(path), path]
+            folders.bound(path)
         args += ["--chdir", self.cwd]
         for name, value in sorted(self.environment.items()):
             args += ["--setenv", name, value]
+        if root:
+            args += ["--seccomp", str(seccomp_fd)]
         args += ["--remount-ro", "/dev", "--remount-ro", "/"]
+        if root:
+            args += list(_ROOT_CAPABILITIES)
         return args
 
-    def argv(self, command, procs_files, passwd_fd, group_fd):
+    def identity(self):
+        """setpriv's words (run by root): the sandbox's uid and gid, no group, no capability, no_new_privs."""
+        return [
+            program_path("setpriv"),
+            "--reuid",
+            str(self.uid),
+            "--regid",
+            str(self.gid),
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
+        ]
+
+    def argv(self, command, procs_files, passwd_fd, group_fd, seccomp_fd=None):
         """The whole command line that runs ``command`` (a list of words) in this sandbox."""
         argv = ["/bin/sh", "-c", _JOIN, "ember-sandbox", *procs_files, "--"]
+        argv += [program_path("bwrap"), *self.bwrap_arguments(passwd_fd, group_fd, seccomp_fd), "--"]
         if os.geteuid() == 0:
-            identity = ["--reuid", str(self.uid), "--regid", str(self.gid), "--clear-groups", "--"]
-            argv += [program_path("setpriv"), *identity]
-        argv += [program_path("bwrap"), *self.bwrap_arguments(passwd_fd, group_fd), "--", _ENV_PROGRAM, "-u", "PWD"]
-        return argv + list(command)
+            argv += self.identity()
+        return [*argv, _ENV_PROGRAM, "-u", "PWD", *command]
 
     # -- running ------------------------------------------------------------------------
 
@@ -149,9 +225,12 @@ class Sandbox:
         )
         data = []
         try:
-            for content in passwd_lines(self.uid, self.gid):
+            contents = list(passwd_lines(self.uid, self.gid))
+            if os.geteuid() == 0:
+                contents.append(no_user_namespace_bpf())
+            for content in contents:
                 data.append(_data_pipe(content))
-            argv = self.argv(command, groups.procs_files, data[0], data[1])
+            argv = self.argv(command, groups.procs_files, *data)
             try:
                 popen = subprocess.Popen(  # noqa: S603 (our own command line; the policy's words are its arguments)
                     argv,
@@ -177,6 +256,38 @@ class Sandbox:
 
 def _covered(path, folders):
     return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
+
+
+class _Folders:
+    """The folders bubblewrap makes on the way to the sandbox's binds.  Run by root it would make each
+    mode 0700, root's, and the sandbox's uid could not pass them: each gets ``--perms 0755 --dir``,
+    outermost first, once, none inside a bind (it is there already, read-only)."""
+
+    def __init__(self, root):
+        self.root = root
+        # bubblewrap's own mounts, made before: never made again (a --perms would not be theirs).
+        self.done = {"/proc", "/dev", "/tmp", "/dev/shm"}
+        self.binds = ["/usr"]
+
+    def made(self, folder):
+        self.done.add(folder)
+        return ["--perms", "0755"] if self.root else []
+
+    def on_the_way(self, path):
+        if not self.root:
+            return []
+        words, ancestors, current = [], [], os.path.dirname(path)
+        while current != "/":
+            ancestors.append(current)
+            current = os.path.dirname(current)
+        for folder in reversed(ancestors):
+            if folder not in self.done and not _covered(folder, self.binds):
+                self.done.add(folder)
+                words += ["--perms", "0755", "--dir", folder]
+        return words
+
+    def bound(self, path):
+        self.binds.append(path)
 
 
 def _data_pipe(content):

@@ -79,7 +79,7 @@ def _require(replicates, seed):
         ) from None
 
 
-def report_of(results, ok_rows, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, public_seeds=True):
+def report_of(results, ok_rows, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, public_seeds=True, bounds=None):
     """The report page (str) of checked ``Results`` and their ``OkRows`` (one reading).
 
     The ranked policies' rows are read again one at a time for the plots
@@ -90,34 +90,59 @@ def report_of(results, ok_rows, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED
     from the fire (isolation.md §4).  A results directory lists its seeds in
     campaign.json and nothing in it says they were secret while the policies
     ran, so this is the default; a caller that knows they were (a board's
-    hidden track) passes False.
+    hidden track) passes False.  ``bounds``: each key's ``EpisodeBounds``
+    (``ember.results.bounds.read_bounds``), when known: the page then shows the
+    distance to the possible (bounds.md §5) and plots it.
     """
     _require(replicates, seed)
     ranking = ranking_of(results, ok_rows)
     statistics = statistics_of(results, ok_rows, replicates, seed, ranking=ranking)
     policies = [entry["policy"] for entry in ranking["ranked"]]
     data = collect(results, ok_rows, policies) if policies else None
-    return report_page(results, ok_rows, ranking, statistics, data, public_seeds)
+    return report_page(results, ok_rows, ranking, statistics, data, public_seeds, bounds)
 
 
-def report_page(results, ok_rows, ranking, statistics, data, public_seeds=True):
+POSSIBLE_FIGURE = (
+    "possible",
+    "Evacuated against the possible",
+    "Each policy's evacuations summed over a scenario's seeds (bar), against the most any sequence of actions "
+    "could have evacuated on the same episodes (black line: evacuated_max, bounds.md; episodes without a bound "
+    "left out of both).",
+)
+
+
+def report_page(results, ok_rows, ranking, statistics, data, public_seeds=True, bounds=None):
     """The page of ``Results`` and ``OkRows``, their ranking and statistics, and the ``PlotData``.
 
-    ``data`` is None when nothing is ranked; ``public_seeds`` as ``report_of``.
+    ``data`` is None when nothing is ranked; ``public_seeds`` and ``bounds`` as ``report_of``.
     """
+    from ..results.bounds import Distances
+
     policies = [entry["policy"] for entry in ranking["ranked"]]
+    distances = None if bounds is None else Distances(ok_rows, bounds)
     figures = []
     episodes = {}
     if data is not None:
         episodes = data.episodes
         figures = [(name, title, plot(data, policies), caption) for name, title, plot, caption in _FIGURES]
+        if distances is not None:
+            name, title, caption = POSSIBLE_FIGURE
+            figures.append((name, title, plots.possible(list(episodes), policies, distances), caption))
     note = RecordPresence(results, ok_rows).note()
-    return render_page(results.campaign.value, ranking, episodes, figures, note, statistics, public_seeds)
+    return render_page(
+        results.campaign.value, ranking, episodes, figures, note, statistics, public_seeds, distances=distances
+    )
 
 
 def report_of_directory(directory, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED):
-    """(The report page, its ``Results``) of a results directory; bad input is a ``ResultsError``."""
+    """(The report page, its ``Results``) of a results directory; bad input is a ``ResultsError``.
+
+    With ``bounds.jsonl`` in the directory the page shows the distance to the possible (bounds.md §5).
+    """
+    from ..results.bounds import read_bounds
+
     _require(replicates, seed)  # fail on a missing extra before any reading
     ok_rows = OkRows()
     results = read_results(directory, rules=StatisticsRules(), consumers=(ok_rows,))
-    return report_of(results, ok_rows, replicates, seed), results
+    bounds = read_bounds(directory, results.campaign)
+    return report_of(results, ok_rows, replicates, seed, bounds=bounds), results

@@ -158,9 +158,38 @@ def _rank_interval_text(interval):
     return str(low) if low == high else f"{low}–{high}"
 
 
-def _leaderboard(ranking, colour, statistics):
+#: The distance to the possible (bounds.md §5): columns shown when the results have bounds.jsonl.
+DISTANCE_HEADERS = ("avoidable casualties", "evacuated of possible")
+
+
+def _distance_cells(distance):
+    """A ``Distance``'s two cells (bounds.md §5), sortable by their numbers."""
+    share = distance.evacuated / distance.evacuated_max if distance.evacuated_max else -1.0
+    avoidable = distance.avoidable_casualties if distance.counted else -1
+    note = f' <span class="spread">{distance.no_bound} without a bound</span>' if distance.no_bound else ""
+    return [
+        cell(escape(distance.avoidable_text()), sort=avoidable),
+        cell(escape(distance.evacuated_text()) + note, sort=repr(share)),
+    ]
+
+
+def _distance_note(distances):
+    if distances is None:
+        return ""
+    text = (
+        "Avoidable casualties: casualties minus the fewest any sequence of actions could have had on the same "
+        "episodes; evacuated of possible: evacuated out of the most any sequence could have evacuated "
+        "(bounds.md: exact optima in hindsight, computed by a maximum flow over time; no policy sees the seed, "
+        "so a policy may fall short for want of foresight as well as of skill)."
+    )
+    if distances.no_bound:
+        text += f" {distances.no_bound} rows have no bound (bounds.md §3's limit) and are left out of both."
+    return f'<p class="note" id="distance-note">{escape(text)}</p>'
+
+
+def _leaderboard(ranking, colour, statistics, distances=None):
     if statistics is not None and ranking["ranked"]:
-        return _leaderboard_with_intervals(ranking, colour, statistics)
+        return _leaderboard_with_intervals(ranking, colour, statistics, distances)
     headers = (
         "rank",
         "policy",
@@ -173,7 +202,7 @@ def _leaderboard(ranking, colour, statistics):
         "exposure",
         "casualty rate",
         "failed before ok",
-    )
+    ) + (DISTANCE_HEADERS if distances is not None else ())
     rows = []
     for entry in ranking["ranked"]:
         rows.append(
@@ -194,6 +223,7 @@ def _leaderboard(ranking, colour, statistics):
                     cell(f"{entry['exposure']:.4f}", sort=repr(entry["exposure"])),
                     cell(_percent(entry["casualty_rate"]), sort=repr(entry["casualty_rate"])),
                     cell(entry["failed_before_ok"]),
+                    *(_distance_cells(distances.policy[entry["policy"]]) if distances is not None else ()),
                 ],
             )
         )
@@ -210,7 +240,7 @@ _INTERVAL_TOTALS = (
 )
 
 
-def _leaderboard_with_intervals(ranking, colour, statistics):
+def _leaderboard_with_intervals(ranking, colour, statistics, distances=None):
     """The leaderboard with each rank's interval and group beside it and interval bars on the totals."""
     headers = (
         "rank",
@@ -223,7 +253,7 @@ def _leaderboard_with_intervals(ranking, colour, statistics):
         "exposure",
         "casualty rate",
         "failed before ok",
-    )
+    ) + (DISTANCE_HEADERS if distances is not None else ())
     by_name = {entry["policy"]: entry for entry in statistics["policies"]}
     scales = {
         field: max(max(e[field]["interval"][1], e[field]["total"]) for e in statistics["policies"])
@@ -256,6 +286,7 @@ def _leaderboard_with_intervals(ranking, colour, statistics):
                         sort=repr(entry["casualty_rate"]),
                     ),
                     cell(entry["failed_before_ok"]),
+                    *(_distance_cells(distances.policy[entry["policy"]]) if distances is not None else ()),
                 ],
             )
         )
@@ -308,7 +339,7 @@ def _difference_cell(part):
 
 def _statistics(statistics):
     """How sure the order is (statistics.md): the pairs, one sentence each, and the episodes with casualties."""
-    from ..stats.text import p_value_text, pair_sentence, percent, share_of_episodes_text
+    from ..stats.text import disagreement_sentence, p_value_text, pair_sentence, percent, share_of_episodes_text
 
     if statistics is None:
         return '<p class="empty">Statistics are not computed.</p>'
@@ -356,7 +387,10 @@ def _statistics(statistics):
         parts.append('<h3>Adjacent pairs</h3><p class="note">Differences are the lower policy minus the upper one.</p>')
         parts.append(table(headers, rows, text_columns=(0, 1, 2)))
         sentences = "".join(
-            f"<li>{escape(pair_sentence(p, statistics['replicates']))}</li>" for p in statistics["pairs"]
+            f"<li>{escape(pair_sentence(p, statistics['replicates']))}"
+            + "".join(f" {escape(why)}" for why in [disagreement_sentence(p, statistics["episodes"])] if why)
+            + "</li>"
+            for p in statistics["pairs"]
         )
         parts.append(f'<ul class="sentences">{sentences}</ul>')
     rows = [
@@ -432,7 +466,7 @@ def _spread(values):
     return f"{ordered[0]:g} / {median:g} / {ordered[-1]:g}"
 
 
-def _scenarios(campaign, ranking, views, colour, statistics=None, after_scenario=None):
+def _scenarios(campaign, ranking, views, colour, statistics=None, after_scenario=None, distances=None):
     if not ranking["ranked"]:
         return '<p class="empty">Nothing is ranked, so there is nothing to compare per scenario.</p>'
     sources = {s.get("scenario_id"): s.get("source") for s in campaign["scenarios"] if isinstance(s, dict)}
@@ -452,6 +486,8 @@ def _scenarios(campaign, ranking, views, colour, statistics=None, after_scenario
     if statistics is not None:
         headers += ("casualties 95%",)
         by_name = {entry["policy"]: entry for entry in statistics["policies"]}
+    if distances is not None:
+        headers += DISTANCE_HEADERS
     for scenario_id, by_policy in views.items():
         rows = []
         for entry in ranking["ranked"]:
@@ -481,6 +517,8 @@ def _scenarios(campaign, ranking, views, colour, statistics=None, after_scenario
             if statistics is not None:
                 low, high = by_name[name]["by_scenario"][scenario_id]["casualties"]["interval"]
                 rows[-1][1].append(cell(f"[{low}, {high}]", sort=low))
+            if distances is not None:
+                rows[-1][1].extend(_distance_cells(distances.scenario[name, scenario_id]))
         source = sources.get(scenario_id)
         seeds = len(next(iter(by_policy.values())))
         caption = f"{seeds} seed{'s' if seeds != 1 else ''}" + (
@@ -508,12 +546,15 @@ def _public_seeds(public_seeds):
     )
 
 
-def ranking_sections(campaign, ranking, views, statistics=None, anchor="", after_scenario=None, public_seeds=True):
+def ranking_sections(
+    campaign, ranking, views, statistics=None, anchor="", after_scenario=None, public_seeds=True, distances=None
+):
     """The sections of a ranking that every page shows: leaderboard, how sure, pairs, per scenario.
 
     (anchor, title, inner HTML) tuples; ``anchor`` prefixes the section ids (a page with two tracks);
     ``after_scenario(scenario_id)``, when given, is HTML shown under that scenario's table; ``public_seeds``:
-    whether the policies could have known the seeds (said above the leaderboard).
+    whether the policies could have known the seeds (said above the leaderboard); ``distances``: the
+    ``ember.results.bounds.Distances`` of the rows when their bounds are known (bounds.md §5).
     """
     from .plots import colours
 
@@ -523,7 +564,8 @@ def ranking_sections(campaign, ranking, views, statistics=None, anchor="", after
 Safety first: fewer casualties always rank above more, whatever the times.</div>
 {_public_seeds(public_seeds)}
 {_few_seed_warnings(statistics)}
-{_leaderboard(ranking, colour, statistics)}
+{_leaderboard(ranking, colour, statistics, distances)}
+{_distance_note(distances)}
 <p class="note">Exposure is Σ count / d over each episode's fire-distance histogram (a proximity proxy, not a
 physical dose). Click a column header to sort; the rank column restores the official order.</p>
 <h3>Unranked</h3>
@@ -535,7 +577,7 @@ physical dose). Click a column header to sort; the rank column restores the offi
         (
             f"{anchor}scenarios",
             "Per scenario",
-            _scenarios(campaign, ranking, views, colour, statistics, after_scenario),
+            _scenarios(campaign, ranking, views, colour, statistics, after_scenario, distances),
         ),
     ]
 
@@ -573,11 +615,12 @@ def document(title, header, main, footer, generator, script="", attributes=""):
 """
 
 
-def render_page(campaign, ranking, views, figures, verifiable, statistics=None, public_seeds=True):
+def render_page(campaign, ranking, views, figures, verifiable, statistics=None, public_seeds=True, distances=None):
     """The whole page as text. ``figures``: (anchor, title, svg text, caption) tuples.
 
     ``verifiable``: the line saying how many rows ``ember verify`` can check; ``statistics``: statistics.json's
-    dict (or None); ``public_seeds``: whether the policies could have known the seeds (say so above the board).
+    dict (or None); ``public_seeds``: whether the policies could have known the seeds (say so above the board);
+    ``distances``: the rows' distance to the possible (bounds.md §5), or None without bounds.jsonl.
     """
     versions = campaign.get("versions") if isinstance(campaign.get("versions"), dict) else {}
     meta = " · ".join(
@@ -602,7 +645,7 @@ and <code>{CAMPAIGN_FILE}</code>; <code>ember rank</code> recomputes <code>{RANK
 <a href="#scenarios">Per scenario</a><a href="#plots">Plots</a></nav>"""
     plots = '<p class="note">Every plot shows the spread over seeds, not only the mean.</p>\n' + figure_html
     sections = [
-        *ranking_sections(campaign, ranking, views, statistics, public_seeds=public_seeds),
+        *ranking_sections(campaign, ranking, views, statistics, public_seeds=public_seeds, distances=distances),
         ("plots", "Plots", plots),
     ]
     footer = f"""Made by <code>ember report</code>. The numbers are the official per-episode metrics (metrics

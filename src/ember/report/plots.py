@@ -76,17 +76,20 @@ def _panels(plt, count):
     return fig, list(axes.flat[:count])
 
 
-def _legend(fig, axes, policies, colour):
+def _legend(fig, axes, policies, colour, extra=()):
+    """The policies' colours above the panels; ``extra``: more (label, colour) entries after them."""
     from matplotlib.lines import Line2D
 
     handles = [Line2D([0], [0], color=colour[p], lw=2.5) for p in policies]
-    rows = -(-len(policies) // 6)
+    handles += [Line2D([0], [0], color=c, lw=2.5) for _, c in extra]
+    labels = list(policies) + [label for label, _ in extra]
+    rows = -(-len(labels) // 6)
     top = 1 - 0.07 * rows * 3.7 / fig.get_figheight()
     fig.legend(
         handles,
-        list(policies),
+        labels,
         loc="upper center",
-        ncol=min(len(policies), 6),
+        ncol=min(len(labels), 6),
         bbox_to_anchor=(0.5, 1.0),
     )
     fig.tight_layout(rect=(0, 0, 1, top))
@@ -165,6 +168,30 @@ def casualties(data, policies):
         ax.set_ylim(0, 1.05)
         _legend(fig, [ax], policies, colour)
         return _svg(matplotlib, plt, fig, "casualties")
+
+
+def possible(scenarios, policies, distances):
+    """Per scenario, each policy's evacuations (bar) against evacuated_max on the same episodes (black line)."""
+    matplotlib, plt = _pyplot()
+    colour = colours(policies)
+    width = 0.8 / len(policies)
+    with matplotlib.rc_context(_STYLE):
+        wide = min(_PANEL_WIDTH * _MAX_COLUMNS, max(6.0, 1.5 + 1.2 * len(scenarios) * max(1.0, len(policies) / 3)))
+        fig, ax = plt.subplots(figsize=(wide, 3.8))
+        for i, scenario_id in enumerate(scenarios):
+            for j, policy in enumerate(policies):
+                distance = distances.scenario[policy, scenario_id]
+                x = i - 0.4 + width * (j + 0.5)
+                ax.bar(x, distance.evacuated, width=width * 0.9, color=colour[policy], alpha=0.6)
+                ax.hlines(distance.evacuated_max, x - width * 0.45, x + width * 0.45, color="black", lw=1.6)
+        ax.set_xticks(range(len(scenarios)))
+        ax.set_xticklabels(
+            scenarios, rotation=20 if len(scenarios) > 4 else 0, ha="right" if len(scenarios) > 4 else "center"
+        )
+        ax.set_ylabel("people evacuated (sum over seeds)")
+        ax.set_ylim(bottom=0)
+        _legend(fig, [ax], policies, colour, extra=[("possible (evacuated_max)", "black")])
+        return _svg(matplotlib, plt, fig, "possible")
 
 
 def exit_shares(data, policies):

@@ -8,8 +8,11 @@ A results directory holds::
     scenarios/<scenario_id>.json           scenario_file()
     records/<policy>/<scenario_id>/<seed>.record.gz   kept_record()
     logs/<policy>/<scenario_id>/<seed>.stderr      log_file()
+    code/<policy>.json                     code_file() (an agent or python policy's code list)
     ranking.json                           RANKING_FILE
     statistics.json                        STATISTICS_FILE (only 'ember stats -o' writes it)
+    bounds.jsonl                           BOUNDS_FILE (bounds.md §5: each key's optima)
+    log.jsonl, log.head.json               LOG_FILE, LOG_HEAD_FILE (a service board's export only)
 
 Paths returned here are relative to the results directory, in the form a
 row's ``record`` holds (``os.path.join``).  Temporary files (a kept record
@@ -27,11 +30,17 @@ TORN_FILE = EPISODES_FILE + ".torn"
 RANKING_FILE = "ranking.json"
 #: Written only by 'ember stats -o'; like ranking.json it describes rows a new run may change.
 STATISTICS_FILE = "statistics.json"
+#: Each key's optima (bounds.md §5), written by 'ember bounds DIR' and 'ember evaluate --bounds'.
+BOUNDS_FILE = "bounds.jsonl"
 SCENARIOS_DIR = "scenarios"
 #: A service board's export only (service.md §7): the board's audit log.
 LOG_FILE = "log.jsonl"
+#: A service board's export only (service.md §9): the log's head, signed by the service when it exported.
+LOG_HEAD_FILE = "log.head.json"
 RECORDS_DIR = "records"
 LOGS_DIR = "logs"
+#: Each agent or python policy's code list, whose SHA-256 is campaign.json's ``code`` (docs/campaigns.md).
+CODE_DIR = "code"
 #: What a kept record's file name ends with (gzip, mtime 0: reproducible bytes).
 KEPT_RECORD_SUFFIX = ".record.gz"
 #: The standard streams a log is kept for: standard error only (a python policy's standard
@@ -44,12 +53,17 @@ WORKER_FOLDERS = (RECORDS_DIR, LOGS_DIR)
 #: The derived files a run removes at its start: they describe rows the run changes.
 DERIVED_FILES = (RANKING_FILE, STATISTICS_FILE)
 #: Every top-level entry a writer of the directory makes (files and folders).
-TOP_LEVEL = (CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, SCENARIOS_DIR, RECORDS_DIR, LOGS_DIR) + DERIVED_FILES
+TOP_LEVEL = (CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, SCENARIOS_DIR, RECORDS_DIR, LOGS_DIR, CODE_DIR) + DERIVED_FILES
 
 
 def scenario_file(scenario_id):
     """``scenarios/<scenario_id>.json``: the scenario's canonical JSON."""
     return os.path.join(SCENARIOS_DIR, f"{scenario_id}.json")
+
+
+def code_file(policy):
+    """``code/<policy>.json``: the policy's code list (canonical JSON; its SHA-256 is the policy's ``code``)."""
+    return os.path.join(CODE_DIR, f"{policy}.json")
 
 
 def episode_folder(top, policy, scenario_id):

@@ -406,6 +406,10 @@ class CampaignJson:
             fits = type(timeout) is float and timeout > 0  # finite: strict_json refuses infinities
             _expect(fits, timeout, f"{path}.step_timeout", "a number > 0 written as a float")
             keys += _sandbox_keys(policy, kind, path)
+            if "code" in policy:  # campaign.md 1.1; a directory made before 1.1 has none
+                code = _string(policy["code"], f"{path}.code")
+                _expect(_SCENARIO_HASH.fullmatch(code), code, f"{path}.code", "sha256:<64 hex>")
+                keys += ("code",)
         _no_other_keys(policy, keys, path)
         self.policies[name] = kind
 

@@ -36,7 +36,7 @@ from ..engine import authenticate_record
 from ..errors import CampaignFileError, EmberError, MetricsInputError, MissingExtraError, ResultsError, ScenarioError
 from ..scenario import BUILTIN_PREFIX, MAX_SCENARIO_BYTES, compile_scenario
 from .campaign_file import read_campaign_file
-from .layout import EPISODES_FILE, SCENARIOS_DIR
+from .layout import CAMPAIGN_FILE, EPISODES_FILE, SCENARIOS_DIR
 from .reader import open_regular, read_results, read_row_again
 from .schema import MAX_CAMPAIGN_BYTES, OkRows, shown, strict_json
 
@@ -76,15 +76,20 @@ class VerifyReport:
         self.mismatched = []
         self.unverifiable = []
         self.files = []
+        #: With ``--campaign``: (the campaign file, the first difference of the directory from it, or None).
+        self.campaign = None
 
     def files_with(self, outcome):
         return [name for name, found, _ in self.files if found == outcome]
 
     def passed(self, allow_unverifiable=False):
         """Nothing mismatched and nothing unverifiable (isolation.md §3); ``allow_unverifiable``: nothing mismatched."""
-        if self.mismatched or self.files_with("mismatched"):
+        if self.mismatched or self.files_with("mismatched") or self.campaign_differs():
             return False
         return allow_unverifiable or not (self.unverifiable or self.files_with("unverifiable"))
+
+    def campaign_differs(self):
+        return self.campaign is not None and self.campaign[1] is not None
 
     def summary(self):
         """The one summary line (without the ``ember:`` prefix)."""
@@ -94,7 +99,8 @@ class VerifyReport:
             mismatched += f" (line{'s' if len(self.mismatched) > 1 else ''} {lines})"
         rows = f"{len(self.verified)} verified, {mismatched}, {len(self.unverifiable)} unverifiable"
         files = "".join(f"; {name} recomputed: {_FILE_OUTCOMES[outcome]}" for name, outcome, _ in self.files)
-        return f"{rows} of {self.rows} counting ok rows{files}."
+        campaign = "; the campaign file: differs" if self.campaign_differs() else ""
+        return f"{rows} of {self.rows} counting ok rows{files}{campaign}."
 
 
 _FILE_OUTCOMES = {"identical": "identical", "mismatched": "differs", "unverifiable": "cannot be recomputed here"}
@@ -294,7 +300,78 @@ def _check_file(directory, results, ok_rows, recomputed):
     return "mismatched", f"differs from the bytes recomputed from the rows {_difference(data, expected)}"
 
 
-def verify_results(directory, campaign_file=None, on_row=None, recomputed=()):
+def _seeds_difference(mine, theirs):
+    """The smallest seed in one seed list and not the other, said as a phrase; None when they hold the same."""
+    if list(mine) == list(theirs):
+        return None
+    wanted, kept = set(mine), set(theirs)
+    missing = min(wanted - kept, default=None)
+    extra = min(kept - wanted, default=None)
+    if missing is None and extra is None:
+        return None
+    if extra is None or (missing is not None and missing < extra):
+        return f"seed {missing} of the campaign file is not in the directory"
+    return f"the directory has seed {extra}, which the campaign file does not list"
+
+
+def campaign_difference(value, expected):
+    """Where the directory's campaign.json ``value`` first differs from the campaign file's (``expected``, the
+    campaign.json its run would write): its scenarios (by hash) and seeds must be exactly the file's, and every
+    policy of the file must be in the directory with the same source and code.  The place and what differs,
+    or None."""
+    theirs = {scenario["scenario_hash"]: scenario for scenario in value["scenarios"]}
+    by_id = {scenario["scenario_id"]: scenario for scenario in value["scenarios"]}
+    for i, scenario in enumerate(expected["scenarios"]):
+        place = f"scenarios[{i}] ({scenario['scenario_id']})"
+        found = theirs.get(scenario["scenario_hash"])
+        if found is None:
+            namesake = by_id.get(scenario["scenario_id"])
+            if namesake is not None:
+                return (
+                    f"{place}: the campaign file's scenario hashes to {scenario['scenario_hash']}, "
+                    f"the directory's {scenario['scenario_id']} to {namesake['scenario_hash']}"
+                )
+            return f"{place}: the scenario {scenario['scenario_hash']} is not in the directory"
+        seeds = _seeds_difference(scenario["seeds"], found["seeds"])
+        if seeds is not None:
+            return f"{place}: {seeds}"
+    mine = {scenario["scenario_hash"] for scenario in expected["scenarios"]}
+    for i, scenario in enumerate(value["scenarios"]):
+        if scenario["scenario_hash"] not in mine:
+            return (
+                f"the directory's scenarios[{i}] ({scenario['scenario_id']}, {scenario['scenario_hash']}) "
+                "is not in the campaign file"
+            )
+    policies = {policy["name"]: policy for policy in value["policies"]}
+    for i, policy in enumerate(expected["policies"]):
+        place = f"policies[{i}] ({policy['name']})"
+        found = policies.get(policy["name"])
+        if found is None:
+            return f"{place} is not in the directory"
+        if _without_code(found) != _without_code(policy):
+            return f"{place}: {_source(policy)} in the campaign file, {_source(found)} in the directory"
+        if "code" in policy and "code" not in found:
+            return (
+                f"{place}: the directory holds no code for it (written before campaign 1.1), "
+                f"the file's is {policy['code']}"
+            )
+        if policy.get("code") != found.get("code"):
+            return f"{place}: code {policy['code']} in the campaign file, {found['code']} in the directory"
+    return None
+
+
+def _without_code(policy):
+    return {key: item for key, item in policy.items() if key != "code"}
+
+
+def _source(policy):
+    shown_keys = ", ".join(
+        f"{key} = {shown(item)}" for key, item in sorted(policy.items()) if key not in ("name", "code")
+    )
+    return shown_keys or "without a source"
+
+
+def verify_results(directory, campaign_file=None, on_row=None, recomputed=(), load_campaign=None):
     """Re-authenticate every counting ok row of the results ``directory``; recompute the files made from them.
 
     ``campaign_file``: the campaign file (TOML) the directory was run from,
@@ -303,7 +380,10 @@ def verify_results(directory, campaign_file=None, on_row=None, recomputed=()):
     built in.  ``on_row(done, total)`` is called after each row
     (progress).  ``recomputed``: ``RecomputedFile``s, each checked when
     its file is there (``ember.stats.recomputed()``: ranking.json and
-    statistics.json).  Returns a ``VerifyReport``; raises ``ResultsError``
+    statistics.json).  ``load_campaign(campaign_file)``: the campaign.json
+    a run of the campaign file would write (Campaign sits above this part and
+    gives it): with it, the directory is compared with the campaign file
+    (``campaign_difference``).  Returns a ``VerifyReport``; raises ``ResultsError``
     for bad input (a directory the results layer refuses, a bad
     ``--campaign`` file, a scenario file or a recomputed file that is not a
     regular file).
@@ -314,6 +394,8 @@ def verify_results(directory, campaign_file=None, on_row=None, recomputed=()):
     scenarios = _Scenarios(directory, results.campaign, folder)
     rows = ok_rows.rows()
     report = VerifyReport(len(rows), results.warnings)
+    if folder is not None and load_campaign is not None:
+        report.campaign = (campaign_file, campaign_difference(results.campaign.value, load_campaign(campaign_file)))
     for done, row in enumerate(rows, 1):
         kind = results.campaign.policies[row.policy]
         episode = f"{row.policy} on {row.scenario_id} seed {row.key[1]}"
@@ -346,7 +428,11 @@ def report_lines(directory, results_report):
         for name, outcome, reason in results_report.files
         if reason is not None
     ]
+    if results_report.campaign_differs():
+        campaign_file, difference = results_report.campaign
+        where = os.path.normpath(os.path.join(directory, CAMPAIGN_FILE))
+        lines.append(f"{where}: differs from the campaign file {campaign_file}: {difference}")
     return [*lines, f"ember verify: {results_report.summary()}"]
 
 
-__all__ = ["RecomputedFile", "VerifyReport", "report_lines", "verify_results"]
+__all__ = ["RecomputedFile", "VerifyReport", "campaign_difference", "report_lines", "verify_results"]

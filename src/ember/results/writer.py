@@ -35,8 +35,10 @@ import stat
 from ..canonical import canonical_json, canonical_json_reference
 from ..errors import CampaignError, ResultsError, ResultsIOError
 from ..files import fsync_directory
+from .code_lists import code_bytes
 from .layout import (
     CAMPAIGN_FILE,
+    CODE_DIR,
     DERIVED_FILES,
     EPISODES_FILE,
     SCENARIOS_DIR,
@@ -44,6 +46,7 @@ from .layout import (
     TORN_FILE,
     WORKER_FOLDERS,
     campaign_temporary,
+    code_file,
     is_temporary,
     scenario_file,
 )
@@ -192,7 +195,7 @@ def refuse_links(directory):
         path = os.path.join(directory, name)
         if os.path.islink(path):
             refuse(path)
-    for top in (SCENARIOS_DIR, *WORKER_FOLDERS):
+    for top in (SCENARIOS_DIR, CODE_DIR, *WORKER_FOLDERS):
         for parent, folders, files in os.walk(os.path.join(directory, top)):
             for name in folders + files:
                 if os.path.islink(os.path.join(parent, name)):
@@ -313,12 +316,13 @@ class ResultsWriter:
         self._campaign = check_campaign(resolved, self.path)
         self._campaign_bytes = data
 
-    def start(self, torn, scenarios):
+    def start(self, torn, scenarios, code_lists=None):
         """The first writes of a run (after ``prepare``).
 
         Set torn bytes aside, drop a stale ranking and statistics, open episodes.jsonl,
         write campaign.json, then ``scenarios/<scenario_id>.json`` for each
-        (scenario_id, scenario dict) of ``scenarios``.  An I/O error is a
+        (scenario_id, scenario dict) of ``scenarios`` and ``code/<policy>.json``
+        for each policy name -> code list of ``code_lists``.  An I/O error is a
         ``ResultsIOError`` naming the file.
         """
         episodes = self.file(EPISODES_FILE)
@@ -351,6 +355,12 @@ class ResultsWriter:
             write_file(self.path, scenario_file(scenario_id), canonical_json(scenario) + b"\n")
         with _naming(folder):
             fsync_directory(folder)
+        if code_lists:
+            folder = make_folder(self.path, CODE_DIR)
+            for policy, code_list in code_lists.items():
+                write_file(self.path, code_file(policy), code_bytes(code_list) + b"\n")
+            with _naming(folder):
+                fsync_directory(folder)
 
     def append(self, row):
         """One row, complete on disk before this returns (one write, then fsync), or not there at all.

@@ -29,7 +29,7 @@ from starlette.routing import Route
 from ..campaign.driver import package_version
 from ..errors import DatabaseUnavailableError, RecordStoreFullError, ServiceRefusal
 from ..results.layout import EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
-from . import audit, evaluation, pages, submissions, tables
+from . import anchor, audit, evaluation, pages, submissions, tables
 from .boards import compiled_scenario, load_board
 from .config import read_config
 from .database import Database
@@ -39,7 +39,7 @@ from .registry import team_of_token
 from .store import RecordStore
 from .uploads import CLOSE, RETRY_AFTER, Slots, VerifyingProcess, body_chunks
 
-SERVICE_VERSION = "1.0"
+SERVICE_VERSION = "1.1"
 #: What a caller hears of a database that is down or locked (service.md §9): its URL, host, port and user
 #: tell an attacker where to aim, so they go to the server's log only.
 DATABASE_DOWN = "the database is unavailable"
@@ -113,6 +113,8 @@ class Service:
         self.db = Database(self.config.database)
         self.store = RecordStore(self.config.records)
         self.limits = self.config.limits
+        self.key = anchor.load_key(self.config.data)
+        self.public_key = anchor.public_key_text(self.key)
         self.slots = Slots(self.db, self.limits)
         self.pool = concurrent.futures.ThreadPoolExecutor(self.limits.verifications(), "ember-verify")
         # Verifying processes are forked from a server of their own, started afresh with the engine
@@ -174,7 +176,8 @@ class Service:
 def routes(service):
     @answers(cors=True)
     def api(request):
-        return JSONResponse({"service_version": SERVICE_VERSION, "ember": package_version()}, headers=CORS)
+        about = {"service_version": SERVICE_VERSION, "ember": package_version(), "public_key": service.public_key}
+        return JSONResponse(about, headers=CORS)
 
     @answers(cors=True)
     def index(request):
@@ -247,6 +250,15 @@ def routes(service):
         with service.db.transaction(read=True) as connection:
             lines = audit.entries(connection, board.id, after, limit)
         return Response(b"".join(line + b"\n" for line in lines), media_type="application/x-ndjson", headers=CORS)
+
+    @answers(cors=True)
+    def log_head(request):
+        board = service.board(request.path_params["board"])
+        with service.db.transaction(read=True) as connection:
+            seq, digest = audit.last(connection, board.id)
+        head = anchor.sign_head(service.key, board.name, seq, digest, audit.now())
+        # The bytes of an export's log.head.json: a head fetched here can be kept and checked as it is.
+        return Response(anchor.head_bytes(head), media_type="application/json", headers=CORS)
 
     @answers(cors=True)
     def board_submissions(request):
@@ -326,6 +338,7 @@ def routes(service):
         Route(f"/api/boards/{{board}}/{EPISODES_FILE}", episodes, methods=["GET"]),
         Route("/api/boards/{board}/hidden/{file}", hidden, methods=["GET"]),
         Route("/api/boards/{board}/log", board_log, methods=["GET"]),
+        Route("/api/boards/{board}/log/head", log_head, methods=["GET"]),
         Route("/api/boards/{board}/submissions", board_submissions, methods=["GET"]),
         Route("/api/boards/{board}/submissions", create_submission, methods=["POST"]),
         Route("/api/boards/{board}/agents", agents, methods=["POST"]),

@@ -55,6 +55,13 @@ def append(connection, board_id, event, *, team=None, policy=None, row=None, row
     return seq
 
 
+def last(connection, board_id):
+    """(``seq``, ``hash``) of the board's last entry (every board has its ``board`` entry)."""
+    c = tables.log.c
+    query = sa.select(c.seq, c.hash).where(c.board_id == board_id).order_by(c.seq.desc()).limit(1)
+    return tuple(connection.execute(query).one())
+
+
 def entries(connection, board_id, after=0, limit=None):
     """The board's log lines (bytes, with their hash) after ``after``, in order."""
     c = tables.log.c

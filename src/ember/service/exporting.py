@@ -6,7 +6,8 @@ exported ``scenarios/<id>.json``) and one ``records`` policy per closed,
 not withdrawn submission, in the order of their ``close`` entries;
 ``episodes.jsonl`` is the stored row bytes of those submissions, in log
 order; ``records/`` holds each row's record at its ``record`` path;
-``log.jsonl`` the board's whole audit log; ``ranking.json`` and
+``log.jsonl`` the board's whole audit log and ``log.head.json`` its head
+(its last entry's ``seq`` and ``hash``), signed now (service.md §9); ``ranking.json`` and
 ``statistics.json`` are computed from the directory by the project's own
 ranking and statistics (B = 10,000, seed 0).  So ``ember verify R``,
 ``ember verify R --log R/log.jsonl``, ``ember rank R`` and ``ember stats R``
@@ -30,8 +31,9 @@ from ..campaign.driver import package_version
 from ..canonical import canonical_json_reference
 from ..errors import ServiceError
 from ..results import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
+from ..results.layout import LOG_HEAD_FILE
 from ..results.log import LOG_FILE
-from . import audit, tables
+from . import anchor, audit, tables
 from .boards import load_board
 from .store import RecordStore
 
@@ -131,6 +133,7 @@ def export_board(db, config, name, out, track="open", link=False, replicates=Non
         scenarios = [(s, sorted(seeds[s.scenario_id])) for s in board.hidden_scenarios]
     if not policies:
         raise NothingRanked(f"board {name!r}: no ranked submission (no closed, not withdrawn one) on the {track} track")
+    key = anchor.load_key(config.data)  # before anything is written: an export without its head is no export
     os.makedirs(out, exist_ok=True)
     store = RecordStore(config.records)
     versions = {key: board.versions[key] for key in CAMPAIGN_VERSIONS}
@@ -160,6 +163,8 @@ def export_board(db, config, name, out, track="open", link=False, replicates=Non
             _place(store.path(stored), os.path.join(out, *row["record"].split("/")), link)
     _write(os.path.join(out, EPISODES_FILE), b"".join(line + b"\n" for line, _ in rows))
     _write(os.path.join(out, LOG_FILE), b"".join(line + b"\n" for line in lines))
+    # The head of the log as exported (not the board's head now, which may have grown since the snapshot).
+    _write(os.path.join(out, LOG_HEAD_FILE), anchor.head_bytes(anchor.head_of_lines(key, lines, audit.now())))
     _write(os.path.join(out, CAMPAIGN_FILE), canonical_json_reference(campaign) + b"\n")
     ranking, statistics = derived_numbers(out, replicates)
     _write(os.path.join(out, RANKING_FILE), ranking)

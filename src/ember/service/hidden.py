@@ -126,9 +126,11 @@ def check_commitment(url, board):
     try:
         lines = log.content.splitlines()
         first = json.loads(lines[0]) if lines else None
-        return check_board_commitment(answer.json(), first)
+        public = answer.json()
     except ValueError as exc:
         raise ServiceError(f"{url}: board {board}: not JSON: {exc}") from None
+    # Outside the parse: its ServiceError (not revealed yet, no hidden track) is a ValueError too.
+    return check_board_commitment(public, first)
 
 
 def ranked_jobs(connection, board_id):

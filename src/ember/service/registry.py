@@ -18,7 +18,7 @@ from ..canonical import canonical_json, canonical_json_reference
 from ..errors import CampaignError, ServiceError
 from ..scenario import ID_PATTERN
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION, STATISTICS_VERSION
-from . import audit, tables
+from . import anchor, audit, tables
 from .config import (
     CONFIG_FILE,
     DATA_MODE,
@@ -44,10 +44,11 @@ MAX_SEED = 2**63
 def init_service(data, database=None):
     """Make (or bring up to date) the service directory ``data``; returns the ``ServiceConfig``.
 
-    On a new DATA (mode 0700): ``service.toml``,
-    ``records/``, the database with every migration applied, each its owner's
-    alone (0600, 0700).  On an existing one: the pending
-    migrations, nothing else.
+    On a new DATA (mode 0700): ``service.toml``, ``records/``, the database
+    with every migration applied, the signing key pair (``anchor``), each its
+    owner's alone (0600, 0700).  On an existing one: the pending migrations,
+    and the key pair when it has none (a DATA made before service 1.1),
+    nothing else.
     """
     with private_files():
         path = os.path.join(data, CONFIG_FILE)
@@ -61,6 +62,7 @@ def init_service(data, database=None):
                 handle.write(config_text(url))
         config = read_config(data)
         os.makedirs(os.path.join(data, RECORDS_DIR), exist_ok=True)
+        anchor.ensure_key(data)
         db = Database(config.database)
         try:
             db.migrate()

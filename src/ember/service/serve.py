@@ -15,6 +15,7 @@ import os
 import sqlalchemy as sa
 
 from . import tables
+from .anchor import load_key
 from .app import DATA_VARIABLE
 from .config import UMASK, check_private
 from .derived import Deriver
@@ -57,6 +58,7 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, log_level="warning", sch
     import uvicorn
 
     config, db = checked(data)
+    load_key(config.data)  # a DATA without its signing key is refused here, not in each worker
     start_up(config, db)
     deriver = Deriver(config, db, also=(write_page,))
     deriver.start()

@@ -6,6 +6,7 @@ are made per episode by ``make_policy(name, scenario, seed)``.
 
 import random
 
+from ..errors import did_you_mean
 from ..frozen import BurningCells
 from ..grid.cells import DIRECTIONS, FAR, UNREACHABLE, around
 from ..grid.exit_distances import ExitDistances, LazyExitDistances
@@ -502,4 +503,5 @@ def make_policy(name, scenario, seed, shared_observations=False):
         return GreedyPolicy(scenario, shared_observations)
     if name == "planner":
         return PlannerPolicy(scenario, shared_observations)
-    raise ValueError(f"unknown policy {name!r}; expected one of {', '.join(POLICY_NAMES)}.")
+    hint = did_you_mean(name, POLICY_NAMES) or "."
+    raise ValueError(f"unknown policy {name!r}; expected one of {', '.join(POLICY_NAMES)}{hint}")

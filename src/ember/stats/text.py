@@ -5,6 +5,9 @@ official numbers are the JSON ones.  Shares are written so that they never
 round to 100% or 0% unless they are exactly that.
 """
 
+import math
+from fractions import Fraction
+
 from .compute import FEW_SEEDS
 
 STATISTICS_FORMATS = ("table", "markdown")
@@ -34,8 +37,29 @@ def percent(share):
 
 
 def interval_text(interval):
+    """``[8, 17]`` for an interval of counts, ``[0.3%, 9.7%]`` for one of shares (``share_interval_text``)."""
     low, high = interval
-    return f"[{low:,}, {high:,}]" if isinstance(low, int) else f"[{low:g}, {high:g}]"
+    return f"[{low:,}, {high:,}]" if isinstance(low, int) else share_interval_text(interval)
+
+
+def share_interval_text(interval):
+    """An interval of shares in percent to one decimal, rounded outward (the low end down, the high end up).
+
+    The printed interval always contains the exact one, as statistics.md rounds Clopper–Pearson
+    outward; an end that is exactly 0 or 1 is ``0%`` or ``100%``, so ``0.0%`` or ``100.0%`` is an end
+    within a tenth of a percent of them, not at them.
+    """
+    low, high = interval
+    return f"[{_percent_end(low, math.floor)}, {_percent_end(high, math.ceil)}]"
+
+
+def _percent_end(share, rounding):
+    if share == 0:
+        return "0%"
+    if share == 1:
+        return "100%"
+    tenths = rounding(Fraction(share) * 1000)  # the float exactly: no rounding before this one
+    return f"{tenths // 10}.{tenths % 10}%"
 
 
 def total_text(entry):
@@ -53,8 +77,9 @@ def rank_interval_text(interval):
 
 
 def share_of_episodes_text(entry):
-    """``2 of 72 [0.003374, 0.096761]``: episodes with casualties and the Clopper–Pearson interval of their share."""
-    return f"{entry['count']} of {entry['of']} {interval_text(entry['interval'])}"
+    """``2 of 72 (2.8%) [0.3%, 9.7%]``: episodes with casualties, their share and its Clopper–Pearson interval."""
+    share = percent(entry["count"] / entry["of"]) if entry["of"] else "-"
+    return f"{entry['count']} of {entry['of']} ({share}) {share_interval_text(entry['interval'])}"
 
 
 def p_value_text(p):
@@ -78,6 +103,35 @@ def pair_sentence(pair, replicates):
         f"(sign test p = {p_value_text(test['p_value'])})."
     )
     return f"{head}; {verdict}. {evidence}"
+
+
+def disagreement_sentence(pair, episodes):
+    """Why ``separated`` and the sign test can disagree on a pair, when they do (else None).
+
+    They answer different questions (statistics.md §6): ``separated`` is about the campaign totals
+    (C, S, P, X) over the resamples, the sign test about how many episodes each policy wins,
+    whatever the margin.  They disagree when the pair is separated and p >= 0.05, or not
+    separated and p < 0.05.
+    """
+    test = pair["sign_test"]
+    above, below = pair["above"], pair["below"]
+    m, n = test["above_better"], test["below_better"]
+    wins = f"{m}:{n} episodes won, {episodes - m - n} level"
+    if pair["separated"] and test["p_value"] >= 0.05:
+        return (
+            f"Why both hold: separated compares the campaign totals (casualties, then stranded, person-time to "
+            f"safety, exposure), and {above}'s are smaller in at least 97.5% of resamples; the sign test counts only "
+            f"who wins each episode ({wins}), not by how much, so a lead made of a few episodes or of large margins "
+            "separates the totals without winning most episodes."
+        )
+    if not pair["separated"] and test["p_value"] < 0.05:
+        winner = above if m > n else below
+        return (
+            f"Why both hold: the sign test counts only who wins each episode ({wins}) and {winner} wins clearly "
+            f"more; separated compares the campaign totals, and in more than 2.5% of resamples {above}'s are not "
+            f"smaller than {below}'s: the wins are by small margins, or a few large losses outweigh them."
+        )
+    return None
 
 
 def few_seed_warnings(statistics):
@@ -104,7 +158,9 @@ def _count(n, noun):
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def policy_rows(statistics):
+def policy_rows(statistics, distance=None):
+    from ..ranking import distance_cells
+
     return [
         [
             entry["rank"],
@@ -118,6 +174,7 @@ def policy_rows(statistics):
             total_text(entry["person_time_to_safety_total"]),
             share_of_episodes_text(entry["episodes_with_casualties"]),
         ]
+        + (distance_cells(distance[entry["policy"]]) if distance is not None else [])
         for entry in statistics["policies"]
     ]
 
@@ -142,12 +199,14 @@ def pair_rows(statistics):
     return rows
 
 
-def format_statistics(statistics, fmt):
+def format_statistics(statistics, fmt, distance=None):
     """A ``statistics.json`` dict as plain text (``"table"``) or Markdown (``"markdown"``).
 
+    ``distance``: each policy's ``Distance`` (bounds.md §5) when the results have
+    ``bounds.jsonl``: two more columns of the policy table.
     Needs the ``cli`` extra (tabulate); without it a ``MissingExtraError`` says so.
     """
-    from ..ranking import require_tabulate
+    from ..ranking import DISTANCE_COLUMNS, distance_sentence, require_tabulate
 
     if fmt not in _TABLE_STYLES:
         raise ValueError(f"format must be one of {', '.join(STATISTICS_FORMATS)}, got {fmt!r}")
@@ -168,10 +227,13 @@ def format_statistics(statistics, fmt):
     for warning in warnings:
         lines += [f"Warning: {warning}", ""]
     if statistics["policies"]:
+        headers = POLICY_COLUMNS + (DISTANCE_COLUMNS if distance is not None else ())
         lines += [
-            tabulate(policy_rows(statistics), headers=POLICY_COLUMNS, tablefmt=style, disable_numparse=True),
+            tabulate(policy_rows(statistics, distance), headers=headers, tablefmt=style, disable_numparse=True),
             "",
         ]
+        if distance is not None:
+            lines += [distance_sentence(distance), ""]
     else:
         lines += ["No policy has an ok row for every episode: nothing is ranked.", ""]
     if statistics["pairs"]:
@@ -179,6 +241,9 @@ def format_statistics(statistics, fmt):
         lines += [tabulate(pair_rows(statistics), headers=PAIR_COLUMNS, tablefmt=style, disable_numparse=True), ""]
         for pair in statistics["pairs"]:
             lines.append(("- " if markdown else "") + pair_sentence(pair, statistics["replicates"]))
+            why = disagreement_sentence(pair, statistics["episodes"])
+            if why is not None:
+                lines.append(("  - " if markdown else "  ") + why)
         lines.append("")
     if statistics["unranked"]:
         lines += [f"Unranked (not comparable on this campaign): {', '.join(statistics['unranked'])}.", ""]
