@@ -179,8 +179,9 @@ def serve_arguments(parser):
 
 def cmd_serve(args, console):
     _service()
-    from ..service.serve import serve
+    from ..service.serve import checked, serve
 
+    checked(args.data)[1].dispose()  # a DATA serve refuses is refused before anything is said
     console.say(f"ember: serving {args.data} on http://{args.host}:{args.port} ({args.workers} processes).")
     console.flush()
     serve(args.data, args.host, args.port, args.workers, scheduler=args.scheduler)
