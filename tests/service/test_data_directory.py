@@ -48,23 +48,22 @@ def test_another_uid_reads_nothing_of_data(hidden, database, runs):
     job = hidden.submit("alpha", python_bundle(os.path.join(hidden.root, "walker.tar.gz")))
     hidden.wait_job("alpha", job)
     data = hidden.data
-    folder = os.path.join(data, "jobs", job)
-    # The job's bundle copy is what the sandbox's uid is given to read (through its bind).
-    assert modes(os.path.join(folder, "agent")) == {".": 0o755, "ember-agent.toml": 0o644, "walker.py": 0o644,
-                                                    "ember-job.toml": 0o600}  # fmt: skip
+    # The job's working folder (its bundle copy, hidden scenarios, results) is gone once its rows are in; while
+    # it lives it sits in jobs/, which no other uid may even search; what stays is the database, the records,
+    # the kept bundle and the derived files.
+    assert not os.path.exists(os.path.join(data, "jobs", job))
+    assert os.stat(os.path.join(data, "jobs")).st_mode & 0o777 == 0o700
     secret = [
         os.path.join(data, "service.toml"),
+        os.path.join(data, "jobs"),
         os.path.join(data, "records", put.json()["record_sha256"][:2]),
         *glob.glob(os.path.join(data, "records", "*", "*.record*")),
-        os.path.join(folder, "bundle.tar.gz"),
-        os.path.join(folder, "agent", "walker.py"),
-        *glob.glob(os.path.join(folder, "hidden-scenarios", "*.json")),
-        *glob.glob(os.path.join(folder, "results", "campaign.json")),
+        *glob.glob(os.path.join(data, "bundles", "*")),
         *glob.glob(os.path.join(data, "derived", "office", "*")),
     ]
     if database is None:
         secret += [os.path.join(data, "ember.db"), os.path.join(data, "ember.db-wal")]
-    assert all(os.path.exists(path) for path in secret) and len(secret) >= (10 if database is None else 8), secret
+    assert all(os.path.exists(path) for path in secret) and len(secret) >= (9 if database is None else 7), secret
     for path in secret:
         code, message = read_as_another_uid(path)
         assert code != 0 and "Permission denied" in message, (path, code, message)
