@@ -68,7 +68,11 @@ LOG_CONFIG = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "default": {"()": "uvicorn.logging.DefaultFormatter", "fmt": "%(levelprefix)s %(message)s", "use_colors": False},
+        "default": {
+            "()": "uvicorn.logging.DefaultFormatter",
+            "fmt": "%(levelprefix)s %(message)s",
+            "use_colors": False,
+        },
         "access": {
             "()": "uvicorn.logging.AccessFormatter",
             "fmt": '%(asctime)s %(client_addr)s "%(request_line)s" %(status_code)s',
