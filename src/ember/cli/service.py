@@ -221,6 +221,97 @@ def cmd_check_commitment(args, console):
     return 0 if found.holds else EXIT_MISMATCH
 
 
+# -- the operator's list and acts ---------------------------------------------------------------
+
+
+def list_arguments(parser):
+    _data(parser)
+    parser.add_argument("what", choices=("boards", "teams", "submissions", "jobs"), help="what to list")
+    parser.add_argument("--board", metavar="B", help="only board B's (teams: those with a submission or job on B)")
+    parser.add_argument("--format", choices=("table", "json"), default="table", help="a table (default) or JSON")
+
+
+def cmd_list(args, console):
+    _service()
+    from ..service.operator import listing
+    from ..service.registry import open_service
+
+    _, db = open_service(args.data)
+    try:
+        columns, rows = listing(db, args.what, args.board)
+    finally:
+        db.dispose()
+    if args.format == "json":
+        from ..canonical import canonical_json
+
+        console.line(canonical_json([dict(zip(columns, row)) for row in rows]).decode("utf-8"))
+        return 0
+    from ..summary import format_table
+
+    shown = [["" if value is None else value for value in row] for row in rows]
+    if rows:
+        console.line(format_table(columns, shown))
+    else:
+        console.say(f"ember: no {args.what}.")
+    return 0
+
+
+def submission_arguments(parser):
+    _data(parser)
+    parser.add_argument("id", metavar="ID", help="the submission's id (ember service list DATA submissions)")
+
+
+def cmd_submission_withdraw(args, console):
+    _service()
+    from ..service.operator import withdraw
+    from ..service.registry import open_service
+
+    _, db = open_service(args.data)
+    try:
+        found = withdraw(db, args.id)
+    finally:
+        db.dispose()
+    console.say(f"ember: withdrew submission {found.id} ({found.team}.{found.policy} on board {found.board}).")
+    return 0
+
+
+def cmd_team_disable(args, console):
+    _service()
+    from ..service.operator import disable_team
+    from ..service.registry import open_service
+
+    _, db = open_service(args.data)
+    try:
+        boards = disable_team(db, args.team)
+    finally:
+        db.dispose()
+    console.say(
+        f"ember: team {args.team} disabled: its tokens no longer work; its closed submissions stay ranked "
+        f"(logged on {boards} board{'s' if boards != 1 else ''})."
+    )
+    return 0
+
+
+def job_arguments(parser):
+    _data(parser)
+    parser.add_argument("id", metavar="ID", help="the job's id (ember service list DATA jobs)")
+
+
+def cmd_job_rerun(args, console):
+    _service()
+    from ..service.operator import rerun_job
+    from ..service.registry import open_service
+
+    config, db = open_service(args.data)
+    try:
+        new = rerun_job(config, db, args.id)
+    finally:
+        db.dispose()
+    console.line(new)
+    console.say(f"ember: job {new} queued: job {args.id}'s bundle again ('serve' runs it).")
+    return 0
+
+
 # -- serve, export, reverify, backup ---------------------------------------------------------------
 
 
@@ -320,6 +411,14 @@ def _service_commands():
             token_output_arguments, cmd_token_add, arguments.without_output_file),
         row("token revoke", "revoke a team's tokens (--all, or one by its prefix)", token_revoke_arguments,
             cmd_token_revoke),
+        row("list", "list boards, teams, submissions or jobs (a table, or --format json)", list_arguments, cmd_list,
+            always),
+        row("submission withdraw", "withdraw a team's submission (an operator_withdraw log entry)",
+            submission_arguments, cmd_submission_withdraw),
+        row("team disable", "disable a team: its tokens stop working, its ranked submissions stay",
+            team_arguments, cmd_team_disable),
+        row("job rerun", "queue a new job for an ended job's bundle (prints the new job's id)", job_arguments,
+            cmd_job_rerun, always),
         row("serve", "run the HTTP service (uvicorn)", serve_arguments, cmd_serve),
         row("export", "write a board's track as a results directory", export_arguments, cmd_export, never, "-o"),
         row("reverify", "re-authenticate every stored record of a board", reverify_arguments, cmd_reverify, always),

@@ -273,7 +273,9 @@ def close(db, board, submission):
     return {"id": submission.id, "state": "closed", "closed_at": at}
 
 
-def withdraw(db, board, submission):
+def withdraw(db, board, submission, event="withdraw", data=None):
+    """The submission withdrawn (its rows leave the ranking, its records are freed); ``event`` and ``data``:
+    the log entry (the team's ``withdraw``, or the operator's ``operator_withdraw``)."""
     with db.transaction() as connection:
         audit.lock_board(connection, board.id)
         state = connection.execute(
@@ -285,7 +287,7 @@ def withdraw(db, board, submission):
             sa.update(tables.submissions).where(tables.submissions.c.id == submission.id).values(state="withdrawn")
         )
         _free_records(connection, board.id, submission.id)
-        audit.append(connection, board.id, "withdraw", team=submission.team, policy=submission.policy)
+        audit.append(connection, board.id, event, team=submission.team, policy=submission.policy, data=data)
     return {"id": submission.id, "state": "withdrawn"}
 
 
