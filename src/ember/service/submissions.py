@@ -64,8 +64,9 @@ def create(db, board, team, policy, per_day):
         ).scalar_one()
         if today >= per_day:
             raise ServiceRefusal(
-                429, f"team {team.name} made {today} submissions to this board today (the limit)", headers=RETRY_AFTER
-            )
+                429, f"team {team.name} made {today} submissions to this board today (the limit; it resets at "
+                "00:00 UTC)", headers=audit.until_tomorrow(),
+            )  # fmt: skip
         submission_id = str(uuid.uuid4())
         connection.execute(
             sa.insert(tables.submissions).values(
