@@ -232,3 +232,20 @@ def submit_agent(url, board, token, bundle, transport=None):
     if response.status_code != 202:
         raise ServiceError(f"board {board}: the bundle is refused: {_message(response)}")
     return response.json()["id"]
+
+
+def submission_status(url, token, submission_id, transport=None):
+    """``GET /api/submissions/{id}`` as the team sees it (its own submission only)."""
+    client = Client(url, token, transport)
+    client.check_version()
+    return client.status(submission_id)
+
+
+def job_status(url, token, job_id, transport=None):
+    """``GET /api/jobs/{id}`` as the team sees it (its own job only)."""
+    client = Client(url, token, transport)
+    client.check_version()
+    response = client.call("GET", f"/api/jobs/{job_id}")
+    if response.status_code != 200:
+        raise ServiceError(f"job {job_id}: {_message(response)}")
+    return response.json()
