@@ -122,6 +122,84 @@ def ensure_results(folder, scenarios, seeds):
     return path
 
 
+#: The small campaign whose genuine rows the board is made of: ember-v1's layout (4 families x 2 fire modes x
+#: 3 tiers, seeds 5 / 3 / 1: 72 episode keys in 24 strata) on small generated floors, so that a row is a few KB.
+BOARD_FAMILIES = ("office", "hall", "bottleneck", "multi-exit")
+BOARD_MODES = ("casualty", "block")
+BOARD_TIERS = (("small", 16, 4, 5), ("medium", 20, 6, 3), ("large", 24, 8, 1))  # tier, rows = cols, people, seeds
+BOARD_POLICIES = ("stay", "random", "greedy", "planner")
+#: Every COPY_EVERY-th policy of a board is an exact copy of a real one (ties in every resample); the rest are mosaics.
+COPY_EVERY = 25
+
+
+def ember(arguments, env=None, cwd=None):
+    command, default_env = ember_command()
+    subprocess.run(command + arguments, env=env or default_env, cwd=cwd, check=True, capture_output=True)
+
+
+def ensure_board_source(folder):
+    """A real small campaign's results directory (4 built-in policies x 72 keys), evaluated once and cached."""
+    path = folder / "board-source"
+    results = path / "results"
+    if (results / "campaign.json").exists():
+        return results
+    path.mkdir(parents=True, exist_ok=True)
+    print(f"evaluating the board's source campaign into {path} ...", file=sys.stderr, flush=True)
+    lines = ['campaign = "board-source"', "scenarios = ["]
+    for tier, size, people, seeds in BOARD_TIERS:
+        for family in BOARD_FAMILIES:
+            for mode in BOARD_MODES:
+                name = f"{tier}-{family}-{mode}"
+                ember(
+                    ["generate", family, "--seed", str(len(lines)), "--rows", str(size), "--cols", str(size)]
+                    + ["--people", str(people), "--enter-fire", mode, "--id", f"board.{name}", "-o", f"{name}.json"],
+                    cwd=path,
+                )
+                lines.append(f'    {{ source = "{name}.json", seeds = {{ start = 0, count = {seeds} }} }},')
+    lines.append("]")
+    for policy in BOARD_POLICIES:
+        lines += ["", "[[policies]]", f'name = "{policy}"', f'builtin = "{policy}"']
+    (path / "board.toml").write_text("\n".join(lines) + "\n")
+    ember(["evaluate", "board.toml", "-o", "results", "--workers", "1"], cwd=path)
+    return results
+
+
+def ensure_board(folder, policies):
+    """A results directory of ``policies`` policies x 72 keys: the source campaign's genuine rows, relabelled.
+
+    Policy i is named p0000, p0001, ...; every ``COPY_EVERY``-th is an exact
+    copy of one real policy (so some policies tie in every resample); each
+    other takes, key by key, the row of a real policy drawn at random (a
+    mosaic: genuine rows, a board of distinct policies).
+    """
+    from ember.canonical import canonical_json
+
+    path = folder / f"board-{policies}x72"
+    if (path / "campaign.json").exists():
+        return path
+    source = ensure_board_source(folder)
+    campaign = json.loads((source / "campaign.json").read_bytes())
+    rows = {}
+    for line in (source / "episodes.jsonl").read_bytes().splitlines():
+        row = json.loads(line)
+        rows[row["policy"], row["scenario_hash"], row["seed"]] = row
+    keys = [(s["scenario_hash"], seed) for s in campaign["scenarios"] for seed in s["seeds"]]
+    rng = random.Random(policies)
+    path.mkdir(parents=True, exist_ok=True)
+    named = []
+    with open(path / "episodes.jsonl", "wb") as out:
+        for i in range(policies):
+            name = f"p{i:04d}"
+            copy = BOARD_POLICIES[(i // COPY_EVERY) % len(BOARD_POLICIES)] if i % COPY_EVERY == 0 else None
+            named.append({"name": name, "builtin": copy or "greedy"})
+            for scenario_hash, seed in keys:
+                row = dict(rows[copy or rng.choice(BOARD_POLICIES), scenario_hash, seed], policy=name)
+                out.write(canonical_json(row) + b"\n")
+    campaign["campaign"], campaign["policies"] = f"board-{policies}", named
+    (path / "campaign.json").write_bytes(canonical_json(campaign) + b"\n")
+    return path
+
+
 def ember_command():
     """How to run ``ember`` from this checkout: its sources first on the path."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
