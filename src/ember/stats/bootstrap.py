@@ -22,6 +22,11 @@ from .splitmix import splitmix64_block
 
 #: Stream values drawn per block (8 MiB of uint64); a block holds BLOCK_DRAWS // |K| replicates (at least 1).
 BLOCK_DRAWS = 1 << 20
+#: Replicate values per block: a block also holds at most BLOCK_VALUES // (|P| · (H + 8)) replicates, so that
+#: its totals, per-stratum casualties and ranks stay a few tens of MB however many policies there are.
+BLOCK_VALUES = 1 << 21
+#: 2^-T is a normal float for T <= 1022: then scaling an exact sum by it is exact.
+FLOAT_MIN_EXPONENT = 1022
 
 
 class Strata:
@@ -54,15 +59,39 @@ def draw_counts(strata, seed, first, stop):
     return counts.reshape(keys, rows).astype(np.float64)
 
 
-def lexicographic_less(keys):
-    """less[b, i, j]: policy i's tuple is below policy j's in replicate b; ``keys``: m × |P| arrays, major first."""
-    less = np.zeros(keys[0].shape + keys[0].shape[-1:], dtype=bool)
-    equal = np.ones_like(less)
-    for key in keys:
-        mine, theirs = key[:, :, None], key[:, None, :]
-        less |= equal & (mine < theirs)
-        equal &= mine == theirs
-    return less
+def dense_ranks(values):
+    """0-based dense ranks of the m × |P| array ``values`` (int64, the same shape): equal values share one.
+
+    Over the whole block, not per replicate: within any one replicate the
+    ranks compare exactly as the values do, which is all the order needs.
+    Works for int64, float64 and object (Python int) arrays alike.
+    """
+    _, inverse = np.unique(values.reshape(-1), return_inverse=True)
+    return inverse.reshape(values.shape).astype(np.int64, copy=False)
+
+
+def tuple_ranks(ranks, key):
+    """Dense ranks of the pairs (``ranks``, ``key``), compared lexicographically: ``ranks`` refined by ``key``.
+
+    Both dense ranks are below m · |P| (at most the block's values), so the
+    pair's code ranks · (max key rank + 1) + key rank stays far below 2^63.
+    """
+    refine = dense_ranks(key)
+    return dense_ranks(ranks * (int(refine.max(initial=0)) + 1) + refine)
+
+
+def replicate_ranks(order):
+    """Competition ranks within each replicate (row) of the m × |P| dense ranks ``order``: 1 + how many are below.
+
+    Each row is shifted above the previous one's values and sorted, so one
+    ``searchsorted`` over the whole block counts, for every entry, the
+    entries of its own row strictly below it.
+    """
+    rows, columns = order.shape
+    shifted = order + (np.arange(rows, dtype=np.int64) * (int(order.max(initial=0)) + 1))[:, None]
+    ascending = np.sort(shifted, axis=1).reshape(-1)
+    below = np.searchsorted(ascending, shifted.reshape(-1), side="left").reshape(rows, columns)
+    return 1 + below - (np.arange(rows, dtype=np.int64) * columns)[:, None]
 
 
 class ReplicateValues:
@@ -96,7 +125,16 @@ class ExposureSums:
         self.product = ExactProduct(numerators, draws)
 
     def apply(self, counts):
-        sums = self.product.apply(counts).astype(object)
+        product = self.product
+        if product.limbs <= 2 and self.exponent <= FLOAT_MIN_EXPONENT:
+            # Each limb's sum is an exact float (below 2^53); the high one times 2^bits is exact too.  One float
+            # addition rounds their exact sum correctly (to nearest, ties to even, as int / int does), and the
+            # scaling by 2^-T is exact while the result is a normal float, which T <= 1022 ensures for any
+            # non-zero sum (at least 1 / 2^T).
+            parts = [np.asarray(matrix @ counts).T for matrix in product.matrices]
+            total = parts[0] if len(parts) == 1 else parts[1] * float(1 << product.bits) + parts[0]
+            return np.ldexp(total, -self.exponent)
+        sums = product.apply(counts).astype(object)
         return (sums / (1 << self.exponent)).astype(np.float64)  # int / int: correctly rounded
 
 
@@ -116,7 +154,7 @@ def resample(values, exposures, sizes, replicates, seed, progress=None):
         "casualties": ExactProduct(values["casualties"], keys, groups=strata.offsets),
     }
     result = ReplicateValues(replicates, policies, strata, products)
-    block = max(1, BLOCK_DRAWS // keys)
+    block = max(1, min(BLOCK_DRAWS // keys, BLOCK_VALUES // (policies * (len(strata.sizes) + 8))))
     # One BLAS thread: the products are skinny (a few columns per policy) and come by the hundred;
     # threaded OpenBLAS spins between them and slowed the whole bootstrap 2-3x on 2 cores
     # (benchmarks/HISTORY.md, bench_stats).  The limit is lifted when the resampling ends.
@@ -128,7 +166,6 @@ def resample(values, exposures, sizes, replicates, seed, progress=None):
 def _resample_blocks(result, products, strata, values, exposures, seed, replicates, block, progress):
     keys, policies = values["casualties"].shape
     exposure = None
-    upper = np.triu(np.ones((policies, policies), dtype=bool), k=1)
     for first in range(0, replicates, block):
         stop = min(replicates, first + block)
         counts = draw_counts(strata, seed, first, stop)
@@ -136,21 +173,22 @@ def _resample_blocks(result, products, strata, values, exposures, seed, replicat
         by_stratum = products["casualties"].apply(counts)
         casualties = by_stratum.sum(axis=1)
         stranded, person_time, evacuated = (dense[:, i * policies : (i + 1) * policies] for i in range(3))
-        tuples = [casualties, stranded, person_time]
-        same = np.ones((stop - first, policies, policies), dtype=bool)
-        for key in tuples:
-            same &= key[:, :, None] == key[:, None, :]
-        tied = (same & upper).any(axis=(1, 2))
+        # (C*, S*, P*) as one dense rank per replicate and policy, then X* where two of a replicate tie.
+        order = tuple_ranks(tuple_ranks(dense_ranks(casualties), stranded), person_time)
+        ascending = np.sort(order, axis=1)
+        tied = (ascending[:, 1:] == ascending[:, :-1]).any(axis=1)
         exposure_star = np.zeros((stop - first, policies), dtype=np.float64)
         if tied.any():
             if exposure is None:
                 exposure = ExposureSums(exposures(), keys)
             exposure_star[tied] = exposure.apply(np.ascontiguousarray(counts[:, tied]))
-        less = lexicographic_less(tuples + [exposure_star])
-        result.ranks[first:stop] = 1 + less.sum(axis=1)  # competition rank: 1 + policies strictly ahead
-        for j in range(policies - 1):
-            above, below = less[:, j, j + 1], less[:, j + 1, j]
-            result.orders[j] += (int(above.sum()), int((~above & ~below).sum()), int(below.sum()))
+            order = tuple_ranks(order, exposure_star)
+        result.ranks[first:stop] = replicate_ranks(order)
+        above, below = order[:, :-1] < order[:, 1:], order[:, :-1] > order[:, 1:]  # pair (j, j + 1)
+        above_count, below_count = above.sum(axis=0), below.sum(axis=0)
+        result.orders[:, 0] += above_count
+        result.orders[:, 1] += (stop - first) - above_count - below_count
+        result.orders[:, 2] += below_count
         for name, total in zip(DENSE_TOTALS, (stranded, person_time, evacuated)):
             result.totals[name][first:stop] = total
         result.totals["casualties"][first:stop] = casualties
