@@ -10,6 +10,7 @@ machine (integers are exact, every float is rounded once from an exact
 value, and the resampling stream is SplitMix64 on unsigned 64-bit integers).
 """
 
+import functools
 from fractions import Fraction
 
 from ..canonical import canonical_json_reference
@@ -123,37 +124,62 @@ def _int_interval(bounds):
 # --- statistics.json --------------------------------------------------------------------
 
 
-def _episode_values(resolved, ok_rows, policies):
-    """|K| × |P| object arrays of c, s, p, e (Python ints) and a function giving float(x) (statistics.md §1)."""
+#: The integer per-key values of statistics.md §1 (replicate totals name, ``EpisodeOutcome`` field).
+VALUE_FIELDS = (
+    ("casualties", "casualties"),
+    ("stranded", "stranded"),
+    ("person_time", "time_to_safety"),
+    ("evacuated", "evacuated"),
+)
+
+
+class PolicyValues:
+    """One ranked policy's per-key values in K order (statistics.md §1): c, s, p, e (ints) and float(x).
+
+    float(x), the one costly value (an exact rational rounded once), is
+    computed when first asked for, and kept.
+    """
+
+    __slots__ = ("_episodes", "_exposures", "columns", "with_casualties", "with_loss")
+
+    def __init__(self, episodes):
+        self._episodes = episodes
+        self.columns = {name: [getattr(episode, field) for episode in episodes] for name, field in VALUE_FIELDS}
+        self.with_casualties = sum(1 for episode in episodes if episode.casualties >= 1)
+        self.with_loss = sum(1 for episode in episodes if episode.casualties + episode.stranded >= 1)
+        self._exposures = None
+
+    def exposures(self):
+        """float(x) per key: the correctly rounded float of the exact exposure."""
+        if self._exposures is None:
+            self._exposures = [float(episode.exposure()) for episode in self._episodes]
+            self._episodes = None  # nothing else is read of them
+        return self._exposures
+
+
+def _episode_values(policy_values):
+    """|K| × |P| object arrays of c, s, p, e (Python ints) and a function giving float(x)'s (statistics.md §1)."""
     import numpy as np
 
-    rows = [[ok_rows[name, key].episode for name in policies] for key in resolved.keys]
-    fields = {
-        "casualties": "casualties",
-        "stranded": "stranded",
-        "person_time": "time_to_safety",
-        "evacuated": "evacuated",
-    }
-    values = {}
-    for name, field in fields.items():
-        array = np.empty((len(rows), len(policies)), dtype=object)
-        array[:] = [[getattr(episode, field) for episode in row] for row in rows]
-        values[name] = array
-
-    def exposures():
-        array = np.empty((len(rows), len(policies)), dtype=object)
-        array[:] = [[float(episode.exposure()) for episode in row] for row in rows]
+    def matrix(columns):
+        array = np.empty((len(columns[0]), len(columns)), dtype=object)
+        for j, column in enumerate(columns):
+            array[:, j] = column
         return array
 
-    return rows, values, exposures
+    values = {name: matrix([entry.columns[name] for entry in policy_values]) for name, _ in VALUE_FIELDS}
+
+    def exposures():
+        return matrix([entry.exposures() for entry in policy_values])
+
+    return values, exposures
 
 
 def _share(count, replicates):
     return count / replicates  # int / int: correctly rounded
 
 
-def _policy_entry(entry, j, rank_count, replicates, bounds, population, episodes, rows, scenario_ids):
-    from .clopper_pearson import clopper_pearson
+def _policy_entry(entry, j, rank_count, replicates, bounds, population, episodes, values, scenario_ids, interval):
 
     result = {"policy": entry["policy"], "rank": entry["rank"]}
     for field, ranking_field, name in TOTALS:
@@ -166,10 +192,8 @@ def _policy_entry(entry, j, rank_count, replicates, bounds, population, episodes
         }
     result["rank_interval"] = _int_interval(bounds["ranks"][:, j])
     result["rank_share"] = _share(rank_count, replicates)
-    casualties = sum(1 for row in rows if row[j].casualties >= 1)
-    losses = sum(1 for row in rows if row[j].casualties + row[j].stranded >= 1)
-    for field, count in (("episodes_with_casualties", casualties), ("episodes_with_loss", losses)):
-        result[field] = {"count": count, "of": episodes, "interval": clopper_pearson(count, episodes)}
+    for field, count in (("episodes_with_casualties", values.with_casualties), ("episodes_with_loss", values.with_loss)):
+        result[field] = {"count": count, "of": episodes, "interval": list(interval(count))}
     result["by_scenario"] = {
         scenario_id: {
             "casualties": {
@@ -216,35 +240,45 @@ def statistics_of(results, ok_rows, replicates=DEFAULT_REPLICATES, seed=DEFAULT_
     check_statistics_rules(results, ok_rows)
     if ranking is None:
         ranking = ranking_of(results, ok_rows)
-    return _statistics(results.campaign, ok_rows, ranking, replicates, seed, progress)
+    keys = list(results.campaign.keys)
+    policy_values = [PolicyValues([ok_rows[entry["policy"], key].episode for key in keys]) for entry in ranking["ranked"]]
+    return _statistics(results.campaign, policy_values, ranking, replicates, seed, progress)
 
 
-def _statistics(resolved, ok_rows, ranking, replicates, seed, progress):
+def _statistics(resolved, policy_values, ranking, replicates, seed, progress):
+    """statistics.json's dict from the ranking and the ranked policies' ``PolicyValues`` (ranking order)."""
+    import numpy as np
+
     from .bootstrap import resample
+    from .clopper_pearson import clopper_pearson
 
     ranked = ranking["ranked"]
-    policies = [entry["policy"] for entry in ranked]
     scenario_ids = [scenario_id for scenario_id, _ in resolved.scenarios.values()]
     sizes = [len(seeds) for _, seeds in resolved.scenarios.values()]
     episodes = len(resolved.keys)
     policy_entries, pair_entries = [], []
     if ranked:
-        rows, values, exposures = _episode_values(resolved, ok_rows, policies)
+        values, exposures = _episode_values(policy_values)
         samples = resample(values, exposures, sizes, replicates, seed, progress)
         # Pairs first: their differences need each replicate's totals side by side; then every
         # interval partitions the replicate values in place (no copy of the arrays that grow with B).
         for j, ranking_pair in enumerate(ranking["pairs"]):
             pair = _pair_entry(j, ranked[j], ranked[j + 1], ranking_pair, samples, replicates)
             pair_entries.append(pair)
-        rank_counts = [int((samples.ranks[:, j] == entry["rank"]).sum()) for j, entry in enumerate(ranked)]
+        point_ranks = np.array([entry["rank"] for entry in ranked], dtype=np.int64)
+        rank_counts = (samples.ranks == point_ranks[None, :]).sum(axis=0).tolist()
         bounds = {name: percentile_intervals(samples.totals[name], in_place=True) for name in samples.totals}
         bounds["ranks"] = percentile_intervals(samples.ranks, in_place=True)
         bounds["stratum_casualties"] = percentile_intervals(samples.stratum_casualties, in_place=True)
         population = ranked[0]["population"]  # one N for every ranked policy (statistics.md §1, StatisticsRules)
+        interval = functools.cache(lambda count: clopper_pearson(count, episodes))  # one per count, not per policy
         for j, entry in enumerate(ranked):
             policy_entries.append(
-                _policy_entry(entry, j, rank_counts[j], replicates, bounds, population, episodes, rows, scenario_ids)
-            )
+                _policy_entry(
+                    entry, j, rank_counts[j], replicates, bounds, population, episodes, policy_values[j], scenario_ids,
+                    interval,
+                )
+            )  # fmt: skip
         group = 1
         for j, entry in enumerate(policy_entries):
             if j and pair_entries[j - 1]["separated"]:
