@@ -150,3 +150,12 @@ def _resample_blocks(result, products, strata, values, exposures, seed, replicat
         result.stratum_casualties[first:stop] = by_stratum
         if progress is not None:
             progress(stop)
+
+
+def resample_policy_major(values, exposures, sizes, replicates, seed, progress=None):
+    """``resample``'s values laid out as the library keeps them now: policy-major (replicates last)."""
+    result = resample(values, exposures, sizes, replicates, seed, progress)
+    result.totals = {name: np.ascontiguousarray(total.T) for name, total in result.totals.items()}
+    result.stratum_casualties = np.ascontiguousarray(result.stratum_casualties.transpose(1, 2, 0))
+    result.ranks = np.ascontiguousarray(result.ranks.T)
+    return result

@@ -17,7 +17,7 @@ exact sum of float(x) over the drawn keys, correctly rounded
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .exact import ExactProduct, float_numerators, storage_dtype
+from .exact import INT64_LIMIT, ExactProduct, float_numerators, storage_dtype
 from .splitmix import splitmix64_block
 
 #: Stream values drawn per block (8 MiB of uint64); a block holds BLOCK_DRAWS // |K| replicates (at least 1).
@@ -59,58 +59,55 @@ def draw_counts(strata, seed, first, stop):
     return counts.reshape(keys, rows).astype(np.float64)
 
 
-def dense_ranks(values):
-    """0-based dense ranks of the m × |P| array ``values`` (int64, the same shape): equal values share one.
+def replicate_ranks(keys):
+    """Competition ranks within each replicate (row) of the tuples whose parts are ``keys`` (m × |P| each, major first).
 
-    Over the whole block, not per replicate: within any one replicate the
-    ranks compare exactly as the values do, which is all the order needs.
-    Works for int64, float64 and object (Python int) arrays alike.
+    One sort per row (``lexsort`` of the parts, or ``argsort`` of a single
+    part); a policy's rank is 1 + its position's start of the run of equal
+    tuples in sorted order: 1 + the number of policies strictly below it.
+    Returns (ranks, rows with two equal tuples).
     """
-    _, inverse = np.unique(values.reshape(-1), return_inverse=True)
-    return inverse.reshape(values.shape).astype(np.int64, copy=False)
-
-
-def tuple_ranks(ranks, key):
-    """Dense ranks of the pairs (``ranks``, ``key``), compared lexicographically: ``ranks`` refined by ``key``.
-
-    Both dense ranks are below m · |P| (at most the block's values), so the
-    pair's code ranks · (max key rank + 1) + key rank stays far below 2^63.
-    """
-    refine = dense_ranks(key)
-    return dense_ranks(ranks * (int(refine.max(initial=0)) + 1) + refine)
-
-
-def replicate_ranks(order):
-    """Competition ranks within each replicate (row) of the m × |P| dense ranks ``order``: 1 + how many are below.
-
-    Each row is shifted above the previous one's values and sorted, so one
-    ``searchsorted`` over the whole block counts, for every entry, the
-    entries of its own row strictly below it.
-    """
+    order = np.argsort(keys[0], axis=1, kind="stable") if len(keys) == 1 else np.lexsort(keys[::-1], axis=1)
     rows, columns = order.shape
-    shifted = order + (np.arange(rows, dtype=np.int64) * (int(order.max(initial=0)) + 1))[:, None]
-    ascending = np.sort(shifted, axis=1).reshape(-1)
-    below = np.searchsorted(ascending, shifted.reshape(-1), side="left").reshape(rows, columns)
-    return 1 + below - (np.arange(rows, dtype=np.int64) * columns)[:, None]
+    starts = np.zeros((rows, columns), dtype=bool)
+    starts[:, 0] = True
+    for key in keys:
+        ordered = np.take_along_axis(key, order, axis=1)
+        starts[:, 1:] |= ordered[:, 1:] != ordered[:, :-1]
+    first = np.where(starts, np.arange(columns, dtype=np.int64), 0)
+    np.maximum.accumulate(first, axis=1, out=first)
+    ranks = np.empty((rows, columns), dtype=np.int64)
+    np.put_along_axis(ranks, order, first + 1, axis=1)
+    return ranks, ~starts.all(axis=1)
+
+
+def order_keys(casualties, stranded, person_time, bounds):
+    """(C*, S*, P*) as sortable parts: one int64 code when (C + 1)(S + 1)(P + 1) < 2^63 for the bounds, else the three."""
+    c, s, p = bounds
+    if (c + 1) * (s + 1) * (p + 1) < INT64_LIMIT and all(a.dtype == np.int64 for a in (casualties, stranded, person_time)):
+        return [(casualties * (s + 1) + stranded) * (p + 1) + person_time]
+    return [casualties, stranded, person_time]
 
 
 class ReplicateValues:
-    """Per replicate (rows) and ranked policy (columns, in ranking order): totals, stratum casualties, ranks.
+    """Per ranked policy (rows, in ranking order) and replicate (columns): totals, stratum casualties, ranks.
 
-    ``totals`` maps casualties, stranded, person_time, evacuated to B × |P|
-    arrays; ``stratum_casualties`` is B × H × |P|; ``ranks`` B × |P|;
+    Policy-major, so that a policy's B values are contiguous (the
+    intervals partition them in place, the pair differences subtract two
+    rows): ``totals`` maps casualties, stranded, person_time, evacuated to
+    |P| × B arrays; ``stratum_casualties`` is H × |P| × B; ``ranks`` |P| × B;
     ``orders`` (|P| − 1) × 3 counts of replicates in which the pair (j, j + 1)
     is above, equal, below.
     """
 
     def __init__(self, replicates, policies, strata, products):
-        def empty(shape, product):  # kept narrow: these arrays are the memory that grows with B
-            return np.empty(shape, dtype=storage_dtype(product.bound))
+        def empty(shape, bound):  # kept narrow: these arrays are the memory that grows with B
+            return np.empty(shape, dtype=storage_dtype(bound))
 
-        self.totals = {name: empty((replicates, policies), products["dense"]) for name in DENSE_TOTALS}
-        self.totals["casualties"] = empty((replicates, policies), products["casualties"])
-        self.stratum_casualties = empty((replicates, len(strata.sizes), policies), products["casualties"])
-        self.ranks = np.empty((replicates, policies), dtype=storage_dtype(policies))
+        self.totals = {name: empty((policies, replicates), products["dense"].bound) for name in DENSE_TOTALS}
+        self.totals["casualties"] = empty((policies, replicates), products["casualties"].bound)
+        self.stratum_casualties = empty((len(strata.sizes), policies, replicates), products["casualties"].bound)
+        self.ranks = np.empty((policies, replicates), dtype=storage_dtype(policies))
         self.orders = np.zeros((max(policies - 1, 0), 3), dtype=np.int64)
 
 
@@ -165,33 +162,36 @@ def resample(values, exposures, sizes, replicates, seed, progress=None):
 
 def _resample_blocks(result, products, strata, values, exposures, seed, replicates, block, progress):
     keys, policies = values["casualties"].shape
+    strata_count = len(strata.sizes)
+    bounds = (products["casualties"].bound, products["dense"].bound, products["dense"].bound)
+    stratum_rows = result.stratum_casualties.reshape(strata_count * policies, replicates)
     exposure = None
     for first in range(0, replicates, block):
         stop = min(replicates, first + block)
         counts = draw_counts(strata, seed, first, stop)
-        dense = products["dense"].apply(counts)
-        by_stratum = products["casualties"].apply(counts)
-        casualties = by_stratum.sum(axis=1)
-        stranded, person_time, evacuated = (dense[:, i * policies : (i + 1) * policies] for i in range(3))
-        # (C*, S*, P*) as one dense rank per replicate and policy, then X* where two of a replicate tie.
-        order = tuple_ranks(tuple_ranks(dense_ranks(casualties), stranded), person_time)
-        ascending = np.sort(order, axis=1)
-        tied = (ascending[:, 1:] == ascending[:, :-1]).any(axis=1)
-        exposure_star = np.zeros((stop - first, policies), dtype=np.float64)
+        dense = products["dense"].totals(counts)  # 3|P| × m: stranded, person_time, evacuated
+        by_stratum = products["casualties"].totals(counts)  # H|P| × m, stratum major
+        stratum_rows[:, first:stop] = by_stratum
+        casualties = by_stratum.reshape(strata_count, policies, stop - first).sum(axis=0)
+        stranded, person_time, evacuated = (dense[i * policies : (i + 1) * policies] for i in range(3))
+        # Replicate by replicate (rows of the transposed views): ranks of (C*, S*, P*), then of (C*, S*, P*, X*)
+        # in the replicates where two policies tie without X*.
+        parts = order_keys(casualties.T, stranded.T, person_time.T, bounds)
+        ranks, tied = replicate_ranks(parts)
         if tied.any():
             if exposure is None:
                 exposure = ExposureSums(exposures(), keys)
-            exposure_star[tied] = exposure.apply(np.ascontiguousarray(counts[:, tied]))
-            order = tuple_ranks(order, exposure_star)
-        result.ranks[first:stop] = replicate_ranks(order)
-        above, below = order[:, :-1] < order[:, 1:], order[:, :-1] > order[:, 1:]  # pair (j, j + 1)
+            exposure_star = exposure.apply(np.ascontiguousarray(counts[:, tied]))
+            ranks[tied] = replicate_ranks([part[tied] for part in parts] + [exposure_star])[0]
+        result.ranks[:, first:stop] = ranks.T
+        # Competition ranks order two policies as their tuples do: fewer policies are below the smaller one.
+        above, below = ranks[:, :-1] < ranks[:, 1:], ranks[:, :-1] > ranks[:, 1:]  # pair (j, j + 1)
         above_count, below_count = above.sum(axis=0), below.sum(axis=0)
         result.orders[:, 0] += above_count
         result.orders[:, 1] += (stop - first) - above_count - below_count
         result.orders[:, 2] += below_count
         for name, total in zip(DENSE_TOTALS, (stranded, person_time, evacuated)):
-            result.totals[name][first:stop] = total
-        result.totals["casualties"][first:stop] = casualties
-        result.stratum_casualties[first:stop] = by_stratum
+            result.totals[name][:, first:stop] = total
+        result.totals["casualties"][:, first:stop] = casualties
         if progress is not None:
             progress(stop)

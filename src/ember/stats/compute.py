@@ -102,19 +102,19 @@ def percentile_bounds(replicates):
 
 
 def percentile_intervals(values, in_place=False):
-    """[v[lo], v[hi]] of the sorted replicate values along axis 0, for every other index: shape (2, ...).
+    """[v[lo], v[hi]] of the sorted replicate values along the last axis, for every other index: shape (..., 2).
 
     Partitioning puts exactly the sorted values at positions lo and hi (an
     exact order statistic, not an interpolated quantile).  ``in_place``
-    reorders ``values`` itself (each column independently) instead of a copy.
+    reorders ``values`` itself (each row independently) instead of a copy.
     """
-    import numpy as np
-
-    lo, hi = percentile_bounds(len(values))
+    lo, hi = percentile_bounds(values.shape[-1])
     if not in_place:
-        return np.partition(values, (lo, hi), axis=0)[[lo, hi]]
-    values.partition((lo, hi), axis=0)
-    return values[[lo, hi]]
+        import numpy as np
+
+        return np.partition(values, (lo, hi), axis=-1)[..., [lo, hi]]
+    values.partition((lo, hi), axis=-1)
+    return values[..., [lo, hi]]
 
 
 def _int_interval(bounds):
@@ -183,14 +183,14 @@ def _policy_entry(entry, j, rank_count, replicates, bounds, population, episodes
 
     result = {"policy": entry["policy"], "rank": entry["rank"]}
     for field, ranking_field, name in TOTALS:
-        result[field] = {"total": entry[ranking_field], "interval": _int_interval(bounds[name][:, j])}
+        result[field] = {"total": entry[ranking_field], "interval": _int_interval(bounds[name][j])}
     for field, total in (("casualty_rate", "casualties"), ("stranded_rate", "stranded")):
-        low, high = bounds[total][:, j]
+        low, high = bounds[total][j]
         result[field] = {
             "value": float(Fraction(entry[total], population)),
             "interval": [float(Fraction(int(low), population)), float(Fraction(int(high), population))],
         }
-    result["rank_interval"] = _int_interval(bounds["ranks"][:, j])
+    result["rank_interval"] = _int_interval(bounds["ranks"][j])
     result["rank_share"] = _share(rank_count, replicates)
     for field, count in (("episodes_with_casualties", values.with_casualties), ("episodes_with_loss", values.with_loss)):
         result[field] = {"count": count, "of": episodes, "interval": list(interval(count))}
@@ -198,7 +198,7 @@ def _policy_entry(entry, j, rank_count, replicates, bounds, population, episodes
         scenario_id: {
             "casualties": {
                 "total": entry["by_scenario"][scenario_id]["casualties"],
-                "interval": _int_interval(bounds["stratum_casualties"][:, h, j]),
+                "interval": _int_interval(bounds["stratum_casualties"][h, j]),
             }
         }
         for h, scenario_id in enumerate(scenario_ids)
@@ -209,7 +209,7 @@ def _policy_entry(entry, j, rank_count, replicates, bounds, population, episodes
 def _pair_entry(j, above, below, ranking_pair, samples, replicates):
     result = {"above": above["policy"], "below": below["policy"]}
     for field, ranking_field, name in DIFFERENCES:
-        difference = samples.totals[name][:, j + 1] - samples.totals[name][:, j]
+        difference = samples.totals[name][j + 1] - samples.totals[name][j]
         result[field] = {
             "value": below[ranking_field] - above[ranking_field],
             "interval": _int_interval(percentile_intervals(difference, in_place=True)),
@@ -266,7 +266,7 @@ def _statistics(resolved, policy_values, ranking, replicates, seed, progress):
             pair = _pair_entry(j, ranked[j], ranked[j + 1], ranking_pair, samples, replicates)
             pair_entries.append(pair)
         point_ranks = np.array([entry["rank"] for entry in ranked], dtype=np.int64)
-        rank_counts = (samples.ranks == point_ranks[None, :]).sum(axis=0).tolist()
+        rank_counts = (samples.ranks == point_ranks[:, None]).sum(axis=1).tolist()
         bounds = {name: percentile_intervals(samples.totals[name], in_place=True) for name in samples.totals}
         bounds["ranks"] = percentile_intervals(samples.ranks, in_place=True)
         bounds["stratum_casualties"] = percentile_intervals(samples.stratum_casualties, in_place=True)
