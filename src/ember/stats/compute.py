@@ -303,6 +303,67 @@ def _statistics(resolved, policy_values, ranking, replicates, seed, progress):
     }
 
 
+class BoardStatistics:
+    """``statistics.json`` of a results directory that grows by rows, keeping each ranked policy's per-key values.
+
+    For a service that recomputes a board's statistics whenever rows are
+    added: ``update(results, ok_rows)`` takes a new reading of the directory
+    (``ember.results``, as ``statistics_of`` does) and keeps, per ranked
+    policy, the ``PolicyValues`` of the previous update when the policy's
+    rows are the same rows (same line, place and counts: rows are only ever
+    appended, and nothing follows an ok row); a new policy, or one whose
+    rows changed, gets its values from the new rows.  ``statistics(B, σ)``
+    then redoes the resampling only.  A change of the campaign's episode
+    keys drops every kept value.  The dict is the one ``statistics_of``
+    gives for the same reading, B and σ (tests/stats/test_board_statistics.py).
+    """
+
+    def __init__(self):
+        self._keys = None
+        self._kept = {}  # policy -> (its rows' identity, PolicyValues)
+        self._campaign = self._ranking = None
+
+    def update(self, results, ok_rows, ranking=None):
+        """Take a reading (``Results`` and their ``OkRows``); ``ranking``: ``ranking_of`` of it if the caller has it.
+
+        Raises ``ResultsError`` for statistics.md §1's further rules, as
+        ``statistics_of`` does.  Returns the names of the ranked policies
+        whose values were taken from the rows (the others were kept).
+        """
+        check_statistics_rules(results, ok_rows)
+        if ranking is None:
+            ranking = ranking_of(results, ok_rows)
+        keys = list(results.campaign.keys)
+        if keys != self._keys:
+            self._keys, self._kept = keys, {}
+        kept, taken = {}, []
+        for entry in ranking["ranked"]:
+            name = entry["policy"]
+            rows = [ok_rows[name, key] for key in keys]
+            identity = tuple((row.line, row.offset, row.length, row.episode.counts_key()) for row in rows)
+            previous = self._kept.get(name)
+            if previous is None or previous[0] != identity:
+                previous = (identity, PolicyValues([row.episode for row in rows]))
+                taken.append(name)
+            kept[name] = previous
+        self._kept, self._campaign, self._ranking = kept, results.campaign, ranking
+        return taken
+
+    def values(self):
+        """{ranked policy: its kept ``PolicyValues``} of the last update."""
+        return {name: values for name, (_, values) in self._kept.items()}
+
+    def statistics(self, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, progress=None):
+        """``statistics.json``'s dict of the last update's reading with B = ``replicates`` and σ = ``seed``."""
+        check_replicates(replicates)
+        check_seed(seed)
+        require()
+        if self._ranking is None:
+            raise ValueError("BoardStatistics.statistics before any update")
+        policy_values = [self._kept[entry["policy"]][1] for entry in self._ranking["ranked"]]
+        return _statistics(self._campaign, policy_values, self._ranking, replicates, seed, progress)
+
+
 def compute_statistics(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, progress=None):
     """Statistics 1.0 of a results directory's two files: returns (``statistics.json``'s dict, warnings).
 
