@@ -82,9 +82,11 @@ def replicate_ranks(keys):
 
 
 def order_keys(casualties, stranded, person_time, bounds):
-    """(C*, S*, P*) as sortable parts: one int64 code when (C + 1)(S + 1)(P + 1) < 2^63 for the bounds, else the three."""
+    """(C*, S*, P*) as sortable parts: one int64 code when (C + 1)(S + 1)(P + 1) < 2^63 for the bounds, else three."""
     c, s, p = bounds
-    if (c + 1) * (s + 1) * (p + 1) < INT64_LIMIT and all(a.dtype == np.int64 for a in (casualties, stranded, person_time)):
+    if (c + 1) * (s + 1) * (p + 1) < INT64_LIMIT and all(
+        a.dtype == np.int64 for a in (casualties, stranded, person_time)
+    ):
         return [(casualties * (s + 1) + stranded) * (p + 1) + person_time]
     return [casualties, stranded, person_time]
 

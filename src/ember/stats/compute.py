@@ -192,7 +192,10 @@ def _policy_entry(entry, j, rank_count, replicates, bounds, population, episodes
         }
     result["rank_interval"] = _int_interval(bounds["ranks"][j])
     result["rank_share"] = _share(rank_count, replicates)
-    for field, count in (("episodes_with_casualties", values.with_casualties), ("episodes_with_loss", values.with_loss)):
+    for field, count in (
+        ("episodes_with_casualties", values.with_casualties),
+        ("episodes_with_loss", values.with_loss),
+    ):
         result[field] = {"count": count, "of": episodes, "interval": list(interval(count))}
     result["by_scenario"] = {
         scenario_id: {
@@ -241,7 +244,9 @@ def statistics_of(results, ok_rows, replicates=DEFAULT_REPLICATES, seed=DEFAULT_
     if ranking is None:
         ranking = ranking_of(results, ok_rows)
     keys = list(results.campaign.keys)
-    policy_values = [PolicyValues([ok_rows[entry["policy"], key].episode for key in keys]) for entry in ranking["ranked"]]
+    policy_values = [
+        PolicyValues([ok_rows[entry["policy"], key].episode for key in keys]) for entry in ranking["ranked"]
+    ]
     return _statistics(results.campaign, policy_values, ranking, replicates, seed, progress)
 
 

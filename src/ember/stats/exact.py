@@ -89,7 +89,7 @@ class ExactProduct:
         return total
 
     def apply(self, counts):
-        """``totals`` replicate by replicate: replicates × columns (or replicates × strata × columns with ``groups``)."""
+        """``totals`` transposed: replicates × columns (replicates × strata × columns with ``groups``)."""
         total = self.totals(counts).T
         if self.groups is not None:
             total = total.reshape(counts.shape[1], len(self.groups), self.columns)
