@@ -2,8 +2,9 @@
 
 The boards are small (up to 7 policies, 1-3 scenarios of 1-5 seeds) with
 small values, so that ties in (C*, S*, P*) inside replicates are common;
-some policies are exact copies of others (tied in every resample), and some
-exposures are wide (more than two limbs, the Python-integer path of X*).
+some policies are exact copies of others (tied in every resample), some
+times are too wide to pack (C*, S*, P*) into one code, and some exposures
+are wide (more than two limbs, the Python-integer path of X*).
 """
 
 import contextlib
@@ -26,7 +27,8 @@ episode = st.fixed_dictionaries(
     {
         "casualties": st.integers(0, 2),
         "stranded": st.integers(0, 1),
-        "time_to_safety": st.integers(0, 6),
+        # Mostly small (ties, one packed int64 code); sometimes near 2^40 (three parts, too wide to pack).
+        "time_to_safety": st.one_of(st.integers(0, 6), st.integers(2**40, 2**40 + 2)),
         "histogram": histogram,
     }
 )

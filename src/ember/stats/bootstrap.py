@@ -114,6 +114,7 @@ class ReplicateValues:
 
 
 DENSE_TOTALS = ("stranded", "person_time", "evacuated")
+ORDER_TOTALS = ("casualties", "stranded", "person_time")
 
 
 class ExposureSums:
@@ -165,7 +166,9 @@ def resample(values, exposures, sizes, replicates, seed, progress=None):
 def _resample_blocks(result, products, strata, values, exposures, seed, replicates, block, progress):
     keys, policies = values["casualties"].shape
     strata_count = len(strata.sizes)
-    bounds = (products["casualties"].bound, products["dense"].bound, products["dense"].bound)
+    # Each total's own bound (|K| times its largest per-key value): the tighter they are, the more often
+    # (C*, S*, P*) packs into one int64 code.
+    bounds = tuple(keys * max((int(v) for v in values[name].flat), default=0) for name in ORDER_TOTALS)
     stratum_rows = result.stratum_casualties.reshape(strata_count * policies, replicates)
     exposure = None
     for first in range(0, replicates, block):
