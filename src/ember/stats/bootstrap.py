@@ -3,15 +3,17 @@
 A block of m replicates draws m · |K| stream values at once
 (``splitmix64_block``), reduces each modulo its stratum's size, and counts
 how often each key was drawn: a |K| × m matrix of counts.  Every total of
-the block is then one exact matrix product (``ExactProduct``), the ranks
-and pair orders a few comparisons of m × |P| × |P| arrays.  Memory: the
-block's arrays (about ``BLOCK_DRAWS`` values each, whatever B is) and the
+the block is then one exact matrix product (``ExactProduct``); the ranks
+come from one sort of each replicate's |P| tuples (``replicate_ranks``), so
+time grows as |P| log |P| and memory as |P|, never |P|^2; the pair orders
+compare neighbours' ranks.  Memory: the block's arrays (at most about
+``BLOCK_DRAWS`` and ``BLOCK_VALUES`` values each, whatever B is) and the
 B · |P| · (H + 5) replicate values kept for the intervals.
 
 Exposure breaks ties only: in the replicates of a block where two policies
-have equal (C*, S*, P*) (found with one vectorised comparison), X* is the
-exact sum of float(x) over the drawn keys, correctly rounded
-(``float_numerators``): the same value ``math.fsum`` gives for that multiset.
+have equal (C*, S*, P*) (runs of equal tuples in the sort), X* is the exact
+sum of float(x) over the drawn keys, correctly rounded (``float_numerators``):
+the same value ``math.fsum`` gives for that multiset.
 """
 
 import numpy as np
