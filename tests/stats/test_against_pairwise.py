@@ -10,6 +10,7 @@ are wide (more than two limbs, the Python-integer path of X*).
 import contextlib
 import tempfile
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -112,3 +113,17 @@ def test_the_boards_reach_the_cases_they_are_for(tmp_path):
     assert [p["order"]["equal"] for p in statistics["pairs"] if {p["above"], p["below"]} == {"narrow", "narrow2"}] == [
         1.0
     ]
+
+
+@pytest.mark.parametrize("block_values", [1, 37, 1 << 21])
+def test_blocks_by_policies_do_not_change_the_bytes(tmp_path, monkeypatch, block_values):
+    """BLOCK_VALUES (replicates per block for many policies) is a memory knob only."""
+    scenarios = [("one", [0, 1, 2, 3]), ("two", [0, 1])]
+
+    def metrics_of(policy, sid, seed):
+        return {"population": 4, "casualties": (seed + len(policy)) % 2, "time_to_safety": seed % 2}
+
+    results = hand_results(tmp_path, scenarios, ["a", "bb", "cc", "d", "eee"], metrics_of)
+    monkeypatch.setattr(bootstrap, "BLOCK_VALUES", block_values)
+    new, old = both(results, 1003, 9)
+    assert new == old
