@@ -180,7 +180,7 @@ def _share(count, replicates):
 
 
 def _policy_entry(entry, j, rank_count, replicates, bounds, population, episodes, values, scenario_ids, interval):
-
+    """One ``policies`` entry (statistics.md §5); ``values``: its ``PolicyValues``; ``interval(k)``: Clopper–Pearson."""
     result = {"policy": entry["policy"], "rank": entry["rank"]}
     for field, ranking_field, name in TOTALS:
         result[field] = {"total": entry[ranking_field], "interval": _int_interval(bounds[name][j])}
