@@ -50,9 +50,7 @@ def test_no_function_in_src_is_over_80_lines_but_the_named_hot_loops():
         for path, line, name, length in _functions()
         if length > MAX_LINES and (path, name) not in LONG_ON_PURPOSE
     ]
-    assert offenders == [], f"functions over {MAX_LINES} lines (split them into named parts):\n" + "\n".join(
-        offenders
-    )
+    assert offenders == [], f"functions over {MAX_LINES} lines (split them into named parts):\n" + "\n".join(offenders)
 
 
 def test_every_function_allowed_to_be_long_still_is():
