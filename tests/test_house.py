@@ -7,6 +7,7 @@ each is one function).
 """
 
 import ast
+import functools
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
@@ -27,8 +28,9 @@ LONG_ON_PURPOSE = {
 }
 
 
+@functools.cache
 def _functions():
-    """(path under src/ember/, line, name, length in lines) of every function and method in src/."""
+    """(path under src/ember/, line, name, length in lines) of every function and method in src/ (walked once)."""
     found = []
     for path in sorted((SRC / "ember").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -36,7 +38,7 @@ def _functions():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 length = node.end_lineno - node.lineno + 1
                 found.append((path.relative_to(SRC / "ember").as_posix(), node.lineno, node.name, length))
-    return found
+    return tuple(found)
 
 
 def test_the_walk_sees_the_source_tree():
