@@ -17,9 +17,9 @@ MARKERS = ("slow", "sandbox", "postgres", "browser")
 
 
 def _collect(*arguments):
-    """``pytest --collect-only -q`` with ``arguments``: (the node ids collected, the summary line)."""
+    """``pytest --collect-only`` (quiet by pyproject's addopts) with ``arguments``: (node ids, summary line)."""
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *arguments],
+        [sys.executable, "-m", "pytest", "--collect-only", "-p", "no:cacheprovider", *arguments],
         cwd=ROOT,
         capture_output=True,
         text=True,
