@@ -32,6 +32,11 @@ SANDBOX = (
     "tests/results/test_writer.py",
     "tests/service/test_data_directory.py",
     "tests/service/test_hidden",  # the hidden track's jobs run the teams' code in the sandbox
+    "tests/service/test_daily_limits.py",
+    "tests/service/test_no_zombies.py",
+    "tests/service/test_operator_commands.py::test_a_job_run_again",
+    "tests/service/test_participant_status.py::test_jobs",
+    "tests/cli/test_commands.py",  # the samples' service has a done hidden job
     "tests/test_agent.py",
 )
 
@@ -161,7 +166,12 @@ SLOW = (
     "tests/service/test_known_keys.py",
     "tests/service/test_limits.py",  # starts real servers, databases or jobs
     "tests/service/test_log_head.py",
+    "tests/service/test_daily_limits.py",  # starts real servers, databases or jobs
+    "tests/service/test_health_and_metrics.py",  # starts real servers, databases or jobs
+    "tests/service/test_no_zombies.py",  # starts real servers, databases or jobs
+    "tests/service/test_operating_docs.py",  # starts real servers, databases or jobs
     "tests/service/test_operator_commands.py",  # starts real servers, databases or jobs
+    "tests/service/test_participant_status.py",  # starts real servers, databases or jobs
     "tests/sim/test_burning_text.py",
     "tests/sim/test_burning_tracker.py",
     "tests/sim/test_fire_draws.py",
