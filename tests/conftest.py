@@ -37,6 +37,7 @@ SANDBOX = (
     "tests/service/test_operator_commands.py::test_a_job_run_again",
     "tests/service/test_participant_status.py::test_jobs",
     "tests/cli/test_commands.py",  # the samples' service has a done hidden job
+    "tests/service/test_bundle_tools.py::test_check_runs",
     "tests/test_agent.py",
 )
 
@@ -166,6 +167,7 @@ SLOW = (
     "tests/service/test_known_keys.py",
     "tests/service/test_limits.py",  # starts real servers, databases or jobs
     "tests/service/test_log_head.py",
+    "tests/service/test_bundle_tools.py::test_check_runs",
     "tests/service/test_daily_limits.py",  # starts real servers, databases or jobs
     "tests/service/test_health_and_metrics.py",  # starts real servers, databases or jobs
     "tests/service/test_no_zombies.py",  # starts real servers, databases or jobs

@@ -26,7 +26,15 @@ INPUTS = SimpleNamespace(
     results="results",
     campaign="campaign.toml",
     results_copy=lambda: "results-copy",
-    service=SimpleNamespace(data="DATA", url="http://127.0.0.1:9", token_file="token", source="source", job="job"),
+    service=SimpleNamespace(
+        data="DATA",
+        url="http://127.0.0.1:9",
+        token_file="token",
+        source="source",
+        job="job",
+        bundle="bundle",
+        bundle_dir="bundle_dir",
+    ),
 )
 
 

@@ -39,5 +39,10 @@ SAMPLES = {
         "greedy",
         i.service.source,
     ],
+    "bundle": lambda i, out: (
+        ["bundle", "check", i.service.bundle, "--scenario", SCENARIO]
+        if out is None
+        else ["bundle", i.service.bundle_dir, "-o", out]
+    ),
     "jobs": lambda i, out: ["jobs", i.service.url, "--token-file", i.service.token_file, i.service.job],
 }

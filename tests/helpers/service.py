@@ -327,7 +327,15 @@ class SampleService:
         with open(campaign, encoding="utf-8") as source, open(hidden, "w", encoding="utf-8") as handle:
             handle.write(source.read())
         ember("service", "board", "add", self.data, "secret", "--campaign", campaign, "--hidden", hidden)
-        bundle = python_bundle(os.path.join(base, "walker.tar.gz"))
+        from helpers.bundles import MANIFEST_PYTHON, PYTHON_POLICY
+
+        self.bundle_dir = os.path.join(base, "walker-bundle")  # 'bundle' makes it, 'bundle check' runs it
+        os.makedirs(self.bundle_dir)
+        for name, text in (("ember-agent.toml", MANIFEST_PYTHON.format(name="walker", module="walker")),
+                           ("walker.py", PYTHON_POLICY)):  # fmt: skip
+            with open(os.path.join(self.bundle_dir, name), "w", encoding="utf-8") as handle:
+                handle.write(text)
+        self.bundle = bundle = python_bundle(os.path.join(base, "walker.tar.gz"))
         sent = ember("submit", self.url, "secret", "--token-file", self.token_file, "--agent", bundle)
         self.job = sent.stdout.split()[3]
         with open(self.token_file, encoding="utf-8") as handle:

@@ -519,6 +519,48 @@ def cmd_submit(args, console):
     return 0
 
 
+# -- bundle -----------------------------------------------------------------------------------------
+
+
+def bundle_arguments(parser):
+    parser.add_argument(
+        "words", metavar="DIR | check FILE", nargs="+",
+        help="DIR: a folder holding ember-agent.toml, written as a bundle to -o FILE; 'check FILE': run that "
+        "bundle here in the sandbox on --scenario S (name a folder called 'check' as ./check)",
+    )  # fmt: skip
+    arguments.add_output(parser, "the bundle to write (a .tar.gz; with DIR)")
+    parser.add_argument("--scenario", metavar="S", help="with check: the scenario to run on (builtin:NAME or a file)")
+    parser.add_argument("--seed", type=arguments.count(0), default=0, metavar="N", help="with check: a public seed")
+    parser.add_argument(
+        "--team", metavar="TEAM", help="your team's name (TEAM.NAME must fit the service's limit; default: the "
+        "longest team name, so the bundle fits any team)"
+    )  # fmt: skip
+    arguments.add_sandbox(parser, "with check")
+
+
+def cmd_bundle(args, console):
+    _service()
+    from ..errors import ServiceError
+    from ..service import bundle_tools
+
+    words = args.words
+    if words[0] == "check":
+        if len(words) != 2 or args.scenario is None or args.output is not None:
+            raise ServiceError("ember bundle check FILE --scenario S [--seed N]: expected one FILE and --scenario")
+        run = bundle_tools.check_locally(words[1], args.scenario, args.seed, args.team, args.sandbox or "required")
+        if run.ok:
+            console.line(f"ember bundle check: {run.line()}")
+            return 0
+        console.line(f"ember bundle check: {run.line()}")
+        return EXIT_MISMATCH
+    if len(words) != 1 or args.output is None or args.scenario is not None or args.sandbox is not None:
+        raise ServiceError("ember bundle DIR -o FILE: expected one folder and -o FILE (or: ember bundle check FILE)")
+    manifest = bundle_tools.make_bundle(words[0], args.output, args.team)
+    kind = "agent" if manifest.agent is not None else "python"
+    console.say(f"ember: wrote {args.output}: policy {manifest.name} ({kind}); the service's checks pass.")
+    return 0
+
+
 #: The scalar fields of a status shown first, in this order; lists follow as tables or counts.
 SUBMISSION_FIELDS = ("id", "board", "team", "policy", "state")
 JOB_FIELDS = ("id", "state", "done", "total")
@@ -566,6 +608,6 @@ def cmd_jobs(args, console):
 
 
 __all__ = [
-    "cmd_jobs", "cmd_service", "cmd_submit", "jobs_arguments", "service_arguments", "service_writes_stdout",
-    "submit_arguments",
+    "bundle_arguments", "cmd_bundle", "cmd_jobs", "cmd_service", "cmd_submit", "jobs_arguments",
+    "service_arguments", "service_writes_stdout", "submit_arguments",
 ]  # fmt: skip

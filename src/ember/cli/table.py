@@ -214,6 +214,18 @@ COMMANDS = (
         output=None,
     ),
     Command(
+        "bundle",
+        help="make an agent bundle for a board's hidden track, or run one here first",
+        description="'ember bundle DIR -o FILE' writes the folder DIR (its ember-agent.toml, its files) as a "
+        "reproducible .tar.gz, checked by the service's own rules; 'ember bundle check FILE --scenario S' runs "
+        "the bundle here on one public episode, in the sandbox, as a job runs it, so a bundle that cannot start "
+        "is found before a daily job is spent (exit 1 when its episode fails).",
+        arguments=service.bundle_arguments,
+        handler=service.cmd_bundle,
+        writes_stdout=lambda args: bool(args.words) and args.words[0] == "check",
+        output="-o",
+    ),
+    Command(
         "jobs",
         help="show a hidden-track job of the team's on an EMBER service",
         description="The state of job ID (sent with 'ember submit --agent'): episodes done of the total, per "
