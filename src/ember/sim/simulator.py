@@ -120,7 +120,10 @@ class SortedCells:
     stays as it was): their places are found by binary search (lists
     compare as their cells order) and the new list is built from slices of
     the old, one copy where inserting the k cells one by one costs k
-    memmoves.
+    memmoves.  ``grown`` is (the list before
+    the last ``add``, the cells it added), so that a reader holding the
+    one can take the other's new cells without comparing the lists
+    (``policies._BurningTracker``).
 
     ``frozen=True`` (a public simulator's): the lists are ``FrozenList``s
     and the outer one a ``BurningCells`` of this source, which refuse
@@ -138,6 +141,7 @@ class SortedCells:
         self.numbers = list(range(max(rows, cols)))
         self.items = self._outer()
         list.extend(self.items, map(self._cell, sorted(cells)))
+        self.grown = None
 
     def _outer(self):
         if not self.frozen:
@@ -165,6 +169,7 @@ class SortedCells:
             at = k
         extend(merged, old[at:])
         self.items = merged
+        self.grown = (old, cells)
 
     def shared(self):
         """The kept list of the kept ``[row, col]`` lists, in order: never to be modified."""
