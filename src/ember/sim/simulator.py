@@ -20,7 +20,7 @@ import gc
 from bisect import bisect_left, insort
 
 from ..errors import ActionError, SeedError  # SeedError: raised here, declared with every error
-from ..frozen import BurningCells, frozen_list
+from ..frozen import BurningCells, SharedCells, frozen_list
 from ..grid.cells import DELTAS
 from ..grid.reachability import ExitReachability
 from ..scenario import compile_scenario
@@ -129,8 +129,9 @@ class SortedCells:
     and the outer one a ``BurningCells`` of this source, which refuse
     changes (``ember.frozen``), so they are handed out as they are, step
     after step, to policies and callers that may try to edit them.  With
-    ``frozen=False`` they are plain lists, for callers that never modify
-    what they get.
+    ``frozen=False`` they are plain lists (the outer one a ``SharedCells``,
+    a list that knows its source), for callers that never modify what they
+    get.
     """
 
     def __init__(self, cells, cols, rows=0, frozen=False):
@@ -144,9 +145,7 @@ class SortedCells:
         self.grown = None
 
     def _outer(self):
-        if not self.frozen:
-            return []
-        outer = frozen_list((), BurningCells)
+        outer = frozen_list((), BurningCells) if self.frozen else SharedCells()
         outer.source = self
         return outer
 
