@@ -13,12 +13,24 @@ exit (interpreter, imports and worker start-up included):
 
 for the code of this tree and, side by side in the same interleaved rounds,
 the code of an older commit (``--old``, extracted with ``git archive`` into a
-temporary folder; its own Dask cluster runs its own code).  Prints the median
-seconds (min-max) and the targets' ratios:
+temporary folder; its own Dask cluster runs its own code).  Each run gives
+its wall seconds and its CPU seconds (user + system of the command and of
+the children it waited for: its local workers; for the Dask rows, plus what
+the cluster's scheduler and workers spent meanwhile, from ``/proc``).
+Prints the median (min-max) of both and the targets' ratios, each the
+median of the rounds' own ratios:
 
-  workers=1 / bare          <= 1.5
-  dask-1 / workers=1        <= 1.15
-  dask-2 throughput / dask-1 >= 1.7
+  workers=1 / bare, CPU          <= 1.5   (the same work on one core)
+  dask-1 / workers=1, CPU        <= 1.15
+  dask-2 throughput / dask-1     >= 1.7   (wall: what two workers buy)
+
+``--where`` then splits this tree's ``workers=1`` CPU into layers, each
+measured in a fresh process, in ms per episode: the bare loop, the loop as
+campaigns run it (``run_policy`` on a shared-lists simulator), the metrics
+(``measure_run`` over that loop), the campaign in one process (``evaluate``
+with an in-process runner: rows, fsync, the ranking), and the processes
+(the whole command's CPU minus that), beside the bare command's own
+start-up.
 
 ``--marginal`` measures instead what Dask costs beyond start-up (the
 Dask overhead): against one real ``dask scheduler`` + one ``dask worker``
@@ -33,6 +45,7 @@ Usage::
 
     python benchmarks/bench_campaign.py                        # office, 60 seeds, 3 rounds, old 2b1401f
     python benchmarks/bench_campaign.py --rounds 5 --old none  # this tree only
+    python benchmarks/bench_campaign.py --skip-dask --where    # and where an episode's CPU goes
     python benchmarks/bench_campaign.py --marginal --seeds 150 --old ea058d3   # 300 against 600 episodes
 """
 
@@ -67,6 +80,120 @@ for seed in range(int(sys.argv[2])):
 """
 
 
+# --where: the layers of one campaign's episodes, each measured in one fresh process (CPU seconds).
+WHERE = """
+import json, shutil, sys, time
+started = time.process_time()
+from ember import Simulator
+from ember.campaign.attempt import run_task
+from ember.campaign.driver import evaluate
+from ember.engine import measure_run
+from ember.scenario import compile_scenario
+from ember.sim.loop import run_policy
+from ember.sim.policies import make_policy
+
+figures = {"imports": time.process_time() - started}
+compiled = compile_scenario(sys.argv[1])
+episodes = [(seed, name) for seed in range(int(sys.argv[2])) for name in ("greedy", "random")]
+
+
+def timed(label, run):
+    started = time.process_time()
+    run()
+    figures[label] = time.process_time() - started
+
+
+def bare():
+    for seed, name in episodes:
+        sim = Simulator(compiled, seed)
+        policy = make_policy(name, compiled, seed)
+        while not sim.terminated:
+            sim.step(policy(sim.observe()))
+
+
+def shared():
+    for seed, name in episodes:
+        run_policy(Simulator(compiled, seed, shared_lists=True), name)
+
+
+def measured():
+    for seed, name in episodes:
+        measure_run(compiled, name, seed)
+
+
+class InProcess:
+    window = 2
+
+    def __init__(self):
+        self.tasks, self.count = {}, 0
+
+    def submit(self, task, key, attempt):
+        self.count += 1
+        self.tasks[self.count] = task
+        return self.count
+
+    def wait(self, futures):
+        return list(futures)
+
+    def outcomes(self, done):
+        return [(future, "row", run_task(self.tasks.pop(future))) for future in done]
+
+    def close(self, terminate=False):
+        pass
+
+    def check_sandbox(self, files):
+        pass
+
+
+def in_process():
+    shutil.rmtree(sys.argv[4], ignore_errors=True)
+    evaluate(sys.argv[3], sys.argv[4], make_runner=lambda workers, scheduler: InProcess())
+
+
+timed("bare", bare)
+timed("shared", shared)
+timed("measure", measured)
+timed("evaluate", in_process)
+print(json.dumps(figures))
+"""
+
+
+def where(args, tree, path, folder):
+    """--where: the lines of a table of what a campaign's episode costs beyond the bare loop, layer by
+    layer (CPU, fresh processes)."""
+    runs = []
+    for number in range(args.rounds):
+        results = os.path.join(folder, f"where-{number}")
+        tree.run("-c", WHERE, args.scenario, str(args.seeds), path, results)
+        layers = json.loads(tree.last_stdout)
+        tree.run("-m", "ember.cli", "evaluate", path, "-o", results + "-command", "--workers", "1")
+        layers["command"] = tree.last_cpu
+        tree.run("-c", BARE, args.scenario, str(args.seeds))
+        layers["bare command"] = tree.last_cpu
+        runs.append(layers)
+        print(f"where: round {number + 1} done", file=sys.stderr)
+    episodes = 2 * args.seeds
+
+    def ms(key, minus=None):
+        values = [(run[key] - (run[minus] if minus else 0)) * 1000 / episodes for run in runs]
+        return spread(values)
+
+    rows = [
+        ("the bare loop (public `Simulator` + policy)", "bare", None),
+        ("the loop as campaigns run it (`run_policy`, shared lists), against bare", "shared", "bare"),
+        ("the metrics (`measure_run` against that loop)", "measure", "shared"),
+        ("the campaign around it, in one process (`evaluate`: rows, fsync, ranking)", "evaluate", "measure"),
+        ("processes: the command's start-up, the spawned worker, pickling", "command", "evaluate"),
+        ("(the bare command's own start-up and imports)", "bare command", "bare"),
+        ("`ember evaluate --workers 1`, whole", "command", None),
+        ("the bare command, whole", "bare command", None),
+    ]
+    title = f"Where a campaign's episode goes ({tree.name}; CPU ms per episode, median (min–max) of {args.rounds}):"
+    lines = ["", title, "", "| layer | ms/episode |", "|---|---:|"]
+    lines += [f"| {label} | {ms(key, minus)} |" for label, key, minus in rows]
+    return lines
+
+
 def campaign_text(scenario, seeds):
     return (
         f'campaign = "bench"\nseeds = {{ start = 0, count = {seeds} }}\nscenarios = ["{scenario}"]\n'
@@ -83,11 +210,17 @@ class Tree:
         self.env = dict(os.environ, PYTHONPATH=src)
         self.clusters = {}  # workers -> (scheduler address, processes)
 
-    def run(self, *args):
+    def run(self, *args, cluster=None):
+        """Wall seconds of the command; ``last_cpu`` its CPU seconds and its children's, plus, with
+        ``cluster`` (workers), what that Dask cluster's scheduler and workers spent meanwhile."""
+        processes = self.clusters[cluster][1] if cluster else []
+        before = [cpu_of(process.pid) for process in processes]
         started = time.perf_counter()
         done = subprocess.run([sys.executable, *args], env=self.env, capture_output=True, timeout=1800, check=False)
         elapsed = time.perf_counter() - started
         self.last_cpu = cpu_of_children()
+        self.last_cluster_cpu = sum(cpu_of(process.pid) - b for process, b in zip(processes, before, strict=True))
+        self.last_stdout = done.stdout
         if done.returncode != 0:
             raise SystemExit(f"bench: {self.name}: {args[:4]} exited {done.returncode}: {done.stderr.decode()[-2000:]}")
         return elapsed
@@ -259,6 +392,7 @@ def main():
     parser.add_argument("--old", default="2b1401f", help="the commit to compare with, or 'none'")
     parser.add_argument("--skip-dask", action="store_true")
     parser.add_argument("--marginal", action="store_true", help="Dask CPU per episode beyond start-up (see above)")
+    parser.add_argument("--where", action="store_true", help="then where an episode's CPU goes, layer by layer")
     args = parser.parse_args()
     if args.marginal:
         with tempfile.TemporaryDirectory(prefix="ember-bench-") as folder:
@@ -274,6 +408,7 @@ def main():
         if args.old != "none":
             trees.append(Tree(f"old {args.old}", old_tree(args.old, folder), folder))
         times = {(tree.name, way): [] for tree in trees for way in ways}
+        cpus = {(tree.name, way): [] for tree in trees for way in ways}
         try:
             if not args.skip_dask:
                 for tree in trees:
@@ -290,38 +425,49 @@ def main():
                         else:
                             address = tree.clusters[int(way[-1])][0]
                             seconds = tree.run(
-                                "-m", "ember.cli", "evaluate", path, "-o", results, "--scheduler", address
-                            )
+                                "-m", "ember.cli", "evaluate", path, "-o", results, "--scheduler", address,
+                                cluster=int(way[-1]),
+                            )  # fmt: skip
                         shutil.rmtree(results, ignore_errors=True)
+                        cpu = tree.last_cpu + tree.last_cluster_cpu
                         times[tree.name, way].append(seconds)
-                        print(f"round {number + 1} {tree.name} {way}: {seconds:.2f} s", file=sys.stderr)
+                        cpus[tree.name, way].append(cpu)
+                        said = f"round {number + 1} {tree.name} {way}: {seconds:.2f} s, {cpu:.2f} s CPU"
+                        print(said, file=sys.stderr)
         finally:
             for tree in trees:
                 tree.stop()
+        layers = where(args, trees[0], path, folder) if args.where else []
     print(
         f"{args.scenario}: {episodes} episodes ({args.seeds} seeds x greedy, random); "
         f"{args.rounds} interleaved rounds; "
         f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}; Python {sys.version.split()[0]}"
     )
     print()
-    print("| how | " + " | ".join(f"{tree.name} s" for tree in trees) + " |")
-    print("|---|" + "---:|" * len(trees))
+    print("| how | " + " | ".join(f"{tree.name} CPU s | wall s" for tree in trees) + " |")
+    print("|---|" + "---:|---:|" * len(trees))
     for way in ways:
-        print(f"| {way} | " + " | ".join(spread(times[tree.name, way]) for tree in trees) + " |")
+        cells = (f"{spread(cpus[tree.name, way])} | {spread(times[tree.name, way])}" for tree in trees)
+        print(f"| {way} | " + " | ".join(cells) + " |")
     print()
 
-    def med(tree, way):
-        return statistics.median(times[tree.name, way])
+    def ratio(tree, top, bottom, figures):
+        # Per round, then the median: a busy spell slows both ways of one round alike.
+        values = [a / b for a, b in zip(figures[tree.name, top], figures[tree.name, bottom], strict=True)]
+        return statistics.median(values)
 
-    targets = [("workers=1 / bare (<= 1.5)", "workers=1", "bare")]
-    targets.append(("workers=2 throughput / workers=1 (>= 1.7)", "workers=1", "workers=2"))
+    # workers=1 against bare is a CPU ratio (the same work, one core); throughput is wall time.
+    targets = [("workers=1 / bare, CPU (<= 1.5)", "workers=1", "bare", cpus)]
+    targets.append(("workers=2 throughput / workers=1, wall (>= 1.7)", "workers=1", "workers=2", times))
     if not args.skip_dask:
-        targets.append(("dask-1 / workers=1 (<= 1.15)", "dask-1", "workers=1"))
-        targets.append(("dask-2 throughput / dask-1 (>= 1.7)", "dask-1", "dask-2"))
-    print("| ratio (median seconds) | " + " | ".join(tree.name for tree in trees) + " |")
+        targets.append(("dask-1 / workers=1, CPU (<= 1.15)", "dask-1", "workers=1", cpus))
+        targets.append(("dask-2 throughput / dask-1, wall (>= 1.7)", "dask-1", "dask-2", times))
+    print("| ratio (median of the rounds' ratios) | " + " | ".join(tree.name for tree in trees) + " |")
     print("|---|" + "---:|" * len(trees))
-    for label, top, bottom in targets:
-        print(f"| {label} | " + " | ".join(f"{med(t, top) / med(t, bottom):.2f}" for t in trees) + " |")
+    for label, top, bottom, figures in targets:
+        print(f"| {label} | " + " | ".join(f"{ratio(t, top, bottom, figures):.2f}" for t in trees) + " |")
+    for line in layers:
+        print(line)
 
 
 if __name__ == "__main__":

@@ -86,6 +86,8 @@ CASES = {
 
 # Stadium sizes: side -> people; halls keep the large tier's pillar density and doors.
 STADIUM = {200: 1_000, 500: 6_000, 1000: 25_000}
+# side -> (target of ms/step, target of per-(cells + people) cost), both against 200x200
+STADIUM_TARGETS = {500: ("<= 7x", ""), 1000: ("", "<= 1.1x")}
 
 
 # -- in the child process ----------------------------------------------------------
@@ -281,16 +283,21 @@ def stadium(args):
         per_step = result["seconds"] / result["steps"] * 1000
         rows.append((side, people, result["steps"], per_step, per_step / (side * side + people), rss))
         print(f"  {side}x{side} done", file=sys.stderr, flush=True)
-    base = rows[0][4]
-    header = f"{'grid':>11} {'people':>7} {'steps':>6} {'ms/step':>8} {'x (cells+people) growth':>24}"
-    header += f" {'peak RSS MB':>12}"
+    base_step, base = rows[0][3], rows[0][4]
+    header = f"{'grid':>11} {'people':>7} {'steps':>6} {'ms/step':>8} {'x ms/step':>10} {'target':>7}"
+    header += f" {'x (cells+people) growth':>24} {'target':>7} {'peak RSS MB':>12}"
     print(header)
     print("-" * len(header))
     for side, people, steps, per_step, per_unit, peak in rows:
         grid = f"{side}x{side}"
-        print(f"{grid:>11} {people:>7,} {steps:>6,} {per_step:>8.1f} {per_unit / base:>24.2f} {peak:>12.1f}")
-    print("\nthe x column is ms/step / (cells + people), relative to the first size: at most 1.0 means the")
-    print("per-step cost grows no faster than cells + people")
+        step_target, unit_target = STADIUM_TARGETS.get(side, ("", ""))
+        print(
+            f"{grid:>11} {people:>7,} {steps:>6,} {per_step:>8.1f} {per_step / base_step:>10.2f} {step_target:>7}"
+            f" {per_unit / base:>24.2f} {unit_target:>7} {peak:>12.1f}"
+        )
+    print("\nx ms/step: against the first size; x (cells + people) growth: ms/step / (cells + people), against the")
+    print("first size (at most 1.0: the per-step cost grows no faster than cells + people). Targets against 200x200:")
+    print("500x500 / 6,000 within 7x a step; 1,000x1,000 / 25,000 within 1.1x per cell + person.")
 
 
 def scale2_scenario(data_dir):

@@ -54,6 +54,18 @@ class BurningCells(FrozenList):
     __slots__ = ("source",)
 
 
+class SharedCells(list):
+    """The burning list of a ``Simulator(shared_lists=True)``, with the ``SortedCells`` that made it
+    (``source``): a plain, changeable list (its callers promised not to change it), which tells a
+    policy tracking the burning set where it came from, as ``BurningCells`` does; a copy or a
+    pickle is a plain list."""
+
+    __slots__ = ("source",)
+
+    def __reduce__(self):
+        return (list, (list(self),))
+
+
 def frozen_list(items, cls=FrozenList):
     """A ``FrozenList`` (or ``cls``) of ``items``."""
     value = _new_list(cls)

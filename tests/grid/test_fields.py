@@ -1,20 +1,22 @@
 """The distance fields of ``ember.grid`` kept incrementally, against a fresh computation after every change.
 
-* ``ManhattanField`` (numpy, the fire-exposure field of large grids):
-  after each batch of ignitions, every cell's distance equals the brute
-  minimum of |dr| + |dc| over the burning cells;
+* ``ManhattanField`` (numpy, the fire-exposure field of large grids) and
+  ``LoweredManhattan`` (plain Python, small grids): after each batch of
+  ignitions, every cell's distance equals the brute minimum of |dr| + |dc|
+  over the burning cells;
 * ``ExitDistances`` on its padded grid: after each batch of burning cells,
   ``distances()`` equals a plain BFS from the usable exits, and the border
   holds ``UNREACHABLE``.
 """
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ember.grid.cells import UNREACHABLE
 from ember.grid.exit_distances import ExitDistances
 from ember.grid.floor import Grid
-from ember.grid.manhattan import ManhattanField
+from ember.grid.manhattan import LoweredManhattan, ManhattanField
 
 from helpers.distances import assert_manhattan_field_follows, bfs, brute_manhattan
 
@@ -26,11 +28,21 @@ def ignition_batches(draw, max_side=14):
     return rows, cols, draw(st.lists(st.lists(cell, min_size=1, max_size=6), min_size=1, max_size=6))
 
 
+@pytest.mark.parametrize("kind", [ManhattanField, LoweredManhattan])
 @settings(max_examples=300, deadline=None)
-@given(ignition_batches())
-def test_manhattan_field_after_every_batch_is_the_brute_minimum(case):
+@given(case=ignition_batches())
+def test_manhattan_field_after_every_batch_is_the_brute_minimum(kind, case):
     rows, cols, batches = case
-    assert_manhattan_field_follows(ManhattanField(rows, cols), rows, cols, batches)
+    assert_manhattan_field_follows(kind(rows, cols), rows, cols, batches)
+
+
+def test_lowered_manhattan_far_from_a_fire_in_another_row_and_column():
+    # A fire at one corner, then the opposite one: every cell takes the nearer, across rows and columns.
+    field = LoweredManhattan(5, 7)
+    field.ignite([0])
+    assert field.distances().tolist() == brute_manhattan(5, 7, {0})
+    field.ignite([34, 34, 0])  # again, and a cell already burning: nothing else changes
+    assert field.distances().tolist() == brute_manhattan(5, 7, {0, 34})
 
 
 def test_manhattan_field_on_a_grid_too_long_for_int16():

@@ -8,11 +8,16 @@ answer must be the one of the plain scan below, which looks at every
 element: the new cells in list order, or None when cells left the list.
 """
 
+import copy as copy_module
+import pickle
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ember.grid.floor import Grid
-from ember.sim.policies import _BurningTracker, _insertions
+from ember.sim.policies import _BurningTracker, _grown_from, _insertions
+from ember.sim.simulator import SortedCells
 
 ROWS, COLS = 6, 7
 GRID = Grid(ROWS, COLS, [])
@@ -113,3 +118,46 @@ def test_insertions_are_found_and_checked():
     assert _insertions(as_lists([1, 3, 9, 10]), shorter) is None  # 4 left: not a superset
     assert _insertions(as_lists([4, 1, 9, 10]), shorter) is None  # not in order
     assert _insertions(as_lists([1, 3, 9, 10]), shorter, check=False) is not None  # unchecked: trusted
+
+
+@pytest.mark.parametrize("frozen", [True, False])  # a public simulator's lists, a shared-lists one's
+@settings(max_examples=200, deadline=None)
+@given(observations=growing(), data=st.data())
+def test_a_simulators_lists_give_the_scans_new_cells_without_a_comparison(frozen, observations, data):
+    # The lists of a SortedCells, handed out in order (each from the one before: the merge's own cells,
+    # no comparison) or now and then an older one again (the scan's answer, by comparison).
+    cells = SortedCells([r * COLS + c for r, c in observations[0]], COLS, ROWS, frozen=frozen)
+    lists = [cells.shared()]
+    for burning in observations[1:]:
+        before = {r * COLS + c for r, c in lists[-1]}
+        cells.add(sorted(r * COLS + c for r, c in burning if r * COLS + c not in before))
+        lists.append(cells.shared())
+    tracker, reference = _BurningTracker(GRID, shared=not frozen), ScanTracker()
+    previous = None
+    for k, burning in enumerate(lists):
+        if k and data.draw(st.booleans()):
+            burning = lists[data.draw(st.integers(0, k))]  # a list handed out before
+        if previous is not None and burning is cells.shared() and cells.grown[0] is previous:
+            assert _grown_from(burning, previous) == cells.grown[1]
+        got, want = tracker.changed(burning), reference.changed(burning)
+        assert got == want, (k, burning)
+        if got is None:
+            tracker, reference = _BurningTracker(GRID, shared=not frozen), ScanTracker()
+            assert tracker.changed(burning) == reference.changed(burning)
+        previous = tracker.previous
+
+
+@pytest.mark.parametrize("frozen", [True, False])
+def test_the_merges_own_cells_are_taken_only_for_its_own_two_lists(frozen):
+    cells = SortedCells([3, 9], COLS, ROWS, frozen=frozen)
+    first = cells.shared()
+    cells.add([1, 5])
+    second = cells.shared()
+    assert _grown_from(second, first) == [1, 5]
+    assert _grown_from(list(second), first) is None  # a plain copy: compared
+    assert _grown_from(first, first) is None
+    cells.add([20])
+    assert _grown_from(second, first) is None  # no longer the current list
+    assert _grown_from(cells.shared(), second) == [20]
+    for copy in (list(second), pickle.loads(pickle.dumps(second)), second[:], copy_module.copy(second)):
+        assert type(copy) is list and copy == second  # a copy is plain: nothing of the source goes with it

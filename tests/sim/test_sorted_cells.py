@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ember.canonical import canonical_json
-from ember.frozen import BurningCells, FrozenList
+from ember.frozen import BurningCells, FrozenList, SharedCells
 from ember.sim.simulator import BurningText, SortedCells
 
 
@@ -36,7 +36,7 @@ def test_the_list_after_every_merge_is_the_sorted_list_of_every_cell_so_far(froz
         so_far += group
         want = [[c // cols, c % cols] for c in sorted(so_far)]
         assert cells.shared() == want
-        assert type(cells.shared()) is (BurningCells if frozen else list)
+        assert type(cells.shared()) is (BurningCells if frozen else SharedCells) and cells.shared().source is cells
         assert all(type(cell) is (FrozenList if frozen else list) for cell in cells.shared())
         handed_out.append((cells.shared(), want))
     # A merge builds a new list: every list handed out before still holds what it held.

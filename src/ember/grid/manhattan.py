@@ -1,4 +1,72 @@
-"""The Manhattan distance to the nearest burning cell, walls ignored, kept as cells ignite."""
+"""The Manhattan distance to the nearest burning cell, walls ignored, kept as cells ignite.
+
+Two forms of one field: ``ManhattanField`` by numpy passes over the whole
+grid (large grids), ``LoweredManhattan`` by lowering in plain Python only
+the cells whose distance drops (small grids, where a numpy call costs more
+than the cells it would touch, and numpy is never imported).
+"""
+
+from array import array
+
+from .cells import FAR
+
+
+class LoweredManhattan:
+    """The same field as ``ManhattanField``, lowered in place, separably: along the row, then down columns.
+
+    The distance is min over rows r' of (|r - r'| + the distance along row
+    r' to its nearest burning column), so two flat arrays are kept: ``along``
+    (each cell's distance within its row) and ``dist`` (the field).  A new
+    burning cell lowers ``along`` outward in its row while that shortens
+    it, and each cell so lowered lowers ``dist`` up and down its column
+    while that shortens it.  Both fields are 1-Lipschitz along a line
+    (neighbours differ by at most 1), so the first cell not lowered ends
+    each walk: the work is the cells whose distance drops, each looked at
+    once, where a breadth-first relaxation looks at four neighbours of
+    each (about 1.7x the time on the office floor).
+    """
+
+    def __init__(self, rows, cols):
+        self.rows, self.cols = rows, cols
+        self.size = size = rows * cols
+        self.dist = array("i", [FAR]) * size  # FAR: no fire yet
+        self.along = array("i", [FAR]) * size
+
+    def ignite(self, cells):
+        dist, along, cols, size = self.dist, self.along, self.cols, self.size
+        for x in cells:
+            start = x - x % cols
+            lowered = []  # (cell, its new distance along the row)
+            k, v, end = x, 0, start + cols
+            while k < end and along[k] > v:
+                along[k] = v
+                lowered.append((k, v))
+                k += 1
+                v += 1
+            k, v = x - 1, 1
+            while k >= start and along[k] > v:
+                along[k] = v
+                lowered.append((k, v))
+                k -= 1
+                v += 1
+            for k, v in lowered:
+                if dist[k] <= v:
+                    continue  # the column already has as near a fire, at this cell and so along it
+                dist[k] = v
+                j, w = k - cols, v + 1
+                while j >= 0 and dist[j] > w:
+                    dist[j] = w
+                    j -= cols
+                    w += 1
+                j, w = k + cols, v + 1
+                while j < size and dist[j] > w:
+                    dist[j] = w
+                    j += cols
+                    w += 1
+
+    def distances(self):
+        """The field (cell index -> distance, FAR until a cell burns), kept: read it, never change it."""
+        return self.dist
 
 
 class ManhattanField:

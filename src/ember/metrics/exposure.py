@@ -9,11 +9,12 @@ Two ways to keep the field, chosen by grid size (the same integers either
 way; tests/metrics/test_exposure.py compares both with a brute-force
 minimum):
 
-* ``LoweredField``: breadth-first relaxation from each step's new
-  ignitions over the whole rectangle.  Cheap while the fire is small or the
-  grid is, but a cell's distance drops by one every few steps as the fire
-  comes closer, and each drop is a Python-level visit: on a 200x200 hall
-  that burns out it was a third of ``measure_run``.
+* ``LoweredField``: the cells whose distance drops, lowered in place from
+  each step's new ignitions (``grid.LoweredManhattan``: along the row, then
+  down the columns).  Cheap while the grid is small, but a cell's distance
+  drops by one every few steps as the fire comes closer, and each drop is
+  a Python-level visit: on a 200x200 hall that burns out it was a third of
+  ``measure_run``.
 * ``TransformField``: a numpy distance transform of the burning mask
   (``grid.ManhattanField``), its row pass redone for the rows with new
   ignitions and its column pass after each step with ignitions: a few
@@ -27,14 +28,11 @@ people hold no dict and no int object per distance.  Both give the same
 results (tests/metrics/test_compact_exposures.py).
 """
 
-from array import array
 from math import lcm
 from operator import truediv
 
 from ..accumulator import Accumulator
-from ..grid.breadth_first import lower_distances
-from ..grid.cells import FAR
-from ..grid.manhattan import ManhattanField
+from ..grid.manhattan import LoweredManhattan, ManhattanField
 from .report import exposure_floats
 
 #: Grids of at least this many cells keep the field with numpy: below it, one
@@ -43,14 +41,14 @@ TRANSFORM_MIN_CELLS = 4096
 
 
 class LoweredField:
-    """Manhattan distances lowered by BFS from each batch of new burning cells."""
+    """Manhattan distances lowered in place from each batch of new burning cells (``LoweredManhattan``)."""
 
     def __init__(self, grid):
-        self.grid = grid
-        self.dist = array("i", [FAR]) * grid.size  # FAR: no fire yet
+        self.field = LoweredManhattan(grid.rows, grid.cols)
+        self.dist = self.field.dist
 
     def ignite(self, cells):
-        lower_distances(self.dist, cells, self.grid.cols, self.grid.size)
+        self.field.ignite(cells)
 
     def at(self, cells):
         dist = self.dist

@@ -7,7 +7,7 @@ are made per episode by ``make_policy(name, scenario, seed)``.
 import random
 
 from ..errors import did_you_mean
-from ..frozen import BurningCells
+from ..frozen import BurningCells, SharedCells
 from ..grid.cells import DIRECTIONS, FAR, UNREACHABLE, around
 from ..grid.exit_distances import ExitDistances, LazyExitDistances
 from ..scenario import compile_scenario
@@ -122,6 +122,13 @@ class _BurningTracker:
             return []
         if len(burning) < len(previous):
             return None  # some cell of the previous list must have left
+        grown = _grown_from(burning, previous)
+        if grown is not None:
+            seen = self.seen
+            for cell in grown:
+                seen[cell] = 1
+            self.previous = burning  # the simulator's own list, never modified
+            return list(grown)
         shared = self.shared or _same_source(burning, previous)
         inserted = _insertions(burning, previous, check=not shared)
         if inserted is None:
@@ -167,9 +174,30 @@ class _BurningTracker:
 
 
 def _same_source(burning, previous):
-    """Whether both are read-only burning lists of one simulator's (``frozen.BurningCells``): the
-    later then holds the earlier's cells, the same objects, with the new cells inserted."""
-    return type(burning) is BurningCells and type(previous) is BurningCells and burning.source is previous.source
+    """Whether both are burning lists of one simulator's (``frozen.BurningCells``, read-only, or
+    ``frozen.SharedCells`` of a shared-lists simulator): the later then holds the earlier's cells, the
+    same objects, with the new cells inserted."""
+    kind = type(burning)
+    same_kind = (kind is BurningCells or kind is SharedCells) and type(previous) is kind
+    return same_kind and burning.source is previous.source
+
+
+def _grown_from(burning, previous):
+    """The cells (flat, sorted) that ``burning`` adds to ``previous`` when the simulator says so, else None.
+
+    A simulator's ``SortedCells`` keeps what its last merge added to
+    which list (``grown``): when ``burning`` is its current list and
+    ``previous`` the one that merge started from, those are the new cells,
+    known without a comparison (a galloping search compares lists of
+    ``[row, col]`` lists, about a tenth of greedy's time on the large hall).
+    """
+    if not _same_source(burning, previous):
+        return None
+    source = burning.source
+    grown = getattr(source, "grown", None)  # the isolation host's lists come from another source
+    if grown is None or grown[0] is not previous or getattr(source, "items", None) is not burning:
+        return None
+    return grown[1]
 
 
 def _insertions(longer, shorter, check=True):

@@ -20,7 +20,7 @@ import gc
 from bisect import bisect_left, insort
 
 from ..errors import ActionError, SeedError  # SeedError: raised here, declared with every error
-from ..frozen import BurningCells, frozen_list
+from ..frozen import BurningCells, SharedCells, frozen_list
 from ..grid.cells import DELTAS
 from ..grid.reachability import ExitReachability
 from ..scenario import compile_scenario
@@ -120,14 +120,18 @@ class SortedCells:
     stays as it was): their places are found by binary search (lists
     compare as their cells order) and the new list is built from slices of
     the old, one copy where inserting the k cells one by one costs k
-    memmoves.
+    memmoves.  ``grown`` is (the list before
+    the last ``add``, the cells it added), so that a reader holding the
+    one can take the other's new cells without comparing the lists
+    (``policies._BurningTracker``).
 
     ``frozen=True`` (a public simulator's): the lists are ``FrozenList``s
     and the outer one a ``BurningCells`` of this source, which refuse
     changes (``ember.frozen``), so they are handed out as they are, step
     after step, to policies and callers that may try to edit them.  With
-    ``frozen=False`` they are plain lists, for callers that never modify
-    what they get.
+    ``frozen=False`` they are plain lists (the outer one a ``SharedCells``,
+    a list that knows its source), for callers that never modify what they
+    get.
     """
 
     def __init__(self, cells, cols, rows=0, frozen=False):
@@ -138,11 +142,10 @@ class SortedCells:
         self.numbers = list(range(max(rows, cols)))
         self.items = self._outer()
         list.extend(self.items, map(self._cell, sorted(cells)))
+        self.grown = None
 
     def _outer(self):
-        if not self.frozen:
-            return []
-        outer = frozen_list((), BurningCells)
+        outer = frozen_list((), BurningCells) if self.frozen else SharedCells()
         outer.source = self
         return outer
 
@@ -165,6 +168,7 @@ class SortedCells:
             at = k
         extend(merged, old[at:])
         self.items = merged
+        self.grown = (old, cells)
 
     def shared(self):
         """The kept list of the kept ``[row, col]`` lists, in order: never to be modified."""
