@@ -22,7 +22,7 @@ import posixpath
 import tarfile
 import zlib
 
-from ..errors import ServiceRefusal
+from .errors import ServiceRefusal
 from .submissions import MAX_POLICY, POLICY_PATTERN
 
 MANIFEST = "ember-agent.toml"

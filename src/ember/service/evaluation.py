@@ -16,12 +16,13 @@ import uuid
 
 import sqlalchemy as sa
 
-from ..errors import ServiceRefusal
 from . import jobs, tables
 from .boards import load_board
 from .bundles import check_bundle
+from .errors import CLOSE, ServiceRefusal
 from .hidden import revealed
-from .uploads import CLOSE, body_chunks, in_process
+from .responses import threaded
+from .uploads import body_chunks, in_process
 
 TMP_DIR = "tmp"
 
@@ -32,7 +33,7 @@ def _temporary(service):
     return os.path.join(folder, f"{uuid.uuid4()}.part")
 
 
-async def receive_bundle(service, request, threaded):
+async def receive_bundle(service, request):
     team = await threaded(service.team, request)
     board = await threaded(service.board, request.path_params["board"])
     if board.hidden is None:

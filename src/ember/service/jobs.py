@@ -31,9 +31,9 @@ import uuid
 import sqlalchemy as sa
 
 from ..canonical import canonical_json_reference
-from ..errors import ServiceRefusal
 from ..results.layout import log_file
 from . import audit, tables
+from .errors import ServiceRefusal
 
 JOBS_DIR = "jobs"
 BUNDLES_DIR = "bundles"

@@ -24,11 +24,10 @@ import uuid
 import sqlalchemy as sa
 
 from ..engine import AuthenticationStream, ComparisonStream
-from ..errors import EmberError, RecordStoreFullError, ServiceRefusal
+from ..errors import EmberError, RecordStoreFullError
 from . import audit, tables
+from .errors import CLOSE, RETRY_AFTER, ServiceRefusal
 
-RETRY_AFTER = {"Retry-After": "5"}
-CLOSE = {"Connection": "close"}
 #: How much lower a verifying process runs than the server's own: verification is the CPU-bound work, and
 #: with it in the server's processes every request waited for their interpreter lock (p99 of a board's
 #: JSON was hundreds of milliseconds during uploads); the kernel now serves requests first.
