@@ -10,9 +10,9 @@ import os
 
 import pytest
 
-from ember.errors import ServiceRefusal
 from ember.service.bundles import check_bundle, extract_bundle
 from ember.service.config import Limits
+from ember.service.errors import ServiceRefusal
 
 from helpers.bundles import (
     agent_bundle,

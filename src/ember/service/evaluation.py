@@ -22,7 +22,8 @@ from .bundles import check_bundle
 from .errors import CLOSE, ServiceRefusal
 from .hidden import revealed
 from .responses import threaded
-from .uploads import body_chunks, in_process
+from .uploads.body import body_chunks
+from .uploads.verifier import in_process
 
 TMP_DIR = "tmp"
 

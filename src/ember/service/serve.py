@@ -27,7 +27,7 @@ from .jobs import ACTIVE, jobs_root, remove_folder
 from .pages import write_page
 from .registry import open_service
 from .store import RecordStore
-from .uploads import clear_slots
+from .uploads.slots import clear_slots
 
 
 def start_up(config, db):

@@ -12,7 +12,7 @@ from .database import Database
 from .errors import ServiceRefusal
 from .registry import team_of_token
 from .store import RecordStore
-from .uploads import Slots
+from .uploads.slots import Slots
 
 
 class Service:
@@ -30,7 +30,7 @@ class Service:
         # Verifying processes are forked from a server of their own, started afresh with the engine
         # loaded: never a fork of this process, its threads and its database connections.
         self.verifiers = multiprocessing.get_context("forkserver")
-        self.verifiers.set_forkserver_preload(["ember.service.uploads"])
+        self.verifiers.set_forkserver_preload(["ember.service.uploads.verifier"])
         forkserver.ensure_running()  # now, not on the first upload: its start-up is no upload's time
         self._etags = {}
 

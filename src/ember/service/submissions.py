@@ -26,7 +26,8 @@ from . import audit, tables
 from .boards import compiled_scenario
 from .errors import CLOSE, RETRY_AFTER, ServiceRefusal
 from .responses import COUNT, threaded
-from .uploads import VerifyingProcess, body_chunks
+from .uploads.body import body_chunks
+from .uploads.verifier import VerifyingProcess
 
 POLICY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 MAX_POLICY = 64
@@ -365,9 +366,8 @@ async def receive_episode(service, request, team, found, board, scenario_id, see
         )
         try:
             async for chunk in body_chunks(request, limits):
-                await loop.run_in_executor(service.pool, work.feed, chunk)
-                if work.refusal is not None and work.sent > limits.max_record_bytes:
-                    break  # drained as far as the limit allows
+                if not await loop.run_in_executor(service.pool, work.feed, chunk):
+                    break  # refused, and drained as far as the limit allows
             verdict = await loop.run_in_executor(service.pool, work.finish)
             if verdict is None:
                 await threaded(refuse, service.db, found, scenario_id, seed, work.refusal)
