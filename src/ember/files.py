@@ -133,6 +133,26 @@ def write_atomically(path, save):
         save(stream)
 
 
+def replace_file(path, data, *, mode=0o666, durable=False):
+    """``data`` (bytes) as the whole of regular file ``path``, complete or not at all: written to a new
+    temporary sibling (created with ``mode``, less the umask) renamed over ``path``.  ``durable``: the file,
+    then its folder, fsynced, so a machine that stops keeps the old file or the new one."""
+    tmp, fd = _create_sibling(path, "tmp", mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+        tmp = None
+    finally:
+        if tmp is not None:
+            _discard(tmp)
+    if durable:
+        fsync_directory(os.path.dirname(path) or ".")
+
+
 def _follow_links(path):
     """The path a chain of symlinks at ``path`` ends at (``path`` itself if it is no link)."""
     if not os.path.islink(path):

@@ -17,8 +17,9 @@ from starlette.routing import Route
 from ..errors import DatabaseUnavailableError, RecordStoreFullError
 from ..results.layout import EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
 from .config import read_config
-from .endpoints import about, boards, derived, hidden, submissions
+from .endpoints import about, boards, derived, submissions
 from .errors import ServiceRefusal
+from .hidden import endpoints as hidden
 from .protocol import DATA_VARIABLE
 from .responses import LOG, database_down, failure, not_found, refused, store_full
 from .state import Service

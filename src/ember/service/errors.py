@@ -2,8 +2,14 @@
 
 from ..errors import ServiceError
 
-#: A refusal that passes: a limit reached, a verification that stopped; the caller may send again shortly.
-RETRY_AFTER = {"Retry-After": "5"}
+
+def retry_after(seconds):
+    """The headers of a refusal that passes: the caller may send again in ``seconds``."""
+    return {"Retry-After": str(seconds)}
+
+
+#: A limit reached, a verification that stopped: the caller may send again shortly.
+RETRY_AFTER = retry_after(5)
 #: A refusal answered before its body is read: the connection closes, the rest of the body is not waited for.
 CLOSE = {"Connection": "close"}
 

@@ -194,7 +194,7 @@ def accept(db, board, submission, row, stored):
     sha256 = row["record_sha256"]
     try:
         with db.transaction() as connection:
-            audit.lock_board(connection, board.id)
+            locked = audit.lock_board(connection, board.id)
             _must_be_open(connection, submission.id)
             existing = accepted(connection, submission.id, *key)
             if existing is None:
@@ -207,9 +207,9 @@ def accept(db, board, submission, row, stored):
                     )
                 elif owner.team_id != submission.team_id:
                     raise ServiceRefusal(409, f"a copy of a record accepted for {owner.team}.{owner.policy}")
-                seq = audit.append(
-                    connection, board.id, "row", team=submission.team, policy=submission.policy, row=row,
-                    row_sha256=row_sha256(row),
+                seq = locked.append(
+                    "row", team=submission.team, policy=submission.policy, row=row,
+                    row_sha256=row_sha256(row, line),
                 )  # fmt: skip
                 connection.execute(
                     sa.insert(tables.rows).values(
@@ -278,7 +278,7 @@ def other_record(sha256, key):
 
 def close(db, board, submission):
     with db.transaction() as connection:
-        audit.lock_board(connection, board.id)
+        locked = audit.lock_board(connection, board.id)
         _must_be_open(connection, submission.id)
         count = connection.execute(
             sa.select(sa.func.count()).select_from(tables.rows).where(tables.rows.c.submission_id == submission.id)
@@ -292,13 +292,13 @@ def close(db, board, submission):
             .where(tables.submissions.c.id == submission.id)
             .values(state="closed", closed_at=at)
         )
-        audit.append(connection, board.id, "close", team=submission.team, policy=submission.policy)
+        locked.append("close", team=submission.team, policy=submission.policy)
     return {"id": submission.id, "state": "closed", "closed_at": at}
 
 
 def withdraw(db, board, submission):
     with db.transaction() as connection:
-        audit.lock_board(connection, board.id)
+        locked = audit.lock_board(connection, board.id)
         state = connection.execute(
             sa.select(tables.submissions.c.state).where(tables.submissions.c.id == submission.id)
         ).scalar_one()
@@ -308,7 +308,7 @@ def withdraw(db, board, submission):
             sa.update(tables.submissions).where(tables.submissions.c.id == submission.id).values(state="withdrawn")
         )
         _free_records(connection, board.id, submission.id)
-        audit.append(connection, board.id, "withdraw", team=submission.team, policy=submission.policy)
+        locked.append("withdraw", team=submission.team, policy=submission.policy)
     return {"id": submission.id, "state": "withdrawn"}
 
 

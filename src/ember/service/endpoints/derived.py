@@ -7,9 +7,10 @@ import re
 from starlette.responses import FileResponse, Response
 
 from ...results.layout import EPISODES_FILE, RANKING_FILE, STATISTICS_FILE
-from .. import evaluation, submissions
+from .. import submissions
 from ..derived import latest
 from ..errors import ServiceRefusal
+from ..hidden.secrecy import revealed_record
 from ..responses import CORS, public
 
 RECORD = re.compile(r"[0-9a-f]{64}")
@@ -75,7 +76,7 @@ def record(request):
     with service.db.transaction(read=True) as connection:
         stored = submissions.ranked_record(connection, digest)
         if stored is None:
-            stored = evaluation.revealed_record(connection, digest)
+            stored = revealed_record(connection, digest)
     if stored is None:
         raise ServiceRefusal(404, "no such record of a ranked row")
     return FileResponse(service.store.path(stored), media_type="application/octet-stream", headers=CORS)

@@ -83,7 +83,7 @@ def snapshot(db, name):
 def hidden_snapshot(db, name, track="hidden"):
     """A hidden key set's (board, ranked jobs as (team, policy, job id), rows as (bytes, stored), log lines,
     the set's keys as (scenario_id, scenario_hash, seed)), read in one transaction."""
-    from .hidden import keys_of, ranked_jobs, secret_keys
+    from .hidden.secrecy import keys_of, ranked_jobs, secret_keys
 
     with db.transaction(read=True) as connection:
         board = load_board(connection, name)

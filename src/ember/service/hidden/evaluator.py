@@ -31,14 +31,16 @@ import traceback
 
 import sqlalchemy as sa
 
-from ..errors import EmberError
-from ..results.log import row_sha256
-from . import audit, jobs, tables
-from .boards import load_board
+from ...errors import EmberError
+from ...files import replace_file
+from ...results.log import row_sha256
+from .. import audit, tables
+from ..boards import load_board
+from ..registry import FINAL, LIVE
+from ..store import RecordStore
+from . import jobs
 from .bundles import extract_bundle
-from .hidden import complete_reveal, keys_of
-from .registry import FINAL, LIVE
-from .store import RecordStore
+from .secrecy import complete_reveal, keys_of
 
 SANDBOX = "required"
 _COPY = 1 << 20
@@ -139,11 +141,7 @@ class Evaluator:
                 handle.write(s.data + b"\n")
         policy = policy_entry(f"{job.team}.{job.policy}", json.loads(bytes(job.manifest)), files.agent)
         text = campaign_text(board.name, board.hidden_scenarios, self.keys(job, secret), policy)
-        partial = files.campaign + ".part"
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(partial, files.campaign)
+        replace_file(files.campaign, text.encode("utf-8"), mode=0o600)
         return files
 
     @staticmethod
@@ -166,7 +164,7 @@ class Evaluator:
             jobs.remove_folder(self.config, self.db, job.id)
 
     def _run_job(self, job, board, secret):
-        from ..campaign.driver import evaluate
+        from ...campaign.driver import evaluate
 
         job_id = job.id
         if not self.keys(job, secret):
@@ -250,7 +248,7 @@ class Evaluator:
 
     def commit_rows(self, job, board, files):
         """Commit every row of the job's results directory not in the database yet; returns how many."""
-        from ..results import read_results
+        from ...results import read_results
 
         counting = CountingValues()
         try:
@@ -299,11 +297,12 @@ class Evaluator:
             raise
 
     def _commit(self, job, board, row, stored, stderr):
-        from ..canonical import canonical_json_reference
+        from ...canonical import canonical_json_reference
 
-        digest = row_sha256(row)
+        line = canonical_json_reference(row)
+        digest = row_sha256(row, line)
         with self.db.transaction() as connection:
-            audit.lock_board(connection, board.id)
+            locked = audit.lock_board(connection, board.id)
             r = tables.hidden_rows.c
             exists = connection.execute(
                 sa.select(r.id).where(r.job_id == job.id, r.scenario_id == row["scenario_id"], r.seed == row["seed"])
@@ -313,14 +312,14 @@ class Evaluator:
             seq = None
             if job.key_set != FINAL:
                 # A final row's entry waits for the reveal (hidden.publish): before it, not even its time is told.
-                seq = audit.append(
-                    connection, board.id, "hidden_row", team=job.team, policy=job.policy, row=None,
+                seq = locked.append(
+                    "hidden_row", team=job.team, policy=job.policy, row=None,
                     row_sha256=digest, data={"job": job.id, "set": LIVE},
                 )  # fmt: skip
             connection.execute(
                 sa.insert(tables.hidden_rows).values(
                     job_id=job.id, scenario_id=row["scenario_id"], seed=row["seed"],
-                    row=canonical_json_reference(row), row_sha256=digest, record_sha256=row["record_sha256"],
+                    row=line, row_sha256=digest, record_sha256=row["record_sha256"],
                     stored=stored, seq=seq, stderr=stderr,
                 )
             )  # fmt: skip
