@@ -16,7 +16,7 @@ without a row, and the rows already written are committed if they were
 not.  The job is leased (``owner``, ``lease_until``, renewed every third
 of the lease), so however many servers share the database, exactly one
 evaluator runs a job at a time.  A job that ended has its working folder
-removed; the last final job of a reveal completes it (``hidden.complete_reveal``).
+removed; the last final job of a reveal completes it (``secrecy.complete_reveal``).
 """
 
 import contextlib
@@ -311,7 +311,7 @@ class Evaluator:
                 return
             seq = None
             if job.key_set != FINAL:
-                # A final row's entry waits for the reveal (hidden.publish): before it, not even its time is told.
+                # A final row's entry waits for the reveal (secrecy.publish): before it, not even its time is told.
                 seq = locked.append(
                     "hidden_row", team=job.team, policy=job.policy, row=None,
                     row_sha256=digest, data={"job": job.id, "set": LIVE},
