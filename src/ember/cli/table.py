@@ -191,9 +191,10 @@ COMMANDS = (
         "service",
         help="run a benchmark service: boards, teams, tokens, the HTTP API, exports",
         description="The EMBER service (docs/service.md): 'ember service init DATA' makes a service directory, "
-        "'board add', 'team add' and 'token add|revoke' administer it, 'serve' runs the HTTP API (uvicorn), "
+        "'board add', 'team add' and 'token add|revoke' administer it, 'list' shows what is there, "
+        "'submission withdraw', 'team disable' and 'job rerun' act on it, 'serve' runs the HTTP API (uvicorn), "
         "'export' writes a board as a results directory, 'reverify' re-checks every stored record, 'backup' copies "
-        "the database. Needs the service extra: pip install 'ember-eval[service]'.",
+        "the database (docs/operating.md). Needs the service extra: pip install 'ember-eval[service]'.",
         arguments=service.service_arguments,
         handler=service.cmd_service,
         writes_stdout=service.service_writes_stdout,

@@ -10,6 +10,7 @@ import hmac
 import os
 import re
 import secrets
+from typing import NamedTuple
 
 import sqlalchemy as sa
 
@@ -69,6 +70,46 @@ def init_service(data, database=None):
         finally:
             db.dispose()
     return config
+
+
+def existing_service(data, database=None):
+    """What ``init`` finds in ``data`` before it acts: None for a new DATA, else a ``Found``.
+
+    A ``--database`` naming another database than the one ``service.toml`` holds is refused: ``init`` on a
+    service directory never points it elsewhere.
+    """
+    if not os.path.exists(os.path.join(data, CONFIG_FILE)):
+        return None
+    config = read_config(data)
+    if database is not None and database != config.database:
+        shown = sa.engine.make_url(config.database).render_as_string(hide_password=True)
+        raise ServiceError(
+            f"{data}: a service directory already, on the database {shown}; --database names another: "
+            "init never moves a service to another database"
+        )
+    db = Database(config.database)
+    try:
+        return Found(db.shown, db.pending(), os.path.exists(os.path.join(data, anchor.KEY_FILE)))
+    finally:
+        db.dispose()
+
+
+def contents(db):
+    """The number of boards, teams, submissions and jobs, in that order (a dict)."""
+    with db.transaction(read=True) as connection:
+        return {
+            name: connection.execute(sa.select(sa.func.count()).select_from(getattr(tables, name))).scalar_one()
+            for name in ("boards", "teams", "submissions", "jobs")
+        }
+
+
+class Found(NamedTuple):
+    """An existing service directory: its database (password hidden), whether migrations were pending,
+    whether it had its key pair."""
+
+    database: str
+    pending: bool
+    had_key: bool
 
 
 def open_service(data, migrated=True):
@@ -142,13 +183,15 @@ def revoke_tokens(db, name, prefix=None):
 
 
 def team_of_token(connection, token):
-    """The team row a bearer token belongs to, or None (unknown, revoked or malformed)."""
+    """The team row a bearer token belongs to, or None (unknown, revoked, malformed, or its team disabled)."""
     if not isinstance(token, str) or not token.startswith(TOKEN_PREFIX) or len(token) > 200:
         return None
     digest = token_sha256(token)
     c = tables.tokens.c
     found = connection.execute(
-        sa.select(c.sha256, tables.teams).join(tables.teams).where(c.sha256 == digest, c.revoked_at.is_(None))
+        sa.select(c.sha256, tables.teams)
+        .join(tables.teams)
+        .where(c.sha256 == digest, c.revoked_at.is_(None), tables.teams.c.disabled_at.is_(None))
     ).first()
     if found is None or not hmac.compare_digest(found.sha256, digest):
         return None

@@ -296,7 +296,9 @@ def close(db, board, submission):
     return {"id": submission.id, "state": "closed", "closed_at": at}
 
 
-def withdraw(db, board, submission):
+def withdraw(db, board, submission, event="withdraw", data=None):
+    """The submission withdrawn (its rows leave the ranking, its records are freed); ``event`` and ``data``:
+    the log entry (the team's ``withdraw``, or the operator's ``operator_withdraw``)."""
     with db.transaction() as connection:
         locked = audit.lock_board(connection, board.id)
         state = connection.execute(
@@ -308,7 +310,7 @@ def withdraw(db, board, submission):
             sa.update(tables.submissions).where(tables.submissions.c.id == submission.id).values(state="withdrawn")
         )
         _free_records(connection, board.id, submission.id)
-        locked.append("withdraw", team=submission.team, policy=submission.policy)
+        locked.append(event, team=submission.team, policy=submission.policy, data=data)
     return {"id": submission.id, "state": "withdrawn"}
 
 

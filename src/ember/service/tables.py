@@ -184,3 +184,7 @@ locks = sa.Table(
     # both count under a limit and both insert (on SQLite ``BEGIN IMMEDIATE`` does the same).
     sa.Column("name", sa.String(16), primary_key=True),
 )
+
+# --- the sixth schema version: a team the operator disabled (its tokens stop working) ---
+
+teams.append_column(sa.Column("disabled_at", sa.String(32), nullable=True))
