@@ -174,6 +174,7 @@ def evaluate(
     adopt_code=False,
     say=None,
     bounds=False,
+    rows=None,
 ):
     """Run a campaign into ``results_dir``, write its ranking.json; return a ``Summary``.
 
@@ -198,6 +199,7 @@ def evaluate(
     without ``code`` (made before campaign 1.1) takes today's code for it
     (else that is refused).  ``say(text)`` receives what a run tells before
     its episodes: each agent and python policy's code, a code adopted.
+    ``rows(row)`` receives each row written this run, once it is on disk.
     """
     warn = warn or _python_warning
     if workers is not None and workers < 1:
@@ -220,6 +222,7 @@ def evaluate(
             adopt_code=adopt_code,
             say=say or (lambda text: None),
             bounds=bounds,
+            rows=rows,
         )
         # What is on disk now, read once, still under the lock: the summary and ranking.json say the same.
         # The run's own structures (the campaign's seed lists, the plan, a resumed directory's counting
@@ -250,6 +253,7 @@ def _run(
     adopt_code,
     say,
     bounds=False,
+    rows=None,
 ):
     """``evaluate`` up to its last row written: the campaign checked, the directory locked and prepared, the
     episodes run; returns the ``Summary`` of this run (its end counts are made by ``evaluate``)."""
@@ -338,6 +342,8 @@ def _run(
                 lines[line_key(row)] = row
                 return
             row = store.append(row)
+            if rows is not None:
+                rows(row)
             if row["status"] == "ok":
                 summary.this_run_ok += 1
             else:

@@ -5,8 +5,10 @@ secret seeds of its key set (a team's job: live; a job of the reveal:
 final; service.md §9), and the bundle as its one policy ``TEAM.NAME`` under
 isolation.md ``required`` (``ember.campaign.evaluate`` itself, local
 workers or the Dask cluster of ``--scheduler``), into the job's own
-results directory with its records kept.  While it runs, and once more at
-the end, every new row of that directory is committed with its
+results directory with its records kept.  While it runs every row it
+writes is handed over as it is written (the first together with those a
+killed server's run wrote before it, read once from the directory), and
+at the end the directory is read once more; each new row is committed with its
 ``hidden_row`` entry (``row`` null, ``row_sha256``; a final row's entry
 waits for the reveal), its episode's stderr tail and its record moved
 into the record store, in one transaction per row; the ``hidden_rows``
@@ -23,6 +25,7 @@ import contextlib
 import fcntl
 import json
 import os
+import queue
 import shlex
 import shutil
 import sys
@@ -174,6 +177,7 @@ class Evaluator:
         beat = threading.Thread(target=self._heartbeat, args=(job_id, lost), daemon=True)
         beat.start()
         outcome = {}
+        arriving = ArrivingRows()
         try:
             files = self.prepare(job, board, secret)
             lock = self._lock(files, lost)
@@ -184,7 +188,7 @@ class Evaluator:
                 try:
                     outcome["summary"] = evaluate(
                         files.campaign, files.results, workers=self.workers, scheduler=self.scheduler,
-                        keep_records=True, sandbox=SANDBOX,
+                        keep_records=True, sandbox=SANDBOX, rows=arriving.put,
                     )  # fmt: skip
                 except BaseException as exc:  # noqa: BLE001 (reported as the job's failure)
                     outcome["error"] = exc
@@ -195,7 +199,7 @@ class Evaluator:
             worker.start()
             while worker.is_alive() and not lost.is_set():
                 worker.join(self.poll_s)
-                self.commit_rows(job, board, files)
+                self.commit_arrived(job, board, files, arriving)
             if lost.is_set():
                 return  # another evaluator holds the job now; this one's rows are in the same directory
             self.commit_rows(job, board, files)
@@ -247,31 +251,50 @@ class Evaluator:
     # -- rows -------------------------------------------------------------------------------
 
     def commit_rows(self, job, board, files):
-        """Commit every row of the job's results directory not in the database yet; returns how many."""
+        """Commit every row of the job's results directory not in the database yet; returns the keys of the
+        job's rows in the database, or None when the directory cannot be read (not made yet, or being made)."""
         from ...results import read_results
 
         counting = CountingValues()
         try:
             read_results(files.results, consumers=(counting,))
         except (EmberError, OSError):
-            return 0  # not made yet, or being made
+            return None
         r = tables.hidden_rows.c
         with self.db.transaction(read=True) as connection:
             have = {
                 (item.scenario_id, item.seed)
                 for item in connection.execute(sa.select(r.scenario_id, r.seed).where(r.job_id == job.id))
             }
-        count = 0
         for row in counting.values():
-            key = (row["scenario_id"], row["seed"])
-            if key in have:
-                continue
-            stored = None
-            if row["record"] is not None:
-                stored = self._store(os.path.join(files.results, *row["record"].split("/")), row["record_sha256"])
-            self._commit(job, board, row, stored, self._stderr(files, job, row))
-            count += 1
-        return count
+            self._commit_new(job, board, files, row, have)
+        return have
+
+    def commit_arrived(self, job, board, files, arriving):
+        """Commit the rows the campaign wrote since the last call, in the order it wrote them.  The first rows
+        to arrive are committed with those written before them (a resumed job's) from one reading of the
+        results directory, in its order; from then on each row as it came, without reading the directory."""
+        arriving.pending += arriving.taken()
+        if not arriving.pending:
+            return
+        if arriving.committed is None:
+            arriving.committed = self.commit_rows(job, board, files)
+            if arriving.committed is None:
+                return  # the rows wait for the next round
+        for row in arriving.pending:
+            self._commit_new(job, board, files, row, arriving.committed)
+        arriving.pending = []
+
+    def _commit_new(self, job, board, files, row, have):
+        """Commit ``row`` unless its key is in ``have`` (the keys committed), which it then joins."""
+        key = (row["scenario_id"], row["seed"])
+        if key in have:
+            return
+        stored = None
+        if row["record"] is not None:
+            stored = self._store(os.path.join(files.results, *row["record"].split("/")), row["record_sha256"])
+        self._commit(job, board, row, stored, self._stderr(files, job, row))
+        have.add(key)
 
     @staticmethod
     def _stderr(files, job, row):
@@ -323,6 +346,28 @@ class Evaluator:
                     stored=stored, seq=seq, stderr=stderr,
                 )
             )  # fmt: skip
+
+
+class ArrivingRows:
+    """The rows a job's campaign writes, handed over as they come: ``put`` (the campaign's thread), ``taken``
+    (the evaluator's); ``pending`` are taken and not committed yet, ``committed`` the keys in the database
+    once they were read."""
+
+    def __init__(self):
+        self.queue = queue.SimpleQueue()
+        self.pending = []
+        self.committed = None
+
+    def put(self, row):
+        self.queue.put(row)
+
+    def taken(self):
+        found = []
+        while True:
+            try:
+                found.append(self.queue.get_nowait())
+            except queue.Empty:
+                return found
 
 
 class CountingValues:
