@@ -12,10 +12,12 @@ import os
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from ..errors import DatabaseUnavailableError, RecordStoreFullError
 from ..results.layout import EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
+from . import metrics
 from .config import read_config
 from .endpoints import about, boards, derived, submissions
 from .errors import ServiceRefusal
@@ -46,6 +48,8 @@ ROUTES = [
     Route("/api/submissions/{id}/withdraw", submissions.withdraw, methods=["POST"]),
     Route("/api/submissions/{id}/episodes/{scenario}/{seed}", submissions.put_episode, methods=["PUT"]),
     Route("/api/jobs/{id}", hidden.job, methods=["GET"]),
+    Route("/healthz", metrics.healthz, methods=["GET"]),
+    Route("/metrics", metrics.metrics, methods=["GET"]),
 ]
 
 EXCEPTION_HANDLERS = {
@@ -64,6 +68,8 @@ def create_app(data=None):
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s ember.service %(levelname)s: %(message)s"))
         LOG.addHandler(handler)
-    app = Starlette(routes=ROUTES, exception_handlers=EXCEPTION_HANDLERS)
+    app = Starlette(
+        routes=ROUTES, middleware=[Middleware(metrics.RequestMetrics)], exception_handlers=EXCEPTION_HANDLERS
+    )
     app.state.service = Service(read_config(data or os.environ[DATA_VARIABLE]))
     return app

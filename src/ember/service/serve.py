@@ -16,7 +16,7 @@ import os
 
 import sqlalchemy as sa
 
-from . import tables
+from . import metrics, tables
 from .anchor import load_key
 from .app import DATA_VARIABLE
 from .config import UMASK, check_private
@@ -103,6 +103,7 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, scheduler=None):
     evaluator = Evaluator(config, db, scheduler=scheduler)
     evaluator.start()
     os.environ[DATA_VARIABLE] = config.data
+    metrics.prepare(config.data)
     limits = config.limits
     try:
         uvicorn.run(
