@@ -11,6 +11,7 @@ import os
 import signal
 import threading
 
+from ..canonical import one_line
 from ..errors import CampaignError, EmberError, ResultsIOError, SandboxError
 from ..isolation.boundary import OFF_WARNING
 from ..isolation.probe import require_sandbox
@@ -19,7 +20,7 @@ from ..results import CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, OkRows, read_resu
 from ..results.code_lists import read_code_list
 from ..results.layout import BOUNDS_FILE, log_file
 from ..results.writer import ResultsWriter, write_file
-from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION
+from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION, package_version
 from .bounds import BoundsTask, kept_lines, line_key
 from .dask_runner import DaskRunner
 from .plan import Plan
@@ -36,15 +37,6 @@ STOPPED = (
 
 class Terminated(BaseException):
     """SIGTERM arrived: stop like Ctrl-C, with exit status 143."""
-
-
-def package_version():
-    from importlib import metadata
-
-    try:
-        return metadata.version("ember-eval")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "unknown"
 
 
 def versions():
@@ -389,6 +381,6 @@ def _runner(workers, scheduler):
             return DaskRunner(scheduler)
         except (OSError, TimeoutError, ValueError) as exc:
             raise CampaignError(
-                f"--scheduler {scheduler}: cannot connect to the Dask scheduler: {' '.join(str(exc).split())}"
+                f"--scheduler {scheduler}: cannot connect to the Dask scheduler: {one_line(exc)}"
             ) from None
     return LocalRunner(workers or os.cpu_count() or 1)

@@ -16,6 +16,7 @@ import shlex
 import sys
 
 from ..agent import MAX_STEP_TIMEOUT
+from ..canonical import split_module_name
 from ..errors import CampaignError, ScenarioError
 from ..isolation.boundary import Launcher, check_python_source
 from ..isolation.environment import FIXED_ENVIRONMENT
@@ -225,13 +226,8 @@ def module_path(folder):
             sys.path.remove(folder)
 
 
-def split_python_source(text):
-    module, _, name = text.rpartition(":")
-    return module, name
-
-
 def _check_python(text, where):
-    module_name, name = split_python_source(text)
+    module_name, name = split_module_name(text)
     if not module_name or not name:
         _fail(where, f"expected MODULE:NAME, got {_shown(text)}.")
 

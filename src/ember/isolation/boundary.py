@@ -20,6 +20,7 @@ import sys
 import time
 
 from ..agent import AgentError, answer_bound, split_command
+from ..canonical import split_module_name
 from ..errors import SandboxError
 from .environment import policy_environment
 from .probe import require_sandbox
@@ -38,7 +39,7 @@ def host_command(source, python=None):
 def python_files(source, folder):
     """A python policy's own files: the top-level package folder or the module file of MODULE in
     ``folder``; nothing when MODULE comes from the Python installation (bound as a whole)."""
-    package = os.path.abspath(os.path.join(folder, source.partition(":")[0].split(".")[0]))
+    package = os.path.abspath(os.path.join(folder, split_module_name(source)[0].split(".")[0]))
     if os.path.isdir(package):
         return [package]
     if os.path.isfile(package + ".py"):
@@ -142,7 +143,7 @@ class Launcher:
 def check_python_source(source, launcher, timeout):
     """None when MODULE of ``source`` imports and NAME is callable, checked by the host in a process of
     ``launcher`` (the sandbox with ``required``: importing is running foreign code); else the reason."""
-    module_name, _, name = source.partition(":")
+    module_name, name = split_module_name(source)
     # Its standard error goes nowhere: what a module prints at import reaches neither the terminal nor a log.
     argv = [*host_command(source)[:-1], "--check", source]
     process = launcher(argv, subprocess.DEVNULL, subprocess.PIPE, subprocess.DEVNULL)

@@ -36,6 +36,7 @@ import os
 import sys
 import traceback
 
+from ..canonical import one_line, split_module_name
 from ..frozen import BurningCells, frozen_list, frozen_lists
 
 #: The key of the host's failure line (a colon is never in a person ID).
@@ -48,7 +49,7 @@ LINE_BYTES = 4096
 
 def _describe(exc):
     try:
-        message = " ".join(str(exc).split())
+        message = one_line(exc)
     except BaseException:  # noqa: BLE001 (a policy's exception may fail even to print)
         message = "(its message cannot be shown)"
     return type(exc).__name__, message[:_SHOWN]
@@ -122,7 +123,7 @@ class Host:
         os._exit(1)  # never the interpreter's exit: it would wait for the policy's threads
 
     def make(self, scenario):
-        module_name, _, name = self.source.partition(":")
+        module_name, name = split_module_name(self.source)
         try:
             module = importlib.import_module(module_name)
             self.policy = getattr(module, name)(scenario)
@@ -154,7 +155,7 @@ class Host:
 def check(source, answers):
     """``--check``: one line saying whether MODULE imports and NAME is callable (campaign.md §2), for the
     command to refuse a campaign up front; it is a verdict on the campaign file, never a result."""
-    module_name, _, name = source.partition(":")
+    module_name, name = split_module_name(source)
     verdict = {"error": None}
     try:
         factory = getattr(importlib.import_module(module_name), name)

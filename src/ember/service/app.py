@@ -26,9 +26,9 @@ from starlette.exceptions import HTTPException
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from ..campaign.driver import package_version
 from ..errors import DatabaseUnavailableError, RecordStoreFullError, ServiceRefusal
 from ..results.layout import EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
+from ..versions import package_version
 from . import anchor, audit, evaluation, pages, submissions, tables
 from .boards import compiled_scenario, load_board
 from .config import read_config
