@@ -96,7 +96,7 @@ def test_live_record_through_a_pipe_while_it_is_written():
             policy = ember.sim.policies.GreedyPolicy(sc)
             while not sim.terminated:
                 step = sim.step(policy(sim.observe()))
-                writer.step(step, sim.final_state)
+                writer.on_step(step, sim.final_state)
                 if not sim.terminated:
                     # Wait until the consumer has taken this step before going on.
                     consumed.wait(5)

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import threading
 import time
+import typing
 
 from .canonical import canonical_json
 from .errors import AgentError  # raised here, declared with every error
@@ -43,6 +44,38 @@ EXITED_DRAIN = 0.5
 HOST_ERROR_KEY = "ember:error"
 _EOF = b""
 _PREVIEW = 60
+
+
+class PolicyProcess(typing.Protocol):
+    """What an ``AgentPolicy``'s ``launch`` returns: a running policy process, Popen-like.
+
+    ``isolation.boundary.PlainProcess`` (no sandbox) and
+    ``isolation.sandbox.SandboxedProcess`` (bubblewrap and cgroups) are the
+    two; declared here, where it is spoken to, beneath both.  ``close()``
+    ends whatever is left of the process (and its tree) once it is done.
+    """
+
+    __slots__ = ()
+
+    stdin: typing.BinaryIO
+    stdout: typing.BinaryIO
+    pid: int
+    returncode: "int | None"
+
+    def poll(self):
+        """The exit status once it has exited, else None."""
+
+    def wait(self, timeout=None):
+        """The exit status, waiting at most ``timeout`` seconds (``subprocess.TimeoutExpired``)."""
+
+    def terminate(self):
+        """Ask it to stop."""
+
+    def kill(self):
+        """Kill it."""
+
+    def close(self):
+        """End what is left of it and release what it held."""
 
 
 def answer_bound(active):
@@ -148,7 +181,7 @@ class AgentPolicy:
         if launch is None:
             self._process = _spawn(argv, cwd, stderr, own_group)
         else:
-            # launch(argv, stdin, stdout, stderr) -> a Popen-like process with close() (a sandbox, ember.isolation).
+            # launch(argv, stdin, stdout, stderr) -> a PolicyProcess (a sandbox or not, ember.isolation).
             self._process = launch(argv, subprocess.PIPE, subprocess.PIPE, stderr)
         self._answers = queue.Queue()
         # The reader reads one answer line per observation, each with that observation's bound.

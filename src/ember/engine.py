@@ -32,9 +32,10 @@ from .metrics.resolutions import Resolutions
 from .record.compression import Decompression, sniff
 from .record.limits import DEFAULT_LIMITS, record_limits
 from .record.pipeline import RecordInput, read_into
+from .record.sinks import ByteSink, RecordSink
 from .record.writer import writing_record
 from .scenario import CompiledScenario, compile_scenario
-from .sim.loop import resolve_policy, run_policy
+from .sim.loop import EpisodeSink, resolve_policy, run_policy
 from .sim.policies import reads_only
 from .sim.simulator import Simulator, collector_paused, marked_cells
 from .transition import State, Transition, decode_snapshot
@@ -42,7 +43,7 @@ from .transition import State, Transition, decode_snapshot
 REPLAY_PREFIX = "record failed simulator replay verification: "
 
 
-class EpisodeEngine:
+class EpisodeEngine(RecordSink):
     """Record parts in, episode metrics out (or a MetricsInputError).
 
     A sink of the record reader (``header``, ``initial_state``, ``step``,
@@ -250,7 +251,7 @@ def measure_record(compiled, record, on_state=None):
     return engine.result
 
 
-class MetricsStream:
+class MetricsStream(ByteSink):
     """Push form of ``episode_metrics``: ``feed(chunk)`` repeatedly, then ``close()``.
 
     Errors surface at the earliest ``feed`` or ``close`` that can know of
@@ -296,7 +297,7 @@ def episode_metrics(scenario, record):
     return measure_record(_compile(scenario), record)
 
 
-class _TextDigest:
+class _TextDigest(ByteSink):
     """The end of a second decompression: the SHA-256 of the record's (decompressed) JSON text."""
 
     def __init__(self):
@@ -309,7 +310,7 @@ class _TextDigest:
         pass
 
 
-class _BothInputs:
+class _BothInputs(ByteSink):
     """Feeds each chunk of the record to the engine's input, then to the digest's decompression."""
 
     def __init__(self, *inputs):
@@ -340,7 +341,7 @@ def authenticate_record(scenario, record):
     return engine.result, digest.sha.hexdigest()
 
 
-class _Counted:
+class _Counted(ByteSink):
     """Counts the decompressed bytes on their way to the digest; past ``max_bytes`` a ``MetricsInputError``."""
 
     def __init__(self, digest, max_bytes):
@@ -360,7 +361,7 @@ class _Counted:
         self.digest.close()
 
 
-class _SeedExpected:
+class _SeedExpected(RecordSink):
     """A reader sink in front of an ``EpisodeEngine``: the header's seed must be the expected one."""
 
     def __init__(self, engine, seed):
@@ -373,11 +374,23 @@ class _SeedExpected:
             raise MetricsInputError(f"$.header.seed: expected seed {self.seed}, the record's header names seed {seed}.")
         self.engine.header(value)
 
-    def __getattr__(self, name):  # every other part goes to the engine unchanged
+    def initial_state(self, value):
+        self.engine.initial_state(value)
+
+    def step(self, index, value):
+        self.engine.step(index, value)
+
+    def final_state(self, value):
+        self.engine.final_state(value)
+
+    def end(self):
+        self.engine.end()
+
+    def __getattr__(self, name):  # anything else (``take_line``) is the engine's
         return getattr(self.engine, name)
 
 
-class AuthenticationStream:
+class AuthenticationStream(ByteSink):
     """Push form of ``authenticate_record``: ``feed(chunk)`` the record's bytes (plain, gzip or zstd), then
     ``close()`` -> (``EpisodeMetrics``, hex SHA-256 of the decompressed bytes).
 
@@ -427,7 +440,7 @@ def record_suffix(head):
     return {"gzip": ".record.gz", "zstd": ".record.zst"}.get(kind, ".record")
 
 
-class DigestStream:
+class DigestStream(ByteSink):
     """The SHA-256 of a record's decompressed bytes, pushed (``feed``/``close`` -> hex), without verifying it:
     an upload of a record already accepted is hashed, never verified again (service.md §3)."""
 
@@ -443,7 +456,7 @@ class DigestStream:
         return self._digest.sha.hexdigest()
 
 
-class ComparisonStream:
+class ComparisonStream(ByteSink):
     """Whether a record pushed (``feed``/``close``) decompresses to the same bytes as the stored record read
     from ``handle``: ``feed`` raises ``MetricsInputError`` as soon as the bytes pass the stored record's
     length or differ from it, so a re-upload to a key with an accepted record costs at most that record's
@@ -463,7 +476,7 @@ class ComparisonStream:
             raise MetricsInputError(f"$: the record ends after {self._stored.offset:,} bytes, before the accepted one.")
 
 
-class _StoredRecord:
+class _StoredRecord(ByteSink):
     """The stored record's decompressed bytes, read as they are asked for (``take``)."""
 
     READ = 4096  # compressed bytes read at a time: the decompressed buffer stays small
@@ -492,7 +505,7 @@ class _StoredRecord:
                 self.source.close()
 
 
-class _Compared:
+class _Compared(ByteSink):
     """Each decompressed piece of the upload against the stored record's next bytes."""
 
     def __init__(self, stored):
@@ -525,7 +538,7 @@ class MeasuredRun(NamedTuple):
     record_sha256: str | None
 
 
-class MeasuringSink:
+class MeasuringSink(EpisodeSink):
     """A sink of the episode loop (``sim.loop``) that measures: each step to an ``EpisodeEngine``.
 
     The simulator's own steps need no reading or replay: each becomes a
@@ -542,7 +555,7 @@ class MeasuringSink:
         self.engine.header(header)
         self.engine.initial_state(initial_state)
 
-    def step(self, step, final_state):
+    def on_step(self, step, final_state):
         engine = self.engine
         engine.replayed_step(ReplayedStep(self.simulator, step))
         if final_state is not None:
@@ -596,7 +609,7 @@ def measure_run(scenario, policy, seed, out=None, *, live=True):
     return MeasuredRun(engine.result, final_state, digest.hexdigest())
 
 
-class _ReplaySink:
+class _ReplaySink(RecordSink):
     """Reader sink that only replays, raising at the first mismatch."""
 
     def __init__(self, scenario):

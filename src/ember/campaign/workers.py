@@ -50,6 +50,7 @@ from multiprocessing import resource_tracker
 from ..errors import CampaignError, ResultsIOError
 from . import processes
 from .attempt import run_task
+from .runner import Runner
 from .watch import Host
 
 _EVENT = struct.Struct("<qqq")
@@ -122,7 +123,7 @@ def _local_entry(task, ticket):
 # -- in the command ----------------------------------------------------------------------
 
 
-class LocalRunner:
+class LocalRunner(Runner):
     """Episodes in local worker processes (spawned: they inherit no lock, no thread, no open file)."""
 
     def __init__(self, workers):

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from ..agent import AgentError, answer_bound, split_command
+from ..agent import AgentError, PolicyProcess, answer_bound, split_command
 from ..canonical import split_module_name
 from ..errors import SandboxError
 from .environment import policy_environment
@@ -69,7 +69,7 @@ def _findable(program, env, cwd):
     return shutil.which(program, path=env["PATH"]) is not None
 
 
-class PlainProcess(subprocess.Popen):
+class PlainProcess(subprocess.Popen, PolicyProcess):
     """A policy process without the sandbox (``--sandbox off``): ``close`` ends its process group."""
 
     own_session = False
@@ -81,7 +81,7 @@ class PlainProcess(subprocess.Popen):
 
 
 class Launcher:
-    """Starts policy processes for one policy: ``launcher(argv, stdin, stdout, stderr)`` -> a Popen-like process.
+    """Starts policy processes for one policy: ``launcher(argv, stdin, stdout, stderr)`` -> a ``PolicyProcess``.
 
     ``files``: the policy's own files (bound in the sandbox); ``cwd``: the
     campaign folder; ``env``: the policy's ``env`` table; ``own_session``
@@ -115,7 +115,7 @@ class Launcher:
         if self.mode == "required":
             require_sandbox(self.files, self.python)
 
-    def __call__(self, argv, stdin, stdout, stderr):
+    def __call__(self, argv, stdin, stdout, stderr) -> PolicyProcess:
         if not _findable(argv[0], self.environment, self.cwd):
             raise AgentError(f"cannot start the agent {argv[0]!r}: No such file or directory.")
         if self.sandbox is not None:

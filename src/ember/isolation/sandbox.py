@@ -39,6 +39,7 @@ import shutil
 import signal
 import subprocess
 
+from ..agent import PolicyProcess
 from ..errors import SandboxError
 from . import cgroups as cgroup_module
 from .environment import policy_environment
@@ -300,7 +301,7 @@ def _data_pipe(content):
     return read_fd
 
 
-class SandboxedProcess:
+class SandboxedProcess(PolicyProcess):
     """A running sandbox: the ``Popen`` of bubblewrap's monitor, and the cgroups holding its whole tree.
 
     Like a ``Popen`` (``stdin``, ``stdout``, ``pid``, ``poll``, ``wait``,
