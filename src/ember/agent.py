@@ -22,7 +22,9 @@ import typing
 
 from .canonical import canonical_json
 from .errors import AgentError  # raised here, declared with every error
+from .frozen import frozen_lists
 
+#: An answer's bound when none is given: 'ember run --agent' and a campaign's step_timeout (campaign.md §1).
 DEFAULT_STEP_TIMEOUT = 10.0
 #: The longest step timeout anyone may ask for (one day): past it a deadline means nothing.
 MAX_STEP_TIMEOUT = 86400.0
@@ -114,16 +116,29 @@ def burning_insertions(previous, current):
         found.append(low)
         offset += 1
         low += 1
-    rebuilt, at = [], 0
-    for index in found:
-        take = index - len(rebuilt)
-        rebuilt += previous[at : at + take]
-        at += take
-        rebuilt.append(current[index])
-    rebuilt += previous[at:]
-    if rebuilt != current:
+    if _inserted(previous, [(index, current[index]) for index in found]) != current:
         return None
     return [[index, *current[index]] for index in found]
+
+
+def merge_added(previous, added):
+    """The burning list: ``previous`` with each ``[index, row, col]`` of ``added`` (``burning_insertions``)
+    inserted at its index (a plain list of ``previous``'s cell objects and new read-only cells)."""
+    cells = frozen_lists([(row, col) for _, row, col in added])
+    return _inserted(previous, [(index, cell) for (index, _, _), cell in zip(added, cells)])
+
+
+def _inserted(previous, placed):
+    """A new list: ``previous`` with each ``(index, item)`` of ``placed`` (ascending indexes, each its
+    index in the result) inserted; one insertion rule for both sides of ``burning_added``."""
+    merged, at = [], 0
+    for index, item in placed:
+        take = index - len(merged)
+        merged += previous[at : at + take]
+        at += take
+        merged.append(item)
+    merged += previous[at:]
+    return merged
 
 
 class AgentPolicy:

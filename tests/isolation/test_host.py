@@ -9,7 +9,7 @@ import pytest
 from ember.agent import AgentPolicy
 from ember.engine import measure_run
 from ember.errors import AgentError
-from ember.isolation.sandbox import Limits
+from ember.isolation.sandbox import SandboxLimits
 from ember.scenario import compile_scenario, load_scenario
 
 from helpers.sandboxes import open_folder, sandbox_for, write_file
@@ -158,7 +158,7 @@ def test_a_policy_over_its_memory_limit_is_the_memory_row(folder):
     )
     scenario = compile_scenario(load_scenario("builtin:office"))
     with pytest.raises(AgentError) as caught:
-        episode(hosted(folder, "hungry:make", module, scenario, limits=Limits(memory_mb=96)), scenario, 0)
+        episode(hosted(folder, "hungry:make", module, scenario, limits=SandboxLimits(memory_mb=96)), scenario, 0)
     assert str(caught.value) == "the policy exceeded its memory limit of 96 MiB"
 
 

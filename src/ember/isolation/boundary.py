@@ -24,7 +24,7 @@ from ..canonical import split_module_name
 from ..errors import SandboxError
 from .environment import policy_environment
 from .probe import require_sandbox
-from .sandbox import Limits, Sandbox
+from .sandbox import Sandbox, SandboxLimits
 
 SANDBOX_MODES = ("required", "off")
 HOST_MODULE = "ember.isolation.host"
@@ -103,7 +103,7 @@ class Launcher:
             # (a python policy imports as it did in the episode process before the boundary).
             path = os.pathsep.join(entry for entry in sys.path if entry and os.path.isdir(entry))
             self.environment = {**os.environ, "PYTHONPATH": path, **(env or {})}
-        self.limits = limits or Limits()
+        self.limits = limits or SandboxLimits()
         self.own_session = own_session
         self.python = python
         self.sandbox = None

@@ -36,11 +36,10 @@ import os
 import sys
 import traceback
 
+from ..agent import HOST_ERROR_KEY, merge_added
 from ..canonical import one_line, split_module_name
 from ..frozen import BurningCells, frozen_list, frozen_lists
 
-#: The key of the host's failure line (a colon is never in a person ID).
-ERROR_KEY = "ember:error"
 _SHOWN = 2000
 #: The host's own lines (a failure, a verdict) fit the answer bound with nobody active
 #: (ember.agent.answer_bound(0), isolation.md §2): a policy's long message is cut, never the line refused.
@@ -66,20 +65,6 @@ def fitted(make, kind, message):
             kind = kind[:200]
         else:
             message = message[: len(message) // 2]
-
-
-def merge_added(previous, added):
-    """The burning list: ``previous`` with each ``[index, row, col]`` of ``added`` inserted at its index
-    (a plain list of ``previous``'s cell objects and new read-only cells)."""
-    cells = frozen_lists([(row, col) for _, row, col in added])
-    merged, at = [], 0
-    for (index, _, _), cell in zip(added, cells):
-        take = index - len(merged)
-        merged += previous[at : at + take]
-        at += take
-        merged.append(cell)
-    merged += previous[at:]
-    return merged
 
 
 class Host:
@@ -116,7 +101,11 @@ class Host:
         traceback.print_exception(exc, file=sys.stderr)
         kind, message = _describe(exc)
         self.answers.write(
-            fitted(lambda kind, message: {ERROR_KEY: {"phase": phase, "type": kind, "message": message}}, kind, message)
+            fitted(
+                lambda kind, message: {HOST_ERROR_KEY: {"phase": phase, "type": kind, "message": message}},
+                kind,
+                message,
+            )
         )
         self.answers.flush()
         sys.stderr.flush()

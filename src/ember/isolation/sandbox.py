@@ -114,7 +114,7 @@ def passwd_lines(uid, gid):
     return passwd, group
 
 
-class Limits:
+class SandboxLimits:
     """What one policy tree may use: ``memory_mb`` MiB, ``max_processes`` processes and threads, ``tmp_mb`` MiB
     of /tmp."""
 
@@ -138,7 +138,7 @@ class Sandbox:
         self.files = [os.path.abspath(path) for path in files]
         self.cwd = os.path.abspath(cwd)
         self.environment = policy_environment(env)
-        self.limits = limits or Limits()
+        self.limits = limits or SandboxLimits()
         self.uid = uid
         self.gid = uid if gid is None else gid
         for name, value in (("uid", self.uid), ("gid", self.gid)):

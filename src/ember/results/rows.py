@@ -77,8 +77,3 @@ def failed_row(*, scenario_id, scenario_hash, seed, policy, error, elapsed_s=0.0
     """The row of an attempt that failed: ``error`` (any text, foreign or not) becomes ``reason_line(error)``."""
     reason = reason_line(error)
     return _row(scenario_id, scenario_hash, seed, policy, "failed", reason, None, None, None, None, elapsed_s)
-
-
-def row_key(row):
-    """(policy, scenario_hash, seed) of a row dict: what makes two rows rows of the same (policy, episode)."""
-    return (row["policy"], row["scenario_hash"], row["seed"])
