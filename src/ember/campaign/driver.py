@@ -13,13 +13,14 @@ import threading
 
 from ..canonical import one_line
 from ..errors import CampaignError, EmberError, ResultsIOError, SandboxError
+from ..files import write_file
 from ..isolation.boundary import OFF_WARNING
 from ..isolation.probe import require_sandbox
 from ..ranking import write_ranking
 from ..results import CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, OkRows, read_results
 from ..results.code_lists import read_code_list
 from ..results.layout import BOUNDS_FILE, log_file
-from ..results.writer import ResultsWriter, write_file
+from ..results.writer import ResultsWriter
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION, package_version
 from .bounds import BoundsTask, kept_lines, line_key
 from .dask_runner import DaskRunner

@@ -24,10 +24,10 @@ import uuid
 from ..agent import MAX_STEP_TIMEOUT, AgentPolicy
 from ..engine import authenticate_record, measure_run
 from ..errors import ActionError, AgentError, EmberError, ResultsIOError
+from ..files import make_folder, replace_into
 from ..isolation.boundary import host_command
 from ..results import file_kind
 from ..results.layout import is_temporary, kept_record, kept_record_temporary
-from ..results.writer import make_folder, replace_into
 from .spec import policy_launcher
 
 RECORD_SUFFIXES = (".record", ".record.gz", ".record.zst")
