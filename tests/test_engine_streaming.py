@@ -9,6 +9,7 @@ import tracemalloc
 import pytest
 
 import ember
+import ember.engine.core
 import ember.sim.policies
 
 from helpers.batch_metrics import batch_metrics
@@ -105,7 +106,7 @@ def test_live_record_through_a_pipe_while_it_is_written():
 
     consumed = threading.Event()
 
-    class Watching(ember.engine.EpisodeEngine):
+    class Watching(ember.engine.core.EpisodeEngine):
         def update(self, tr):
             super().update(tr)
             seen_before_end.append(not finished.is_set())

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from ember.agent import AgentPolicy
-from ember.engine import measure_run
+from ember.engine.run import measure_run
 from ember.errors import AgentError
 from ember.isolation.sandbox import SandboxLimits
 from ember.scenario import compile_scenario, load_scenario

@@ -20,7 +20,7 @@ import zstandard
 import ember
 import ember.envs
 from ember.cli import main
-from ember.engine import measure_run
+from ember.engine.run import measure_run
 from ember.record.output import open_record_output, output_kind
 from ember.record.writer import RecordWriter, writing_record
 from ember.sim.loop import run_policy

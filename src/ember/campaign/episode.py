@@ -22,7 +22,8 @@ import stat
 import uuid
 
 from ..agent import MAX_STEP_TIMEOUT, AgentPolicy
-from ..engine import authenticate_record, measure_run
+from ..engine.authenticate import authenticate_record
+from ..engine.run import measure_run
 from ..errors import ActionError, AgentError, EmberError, ResultsIOError
 from ..files import make_folder, replace_into
 from ..isolation.boundary import host_command

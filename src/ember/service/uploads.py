@@ -23,7 +23,7 @@ import uuid
 
 import sqlalchemy as sa
 
-from ..engine import AuthenticationStream, ComparisonStream
+from ..engine.authenticate import AuthenticationStream, ComparisonStream
 from ..errors import EmberError, RecordStoreFullError, ServiceRefusal
 from . import audit, tables
 
