@@ -215,7 +215,7 @@ def test_the_host_hands_the_policy_the_whole_burning_list_read_only_merged_from_
 
     from ember.agent import burning_insertions
     from ember.frozen import BurningCells
-    from ember.isolation.host import Host
+    from ember.isolation.host import PolicyHost
     from ember.sim.policies import GreedyPolicy
     from ember.sim.simulator import Simulator
 
@@ -247,7 +247,7 @@ def test_the_host_hands_the_policy_the_whole_burning_list_read_only_merged_from_
         if simulator.step(greedy(observation)).get("terminated"):
             break
     answers = io.BytesIO()
-    Host("recording_policy:make", answers, io.BytesIO("\n".join(frames).encode() + b"\n")).serve()
+    PolicyHost("recording_policy:make", answers, io.BytesIO("\n".join(frames).encode() + b"\n")).serve()
     seen = recorders[0].seen
     assert [text for text, *_ in seen] == expected
     assert len(expected) > 50 and len(json.loads(expected[-1])["burning"]) > 100  # the fire did spread

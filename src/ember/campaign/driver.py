@@ -23,11 +23,12 @@ from ..results.layout import BOUNDS_FILE, log_file
 from ..results.writer import ResultsWriter
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION, package_version
 from .bounds import BoundsTask, kept_lines, line_key
+from .campaign_file import check_python_policies, check_size, foreign_policies, load_campaign
 from .dask_runner import DaskRunner
+from .launchers import policy_files
 from .plan import Plan
 from .resume import merge_campaign
 from .runner import drive
-from .spec import check_python_policies, check_size, foreign_policies, load_campaign, policy_files
 from .workers import LocalRunner
 
 DEFAULT_RETRIES = 2

@@ -51,7 +51,7 @@ from ..errors import CampaignError, ResultsIOError
 from . import processes
 from .attempt import run_task
 from .runner import Runner
-from .watch import Host
+from .watch import WatcherHost
 
 _EVENT = struct.Struct("<qqq")
 _READY, _STARTED, _SESSION, _SESSION_ENDED, _TERMINATED = range(1, 6)
@@ -84,7 +84,7 @@ def _init_worker(events, parent):
     _events = events
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.setpgrp()
-    _host = Host(adopted=processes.become_subreaper(), announce=_announce)
+    _host = WatcherHost(adopted=processes.become_subreaper(), announce=_announce)
     if _host.adopted:
         # A worker that ends (its pool shut down) takes along whatever its episodes left behind.
         atexit.register(processes.end_descendants)

@@ -116,7 +116,8 @@ def python_policy(source, sandbox, scenario, timeout):
     protocol.  Failures are ``AgentError`` s: one line, exit 2.
     """
     from ..agent import AgentError, AgentPolicy
-    from ..campaign.spec import policy_launcher, work_timeout
+    from ..campaign.campaign_file import work_timeout
+    from ..campaign.launchers import policy_launcher
     from ..isolation.boundary import check_python_source, host_command
 
     folder = os.getcwd()

@@ -67,7 +67,7 @@ def fitted(make, kind, message):
             message = message[: len(message) // 2]
 
 
-class Host:
+class PolicyHost:
     """The agent side of the protocol for one python policy."""
 
     def __init__(self, source, answers, messages):
@@ -180,7 +180,7 @@ def main(argv=None):
     if argv[0] == "--check":
         check(argv[1], answers)
     else:
-        Host(argv[0], answers, sys.stdin.buffer).serve()
+        PolicyHost(argv[0], answers, sys.stdin.buffer).serve()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
