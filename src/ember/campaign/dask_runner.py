@@ -81,7 +81,7 @@ def _batch_key(payload, members):
 
 
 class _Episode:
-    """One episode's attempt inside a Dask batch: what ``drive`` holds as its future."""
+    """One episode's attempt inside a Dask batch: what ``run_tasks`` holds as its future."""
 
     __slots__ = ("task", "attempt", "batch", "index")
 
