@@ -31,12 +31,12 @@ import shutil
 
 import sqlalchemy as sa
 
-from ..campaign.driver import package_version
 from ..canonical import canonical_json_reference
 from ..errors import ServiceError
 from ..results import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
 from ..results.layout import LOG_HEAD_FILE
 from ..results.log import LOG_FILE, ranked_submissions
+from ..versions import package_version
 from . import anchor, audit, tables
 from .boards import load_board
 from .store import RecordStore

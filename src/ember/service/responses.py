@@ -14,6 +14,7 @@ import re
 
 from starlette.responses import JSONResponse
 
+from ..canonical import one_line
 from .errors import CLOSE, RETRY_AFTER, ServiceRefusal
 
 LOG = logging.getLogger("ember.service")
@@ -26,7 +27,7 @@ JSON_BODY_BYTES = 64 * 1024
 
 
 def error(status, message, headers=None, **extra):
-    return JSONResponse({"error": " ".join(str(message).split()), **extra}, status, headers=headers)
+    return JSONResponse({"error": one_line(message), **extra}, status, headers=headers)
 
 
 def public(endpoint):

@@ -2,7 +2,7 @@
 
 from starlette.responses import HTMLResponse, JSONResponse
 
-from ...campaign.driver import package_version
+from ...versions import package_version
 from .. import pages
 from ..responses import CORS, public
 

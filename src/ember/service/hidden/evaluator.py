@@ -34,6 +34,7 @@ import traceback
 
 import sqlalchemy as sa
 
+from ...canonical import one_line
 from ...errors import EmberError
 from ...files import replace_file
 from ...results.log import row_sha256
@@ -210,14 +211,14 @@ class Evaluator:
             elif error is None:
                 self._finish(job, "done")
             elif isinstance(error, EmberError):
-                self._finish(job, "failed", " ".join(str(error).split()))
+                self._finish(job, "failed", one_line(error))
             else:
                 # EMBER's own failure: the operator reads it on the server's stderr, the team only its name.
                 traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
                 self._finish(job, "failed", f"the evaluation stopped: {type(error).__name__}")
         except EmberError as exc:
             with contextlib.suppress(EmberError):
-                self._finish(job, "failed", " ".join(str(exc).split()))
+                self._finish(job, "failed", one_line(exc))
         except OSError as exc:
             with contextlib.suppress(EmberError):
                 self._finish(job, "failed", f"the job's files: {exc.strerror or exc}")

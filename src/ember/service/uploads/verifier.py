@@ -17,7 +17,8 @@ import enum
 import os
 import time
 
-from ...engine import AuthenticationStream, ComparisonStream
+from ...canonical import one_line
+from ...engine.authenticate import AuthenticationStream, ComparisonStream
 from ...errors import EmberError, RecordStoreFullError
 from ..errors import CLOSE, RETRY_AFTER, ServiceRefusal
 
@@ -47,10 +48,6 @@ class Answer(enum.Enum):
     FULL = "full"  # (FULL, errno, strerror, filename): the record store is full
     REFUSAL = "refusal"  # (REFUSAL, status, message, extra, headers): a ServiceRefusal
     DEFECT = "defect"  # (DEFECT, "Type: message"): a defect; the server answers 500 and the process ends
-
-
-def one_line(text):
-    return " ".join(str(text).split())
 
 
 def _refusal(exc):
