@@ -205,10 +205,22 @@ COMMANDS = (
         help="submit a policy's records to a board of an EMBER service",
         description="Create (or find) the submission of --policy NAME on BOARD, upload the episodes it is missing "
         "from SOURCE (a results directory made with --keep-records, or a folder laid out like a records entry), "
-        "each verified by the service as it streams, and close the submission when it is complete.",
+        "each verified by the service as it streams, and close the submission when it is complete; with --status "
+        "ID, show a submission of the team's instead.",
         epilog=service.SUBMIT_EPILOG,
         arguments=service.submit_arguments,
         handler=service.cmd_submit,
+        writes_stdout=always,
+        output=None,
+    ),
+    Command(
+        "jobs",
+        help="show a hidden-track job of the team's on an EMBER service",
+        description="The state of job ID (sent with 'ember submit --agent'): episodes done of the total, per "
+        "scenario, and its failures, as the service tells the team (before the reveal: live keys only, fixed "
+        "reasons).",
+        arguments=service.jobs_arguments,
+        handler=service.cmd_jobs,
         writes_stdout=always,
         output=None,
     ),

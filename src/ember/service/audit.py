@@ -10,6 +10,7 @@ is the last ``seq``.  A transaction that locked the board appends through its
 """
 
 import datetime
+import math
 
 import sqlalchemy as sa
 
@@ -60,6 +61,13 @@ class LockedBoard:
         self.connection.execute(sa.update(tables.boards).where(tables.boards.c.id == self.row.id).values(version=seq))
         self.version, self.last_hash = seq, digest
         return seq
+
+
+def until_tomorrow():
+    """``Retry-After`` for a daily limit: the whole seconds from now to the next UTC midnight (when it resets)."""
+    moment = datetime.datetime.now(datetime.timezone.utc)
+    midnight = (moment + datetime.timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return {"Retry-After": str(max(1, math.ceil((midnight - moment).total_seconds())))}
 
 
 def lock_board(connection, board_id):

@@ -24,7 +24,7 @@ from ..results.log import row_sha256
 from ..results.rows import ok_row
 from . import audit, tables
 from .boards import compiled_scenario
-from .errors import CLOSE, RETRY_AFTER, ServiceRefusal
+from .errors import CLOSE, ServiceRefusal
 from .responses import COUNT, threaded
 from .uploads.body import body_chunks
 from .uploads.verifier import VerifyingProcess
@@ -71,8 +71,9 @@ def create(db, board, team, policy, per_day):
         ).scalar_one()
         if today >= per_day:
             raise ServiceRefusal(
-                429, f"team {team.name} made {today} submissions to this board today (the limit)", headers=RETRY_AFTER
-            )
+                429, f"team {team.name} made {today} submissions to this board today (the limit; it resets at "
+                "00:00 UTC)", headers=audit.until_tomorrow(),
+            )  # fmt: skip
         submission_id = str(uuid.uuid4())
         connection.execute(
             sa.insert(tables.submissions).values(
