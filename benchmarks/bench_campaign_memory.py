@@ -99,10 +99,10 @@ def fill(folder, size):
 def measure(mode, size, folder):
     """Run in a fresh process: the peak memory growth of ``mode`` at ``size``, in bytes."""
     from ember.campaign import Summary, evaluate
+    from ember.campaign.campaign_file import load_campaign
     from ember.campaign.driver import resolve
     from ember.campaign.plan import Plan
     from ember.campaign.runner import drive
-    from ember.campaign.spec import load_campaign
 
     path = campaign_file(folder, size)
     results = os.path.join(folder, "res")

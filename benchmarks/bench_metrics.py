@@ -93,7 +93,8 @@ def measure(kind, record, scenario_file):
     import ijson
 
     import ember
-    from ember.engine import EpisodeEngine, MetricsStream, read_record
+    from ember.engine.core import EpisodeEngine
+    from ember.engine.read import MetricsStream, read_record
     from ember.record.limits import record_limits
     from ember.scenario import compile_scenario
 

@@ -108,7 +108,7 @@ def load(scenario_arg, steps):
 def measure(kind, scenario_arg, policy_name, steps):
     """Print the CPU seconds of one measurement (and the steps it ran) as JSON."""
     import ember
-    from ember.engine import measure_run
+    from ember.engine.run import measure_run
     from ember.sim.policies import make_policy
 
     scenario = load(scenario_arg, steps)
@@ -136,17 +136,17 @@ def measure(kind, scenario_arg, policy_name, steps):
         metrics = getattr(result, "metrics", result)  # a MeasuredRun once measure_run returns one
         done = metrics["time"]["episode_steps"]
     elif kind == "units":  # measure_run, counting the work of each step: active people + burning cells
-        import ember.engine
+        import ember.engine.run
         from ember.canonical import canonical_json
 
         units = [0]
-        step = ember.engine.MeasuringSink.step
+        step = ember.engine.run.MeasuringSink.on_step
 
         def counting(self, value, final_state):
             units[0] += len(value["movements"]) + len(value["snapshot"]["burning"] or ())
             step(self, value, final_state)
 
-        ember.engine.MeasuringSink.step = counting
+        ember.engine.run.MeasuringSink.on_step = counting
         started = time.process_time()
         metrics = measure_run(scenario, policy_name, 1).metrics
         seconds = time.process_time() - started

@@ -242,9 +242,9 @@ def main():
         os.makedirs(os.path.join(export, "records", "team0.one", "small-run"))
         os.makedirs(os.path.join(export, "scenarios"))
         shutil.copyfile(small_record, os.path.join(export, *row["record"].split("/")))
-        from ember.campaign.driver import package_version
         from ember.canonical import canonical_json_reference
         from ember.scenario import scenario_hash
+        from ember.versions import package_version
 
         versions = httpx.get(f"{url}/api/boards/{BOARD}", timeout=60).json()["versions"]
         with open(os.path.join(export, "scenarios", "small-run.json"), "wb") as handle:

@@ -242,7 +242,7 @@ def measure(kind, target, scenario_arg, steps):
             if kind == "write":
                 done = ember.run_episode(scenario, "random", 1, sink)["step"]
             else:
-                from ember.engine import measure_run
+                from ember.engine.run import measure_run
 
                 measured = measure_run(scenario, "random", 1)
                 # Before the one loop measure_run gave the EpisodeMetrics alone.

@@ -149,6 +149,7 @@ SLOW = (
     "tests/service/test_api.py",
     "tests/service/test_bad_input.py",  # starts real servers, databases or jobs
     "tests/service/test_board_page.py",  # starts real servers, databases or jobs
+    "tests/service/test_boards.py",  # a PostgreSQL cluster and databases
     "tests/service/test_bundle_limits.py",  # starts real servers, databases or jobs
     "tests/service/test_bundles.py::test_many_members_under_the_member_limit_are_refused_when_their_sum_crosses_it",
     "tests/service/test_bundles.py::test_ten_to_the_fifth_members_are_refused_at_the_limit",

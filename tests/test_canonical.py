@@ -2,11 +2,12 @@
 
 import io
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ember
-from ember.canonical import canonical_json, canonical_json_reference
+from ember.canonical import canonical_json, canonical_json_reference, one_line, split_module_name
 
 ids = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,8}", fullmatch=True)
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1), ids, st.text(max_size=12))
@@ -43,3 +44,25 @@ def test_every_record_line_is_reference_canonical():
     for line in out.getvalue().split(b"\n")[3:-3]:
         body = line[:-1] if line.endswith(b",") else line
         assert canonical_json_reference(json.loads(body)) == body
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [("a\n  b\tc\r\n", "a b c"), (ValueError("x\ny"), "x y"), ("", ""), ("  \n", ""), ("one", "one")],
+)
+def test_one_line_makes_every_run_of_whitespace_one_space(text, line):
+    assert one_line(text) == line
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("pkg.mod:make", ("pkg.mod", "make")),
+        ("mod:", ("mod", "")),
+        (":make", ("", "make")),
+        ("make", ("", "make")),
+        ("a:b:c", ("a:b", "c")),
+    ],
+)
+def test_split_module_name_splits_at_the_last_colon(text, parts):
+    assert split_module_name(text) == parts

@@ -10,8 +10,10 @@ import sys
 import pytest
 
 import ember
-from ember import engine
 from ember.cli import main
+from ember.engine import core as engine_core
+from ember.engine import replay as engine_replay
+from ember.engine.run import measure_run
 from ember.record import pipeline, reader
 from ember.record.parts import iter_parts
 from ember.render import ASCII, render_ascii
@@ -61,14 +63,14 @@ def test_same_typed_tells_types_apart():
 def test_measure_run_equals_episode_metrics_of_its_record(name, policy, seed):
     scenario = ember.load_scenario(f"builtin:{name}")
     written = io.BytesIO()
-    measured = engine.measure_run(scenario, policy, seed, written)
+    measured = measure_run(scenario, policy, seed, written)
     expected = io.BytesIO()
     ember.run_episode(scenario, policy, seed, expected)
     assert written.getvalue() == expected.getvalue()
     same_typed(measured.metrics.to_dict(), ember.episode_metrics(scenario, expected.getvalue()).to_dict())
     assert_same_json(measured.final_state, json.loads(expected.getvalue())["final_state"])
     assert measured.record_sha256 == hashlib.sha256(expected.getvalue()).hexdigest()
-    unwritten = engine.measure_run(scenario, policy, seed)
+    unwritten = measure_run(scenario, policy, seed)
     same_typed(unwritten.metrics.to_dict(), measured.metrics.to_dict())
     assert_same_json(unwritten.final_state, measured.final_state)
     assert unwritten.record_sha256 is None  # no record, nothing encoded
@@ -78,25 +80,25 @@ def test_measure_run_with_a_callable_policy_and_a_path(tmp_path):
     scenario = picture_scenario(["A..*", "B..1", "...."], max_steps=12, p="1/2")
     plan = [{"A": "south", "B": "east"}, {"A": "east", "B": "east"}] + [{"A": "east"}] * 10
     path = tmp_path / "run.record"
-    measured = engine.measure_run(scenario, scripted(plan), 4, path)
+    measured = measure_run(scenario, scripted(plan), 4, path)
     data = record_bytes(scenario, scripted(plan), 4)
     assert path.read_bytes() == data
     same_typed(measured.metrics.to_dict(), ember.episode_metrics(scenario, data).to_dict())
     assert_same_json(measured.final_state, json.loads(data)["final_state"])
     assert measured.record_sha256 == hashlib.sha256(data).hexdigest()
     whole = tmp_path / "whole.record.gz"  # live=False: complete or not at all, compressed by the name
-    assert engine.measure_run(scenario, scripted(plan), 4, whole, live=False).record_sha256 == measured.record_sha256
+    assert measure_run(scenario, scripted(plan), 4, whole, live=False).record_sha256 == measured.record_sha256
     assert gzip.decompress(whole.read_bytes()) == data
 
 
 def test_measure_run_refuses_illegal_actions_like_run_episode():
     scenario = picture_scenario(["A..1"], max_steps=5)
     with pytest.raises(ember.ActionError, match="no action for active person 'A'"):
-        engine.measure_run(scenario, lambda observation: {}, 0)
+        measure_run(scenario, lambda observation: {}, 0)
     with pytest.raises(ember.ActionError, match="unknown action 'up'"):
-        engine.measure_run(scenario, lambda observation: {"A": "up"}, 0)
+        measure_run(scenario, lambda observation: {"A": "up"}, 0)
     with pytest.raises(ember.ScenarioError):
-        engine.measure_run({"schema_version": "1.0"}, "greedy", 0)
+        measure_run({"schema_version": "1.0"}, "greedy", 0)
 
 
 # --- one way in ----------------------------------------------------------------------
@@ -178,7 +180,7 @@ def _expected_outcome(name, record):
     record read), the parts from ``json.loads`` of the whole text, the
     picture from the record's last snapshot.
     """
-    metrics = engine.measure_run(SCENARIO, "greedy", 3).metrics.to_dict()
+    metrics = measure_run(SCENARIO, "greedy", 3).metrics.to_dict()
     whole = json.loads(record)
     parts = [("header", whole["header"]), ("initial_state", whole["initial_state"])]
     parts += [("step", index, step) for index, step in enumerate(whole["steps"])]
@@ -236,8 +238,8 @@ def test_every_reader_comes_in_through_the_one_entry_point(name, record, builder
 @pytest.mark.parametrize("name", ["episode_metrics", "MetricsStream", "verify_replay", "render_ascii"])
 def test_canonical_records_take_the_fast_path_in_every_reader(name, record, monkeypatch, tmp_path):
     strict_steps = []
-    monkeypatch.setattr(engine.EpisodeEngine, "step", lambda self, index, value: strict_steps.append(index))
-    monkeypatch.setattr(engine._ReplaySink, "step", lambda self, index, value: strict_steps.append(index))
+    monkeypatch.setattr(engine_core.EpisodeEngine, "step", lambda self, index, value: strict_steps.append(index))
+    monkeypatch.setattr(engine_replay._ReplaySink, "step", lambda self, index, value: strict_steps.append(index))
     _readers(record, tmp_path)[name]()
     assert strict_steps == []
 

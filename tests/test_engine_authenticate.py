@@ -6,7 +6,8 @@ import io
 
 import pytest
 
-from ember.engine import authenticate_record, episode_metrics
+from ember.engine.authenticate import authenticate_record
+from ember.engine.read import episode_metrics
 from ember.errors import MetricsInputError
 from ember.record.writer import run_episode
 from ember.scenario import compile_scenario
@@ -61,7 +62,7 @@ def test_a_record_the_engine_refuses_is_refused_as_by_episode_metrics():
 
 @pytest.mark.parametrize("pack", [bytes, lambda d: gzip.compress(d, mtime=0), _zstd], ids=["plain", "gzip", "zstd"])
 def test_the_push_form_is_authenticate_record_however_the_bytes_are_pushed(pack):
-    from ember.engine import AuthenticationStream, DigestStream, record_suffix
+    from ember.engine.authenticate import AuthenticationStream, DigestStream, record_suffix
 
     scenario, data = _record()
     packed = pack(data)
@@ -79,7 +80,7 @@ def test_the_push_form_is_authenticate_record_however_the_bytes_are_pushed(pack)
 
 
 def test_the_push_form_refuses_another_seed_at_the_header_and_a_record_too_long():
-    from ember.engine import AuthenticationStream
+    from ember.engine.authenticate import AuthenticationStream
 
     scenario, data = _record()
     stream = AuthenticationStream(scenario, seed=0)

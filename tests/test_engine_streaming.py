@@ -9,6 +9,7 @@ import tracemalloc
 import pytest
 
 import ember
+import ember.engine.core
 import ember.sim.policies
 
 from helpers.batch_metrics import batch_metrics
@@ -96,7 +97,7 @@ def test_live_record_through_a_pipe_while_it_is_written():
             policy = ember.sim.policies.GreedyPolicy(sc)
             while not sim.terminated:
                 step = sim.step(policy(sim.observe()))
-                writer.step(step, sim.final_state)
+                writer.on_step(step, sim.final_state)
                 if not sim.terminated:
                     # Wait until the consumer has taken this step before going on.
                     consumed.wait(5)
@@ -105,7 +106,7 @@ def test_live_record_through_a_pipe_while_it_is_written():
 
     consumed = threading.Event()
 
-    class Watching(ember.engine.EpisodeEngine):
+    class Watching(ember.engine.core.EpisodeEngine):
         def update(self, tr):
             super().update(tr)
             seen_before_end.append(not finished.is_set())

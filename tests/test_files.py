@@ -365,7 +365,7 @@ def test_partial_suffix_is_the_documented_one():
 
 
 def test_measure_run_output_follows_the_same_rules(tmp_path, record):
-    from ember.engine import measure_run
+    from ember.engine.run import measure_run
 
     target, link = tmp_path / "t.record", tmp_path / "l.record"
     target.write_bytes(b"an old record")

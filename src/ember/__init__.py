@@ -22,9 +22,9 @@ _PUBLIC = {
     "OBSERVATION_VERSION": "versions",
     "SCHEMA_VERSION": "versions",
     "SIMULATOR_VERSION": "versions",
-    "MetricsStream": "engine",
-    "episode_metrics": "engine",
-    "verify_replay": "engine",
+    "MetricsStream": "engine.read",
+    "episode_metrics": "engine.read",
+    "verify_replay": "engine.replay",
     "episode_bounds": "bounds",
 }
 

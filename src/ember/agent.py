@@ -18,10 +18,13 @@ import signal
 import subprocess
 import threading
 import time
+import typing
 
 from .canonical import canonical_json
 from .errors import AgentError  # raised here, declared with every error
+from .frozen import frozen_lists
 
+#: An answer's bound when none is given: 'ember run --agent' and a campaign's step_timeout (campaign.md §1).
 DEFAULT_STEP_TIMEOUT = 10.0
 #: The longest step timeout anyone may ask for (one day): past it a deadline means nothing.
 MAX_STEP_TIMEOUT = 86400.0
@@ -43,6 +46,38 @@ EXITED_DRAIN = 0.5
 HOST_ERROR_KEY = "ember:error"
 _EOF = b""
 _PREVIEW = 60
+
+
+class PolicyProcess(typing.Protocol):
+    """What an ``AgentPolicy``'s ``launch`` returns: a running policy process, Popen-like.
+
+    ``isolation.boundary.PlainProcess`` (no sandbox) and
+    ``isolation.sandbox.SandboxedProcess`` (bubblewrap and cgroups) are the
+    two; declared here, where it is spoken to, beneath both.  ``close()``
+    ends whatever is left of the process (and its tree) once it is done.
+    """
+
+    __slots__ = ()
+
+    stdin: typing.BinaryIO
+    stdout: typing.BinaryIO
+    pid: int
+    returncode: "int | None"
+
+    def poll(self):
+        """The exit status once it has exited, else None."""
+
+    def wait(self, timeout=None):
+        """The exit status, waiting at most ``timeout`` seconds (``subprocess.TimeoutExpired``)."""
+
+    def terminate(self):
+        """Ask it to stop."""
+
+    def kill(self):
+        """Kill it."""
+
+    def close(self):
+        """End what is left of it and release what it held."""
 
 
 def answer_bound(active):
@@ -81,16 +116,29 @@ def burning_insertions(previous, current):
         found.append(low)
         offset += 1
         low += 1
-    rebuilt, at = [], 0
-    for index in found:
-        take = index - len(rebuilt)
-        rebuilt += previous[at : at + take]
-        at += take
-        rebuilt.append(current[index])
-    rebuilt += previous[at:]
-    if rebuilt != current:
+    if _inserted(previous, [(index, current[index]) for index in found]) != current:
         return None
     return [[index, *current[index]] for index in found]
+
+
+def merge_added(previous, added):
+    """The burning list: ``previous`` with each ``[index, row, col]`` of ``added`` (``burning_insertions``)
+    inserted at its index (a plain list of ``previous``'s cell objects and new read-only cells)."""
+    cells = frozen_lists([(row, col) for _, row, col in added])
+    return _inserted(previous, [(index, cell) for (index, _, _), cell in zip(added, cells)])
+
+
+def _inserted(previous, placed):
+    """A new list: ``previous`` with each ``(index, item)`` of ``placed`` (ascending indexes, each its
+    index in the result) inserted; one insertion rule for both sides of ``burning_added``."""
+    merged, at = [], 0
+    for index, item in placed:
+        take = index - len(merged)
+        merged += previous[at : at + take]
+        at += take
+        merged.append(item)
+    merged += previous[at:]
+    return merged
 
 
 class AgentPolicy:
@@ -148,7 +196,7 @@ class AgentPolicy:
         if launch is None:
             self._process = _spawn(argv, cwd, stderr, own_group)
         else:
-            # launch(argv, stdin, stdout, stderr) -> a Popen-like process with close() (a sandbox, ember.isolation).
+            # launch(argv, stdin, stdout, stderr) -> a PolicyProcess (a sandbox or not, ember.isolation).
             self._process = launch(argv, subprocess.PIPE, subprocess.PIPE, stderr)
         self._answers = queue.Queue()
         # The reader reads one answer line per observation, each with that observation's bound.

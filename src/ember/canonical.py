@@ -83,3 +83,16 @@ def escape_controls(text):
     """``text`` with the C0 controls, DEL and the C1 controls as ``\\xNN``, and U+2028, U+2029,
     U+202A–U+202E and U+2066–U+2069 as ``\\uNNNN`` (isolation.md §3); anything else unchanged."""
     return text.translate(_ESCAPES)
+
+
+def one_line(text):
+    """``text`` (any object: its ``str``) with every run of whitespace, newlines too, made one space: a
+    message fit for one line of stderr, a row or a log."""
+    return " ".join(str(text).split())
+
+
+def split_module_name(text):
+    """``MODULE:NAME`` (a python policy's source, campaign.md §2) as ``(MODULE, NAME)``, split at the last
+    colon; either is empty when ``text`` is not of that form."""
+    module, _, name = text.rpartition(":")
+    return module, name

@@ -167,17 +167,6 @@ class RecordStoreFullError(EmberError, OSError):
         return self.strerror
 
 
-class ServiceRefusal(ServiceError):
-    """The service refuses a request (service.md §3): ``status`` is the HTTP status, ``extra`` more keys of
-    the JSON answer (a 409's ``id``), ``headers`` its headers (``Retry-After``, ``Connection: close``)."""
-
-    def __init__(self, status, message, extra=None, headers=None):
-        super().__init__(message)
-        self.status = status
-        self.extra = extra or {}
-        self.headers = headers or {}
-
-
 class SandboxError(EmberError, OSError):
     """The sandbox of isolation.md §2 cannot be made here, or failed to start (the message names what is missing)."""
 

@@ -43,7 +43,7 @@ import io
 import os
 import stat
 
-from .errors import OutputBusyError, OutputPathError
+from .errors import OutputBusyError, OutputPathError, ResultsIOError
 
 PARTIAL_SUFFIX = ".partial"
 
@@ -133,6 +133,26 @@ def write_atomically(path, save):
         save(stream)
 
 
+def replace_file(path, data, *, mode=0o666, durable=False):
+    """``data`` (bytes) as the whole of regular file ``path``, complete or not at all: written to a new
+    temporary sibling (created with ``mode``, less the umask) renamed over ``path``.  ``durable``: the file,
+    then its folder, fsynced, so a machine that stops keeps the old file or the new one."""
+    tmp, fd = _create_sibling(path, "tmp", mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+        tmp = None
+    finally:
+        if tmp is not None:
+            _discard(tmp)
+    if durable:
+        fsync_directory(os.path.dirname(path) or ".")
+
+
 def _follow_links(path):
     """The path a chain of symlinks at ``path`` ends at (``path`` itself if it is no link)."""
     if not os.path.islink(path):
@@ -186,13 +206,13 @@ def _write_through(target, shown):
         yield stream
 
 
-def _create_sibling(target, tag, mode=0o666):
-    """Create a new file next to ``target`` exclusively; returns (path, fd)."""
+def _create_sibling(target, tag, mode=0o666, flags=os.O_WRONLY | os.O_CREAT | os.O_EXCL):
+    """Create a new file next to ``target`` exclusively (``flags``); returns (path, fd)."""
     folder, name = os.path.split(target)
     for attempt in range(100):
         sibling = os.path.join(folder, f".{name}.{tag}{os.getpid()}.{attempt}")
         try:
-            return sibling, os.open(sibling, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            return sibling, os.open(sibling, flags, mode)
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "cannot create a temporary file next to it", target)
@@ -307,3 +327,130 @@ def _claim(target, shown):
             return fd, info  # the locked file is still the one at ``target``
         os.close(fd)
     raise OutputBusyError(f"{os.fspath(shown)}: the file keeps changing while it is being locked; not written.")
+
+
+# -- safe files: never through a link --------------------------------------------------------
+#
+# The files of a directory EMBER writes into (a results directory, a campaign's logs and records):
+# a link planted in place of a file or a folder of it is refused with a one-line ``ResultsIOError``
+# naming it, never written through (isolation.md §3); only ``directory`` itself may be a link.
+
+
+LINKED = "is a symbolic link: EMBER writes no file of a results directory through a link"
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _linked(path):
+    return ResultsIOError(errno.ELOOP, LINKED, path)
+
+
+# -- safe files --------------------------------------------------------------------------
+
+
+def make_folder(directory, relative):
+    """``directory/relative`` as a folder, each part made if missing and refused if it is a link or a file.
+
+    ``directory`` itself (the one path the operator gave) is made if
+    missing, and may be a link.  Returns the folder's path.  An error is a
+    ``ResultsIOError`` naming the part.
+    """
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), directory) from None
+    path = directory
+    for part in os.path.normpath(relative).split(os.sep):
+        if part in ("", "."):
+            continue
+        path = os.path.join(path, part)
+        try:
+            os.mkdir(path)
+            continue
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise ResultsIOError(exc.errno, exc.strerror or str(exc), path) from None
+        try:
+            info = os.lstat(path)
+        except OSError as exc:
+            raise ResultsIOError(exc.errno, exc.strerror or str(exc), path) from None
+        if stat.S_ISLNK(info.st_mode):
+            raise _linked(path)
+        if not stat.S_ISDIR(info.st_mode):
+            raise ResultsIOError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
+    return path
+
+
+def create_new(path, shown=None):
+    """A new file at ``path`` opened for writing (exclusively, never through a link); its fd.
+
+    ``shown``: the path an error names (the file the temporary one becomes).
+    """
+    try:
+        return os.open(path, _NEW, 0o666)
+    except OSError as exc:
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), shown or path) from None
+
+
+def replace_into(tmp, target):
+    """Rename the finished ``tmp`` to ``target``; a link at ``target`` is refused (``ResultsIOError``)."""
+    try:
+        if os.path.islink(target):
+            raise _linked(target)
+        os.replace(tmp, target)
+    except ResultsIOError:
+        raise
+    except OSError as exc:
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), target) from None
+
+
+def write_fd(fd, data, shown):
+    """Write all of ``data`` to ``fd`` and fsync it; an error is a ``ResultsIOError`` naming ``shown``."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except OSError as exc:
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), shown) from None
+
+
+def write_file(directory, name, data):
+    """Write ``data`` (bytes) to ``directory/name`` atomically (a temporary sibling renamed over it).
+
+    ``name`` is relative to ``directory`` (a results directory's
+    ``RANKING_FILE``, ``scenario_file(id)``); its folders are made with ``make_folder``.  A
+    link at the target or a folder on its way is refused; an existing
+    file keeps its permissions.  Errors are ``ResultsIOError`` naming the target.
+    """
+    folder = make_folder(directory, os.path.dirname(name))
+    target = os.path.join(folder, os.path.basename(name))
+    mode = None
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), target) from None
+    if info is not None:
+        if stat.S_ISLNK(info.st_mode):
+            raise _linked(target)
+        mode = stat.S_IMODE(info.st_mode)
+    try:  # the temporary names of every atomic output (``_create_sibling``): a run's sweep knows them
+        tmp, fd = _create_sibling(target, "tmp", flags=_NEW)
+    except OSError as exc:
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), target) from None
+    try:
+        try:
+            write_fd(fd, data, target)
+            if mode is not None:
+                os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+        replace_into(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        if isinstance(exc, ResultsIOError):
+            raise
+        raise ResultsIOError(exc.errno, exc.strerror or str(exc), target) from None

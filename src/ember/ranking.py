@@ -188,8 +188,8 @@ def write_ranking(directory, results=None, ok_rows=None):
     Written by the results writer: atomically, never through a symbolic
     link (``ResultsIOError`` naming the file).
     """
+    from .files import write_file
     from .results import RANKING_FILE, read_results
-    from .results.writer import write_file
 
     if results is None:
         ok_rows = OkRows()

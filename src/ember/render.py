@@ -18,7 +18,7 @@ anti-aliasing, so an image holds only the palette's colours.  Pillow (the
 
 import os
 
-from .engine import measure_record
+from .engine.read import measure_record
 from .errors import RenderError
 from .files import write_atomically
 from .scenario import compile_scenario

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from ember.bounds.witness import CASUALTIES_FILE, EVACUATED_FILE, witness_records
-from ember.engine import episode_metrics
+from ember.engine.read import episode_metrics
 from ember.errors import BoundsError
 from ember.record.writer import run_episode
 

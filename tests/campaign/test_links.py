@@ -166,9 +166,9 @@ def test_a_bundle_folder_with_a_link_out_is_refused_by_its_run(tmp_path, outside
     """A hidden-track job runs its bundle as a campaign in the bundle's folder (the service's own campaign file,
     policy entry and scenarios beside it): a link out of the bundle's folder is refused by the same check, even
     one planted after the upload's and the extraction's own refusals of links."""
-    from ember.service import jobs
-    from ember.service.bundles import extract_bundle
-    from ember.service.evaluator import campaign_text, policy_entry
+    from ember.service.hidden import jobs
+    from ember.service.hidden.bundles import extract_bundle
+    from ember.service.hidden.evaluator import campaign_text, policy_entry
 
     from helpers.bundles import agent_bundle
 

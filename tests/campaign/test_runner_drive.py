@@ -12,7 +12,8 @@ import itertools
 
 import pytest
 
-from ember.campaign.runner import WORKER_LOST, drive
+from ember.campaign.runner import WORKER_LOST
+from ember.campaign.runner import run_tasks as drive
 from ember.campaign.task import Task
 from ember.errors import ResultsIOError
 

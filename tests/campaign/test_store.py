@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ember
+from ember.campaign.campaign_file import parse_seeds
 from ember.campaign.resume import merge_campaign
-from ember.campaign.spec import parse_seeds
 from ember.errors import CampaignError
 
 from helpers.campaigns import (

@@ -15,8 +15,8 @@ import subprocess
 
 import pytest
 
+from ember.campaign.campaign_file import load_campaign
 from ember.campaign.driver import resolve
-from ember.campaign.spec import load_campaign
 from ember.canonical import canonical_json_reference
 from ember.errors import ResultsIOError
 from ember.results.writer import ResultsWriter

@@ -14,7 +14,8 @@ import textwrap
 
 import pytest
 
-from ember.campaign import spec, watch
+from ember.campaign import campaign_file as spec
+from ember.campaign import watch
 from ember.campaign.attempt import run_task
 from ember.campaign.logs import LOG_CAP_BYTES, cut_line
 from ember.campaign.task import Task

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import ember
-from ember.engine import EpisodeEngine
+from ember.engine.core import EpisodeEngine
 from ember.record.reader import RecordParser
 from ember.scenario import compile_scenario
 from ember.sim.policies import make_policy

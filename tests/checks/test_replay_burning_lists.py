@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import ember
 from ember import Simulator
 from ember.canonical import canonical_json
-from ember.engine import EpisodeEngine
+from ember.engine.core import EpisodeEngine
 from ember.errors import MetricsInputError
 from ember.sim.policies import make_policy
 

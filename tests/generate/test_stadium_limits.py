@@ -7,7 +7,7 @@ those sizes is a valid scenario that the simulator and the metrics take.
 
 import pytest
 
-from ember.engine import measure_run
+from ember.engine.run import measure_run
 from ember.errors import GenerationError
 from ember.generate.families import FAMILY_NAMES, generate, resolve_parameters
 from ember.scenario import validate_scenario

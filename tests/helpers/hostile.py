@@ -59,7 +59,7 @@ def pipes(pid="self", skip=(0, 1, 2)):
     return found
 
 def forged_frame(scenario):
-    from ember.engine import measure_run
+    from ember.engine.run import measure_run
     from ember.scenario import compile_scenario
     import ember.sim.fire as fire
     fire.FireSpread.ignitions = lambda self, step: []

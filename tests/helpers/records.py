@@ -26,7 +26,7 @@ def record_bytes(scenario, policy, seed=0):
     writer.start(sim.header, sim.initial_state)
     while not sim.terminated:
         step = sim.step(policy(sim.observe()))
-        writer.step(step, sim.final_state)
+        writer.on_step(step, sim.final_state)
     return out.getvalue()
 
 

@@ -1,6 +1,6 @@
 """Replayed steps: a type-strict comparison, the engine's replayed-step flags and an episode with a trapped person."""
 
-from ember.engine import EpisodeEngine
+from ember.engine.core import EpisodeEngine
 
 from helpers.records import parts, record_bytes, scripted
 from helpers.scenarios import picture_scenario

@@ -18,7 +18,7 @@ import tempfile
 import textwrap
 
 from ember.isolation.probe import require_sandbox
-from ember.isolation.sandbox import Limits, Sandbox
+from ember.isolation.sandbox import Sandbox, SandboxLimits
 
 ATTACK_TIMEOUT_S = 60.0
 
@@ -100,7 +100,7 @@ def run_plain(script, folder, args=(), pass_fds=(), timeout=ATTACK_TIMEOUT_S):
 
 def sandbox_for(script, folder, limits=None, files=(), env=None):
     require_sandbox(files=[script])  # ``files`` may be unreadable on purpose (an attack on them)
-    return Sandbox(files=[script, *files], cwd=folder, env=env, limits=limits or Limits())
+    return Sandbox(files=[script, *files], cwd=folder, env=env, limits=limits or SandboxLimits())
 
 
 def run_sandboxed(script, folder, args=(), limits=None, files=(), env=None, timeout=ATTACK_TIMEOUT_S):

@@ -131,7 +131,7 @@ def test_pedpy_counts_each_exit_s_evacuations_at_their_steps(factory, policy, se
 
 def test_the_cases_cover_what_matters():
     """Both enter_fire modes, casualties of both causes, stranded people, several exits, every policy."""
-    from ember.engine import measure_run
+    from ember.engine.run import measure_run
 
     seen = collections.Counter()
     for _, factory, policy, seed in CASES:

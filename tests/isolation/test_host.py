@@ -7,9 +7,9 @@ import sys
 import pytest
 
 from ember.agent import AgentPolicy
-from ember.engine import measure_run
+from ember.engine.run import measure_run
 from ember.errors import AgentError
-from ember.isolation.sandbox import Limits
+from ember.isolation.sandbox import SandboxLimits
 from ember.scenario import compile_scenario, load_scenario
 
 from helpers.sandboxes import open_folder, sandbox_for, write_file
@@ -158,7 +158,7 @@ def test_a_policy_over_its_memory_limit_is_the_memory_row(folder):
     )
     scenario = compile_scenario(load_scenario("builtin:office"))
     with pytest.raises(AgentError) as caught:
-        episode(hosted(folder, "hungry:make", module, scenario, limits=Limits(memory_mb=96)), scenario, 0)
+        episode(hosted(folder, "hungry:make", module, scenario, limits=SandboxLimits(memory_mb=96)), scenario, 0)
     assert str(caught.value) == "the policy exceeded its memory limit of 96 MiB"
 
 
@@ -215,7 +215,7 @@ def test_the_host_hands_the_policy_the_whole_burning_list_read_only_merged_from_
 
     from ember.agent import burning_insertions
     from ember.frozen import BurningCells
-    from ember.isolation.host import Host
+    from ember.isolation.host import PolicyHost
     from ember.sim.policies import GreedyPolicy
     from ember.sim.simulator import Simulator
 
@@ -247,7 +247,7 @@ def test_the_host_hands_the_policy_the_whole_burning_list_read_only_merged_from_
         if simulator.step(greedy(observation)).get("terminated"):
             break
     answers = io.BytesIO()
-    Host("recording_policy:make", answers, io.BytesIO("\n".join(frames).encode() + b"\n")).serve()
+    PolicyHost("recording_policy:make", answers, io.BytesIO("\n".join(frames).encode() + b"\n")).serve()
     seen = recorders[0].seen
     assert [text for text, *_ in seen] == expected
     assert len(expected) > 50 and len(json.loads(expected[-1])["burning"]) > 100  # the fire did spread

@@ -104,7 +104,7 @@ def test_a_policys_own_files():
 
 def test_episode_timeout_ends_an_episode_whose_every_answer_is_in_time():
     from ember.agent import AgentPolicy
-    from ember.engine import measure_run
+    from ember.engine.run import measure_run
     from ember.errors import AgentError
     from ember.isolation.boundary import Launcher
     from ember.scenario import compile_scenario, load_scenario

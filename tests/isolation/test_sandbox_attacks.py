@@ -18,7 +18,7 @@ import uuid
 import pytest
 
 from ember.isolation.environment import FIXED_ENVIRONMENT
-from ember.isolation.sandbox import Limits
+from ember.isolation.sandbox import SandboxLimits
 
 from helpers.sandboxes import open_folder, run_plain, run_sandboxed, sandbox_for, write_file
 
@@ -279,11 +279,11 @@ def test_memory_over_memory_mb_is_killed_and_detected(folder):
         """,
     )
     assert run_plain(script, folder).verdict["succeeded"] is True
-    inside = run_sandboxed(script, folder, limits=Limits(memory_mb=64))
+    inside = run_sandboxed(script, folder, limits=SandboxLimits(memory_mb=64))
     assert inside.verdict is None
     assert inside.status == -signal.SIGKILL
     assert inside.oom is True
-    within = run_sandboxed(script, folder, limits=Limits(memory_mb=512))
+    within = run_sandboxed(script, folder, limits=SandboxLimits(memory_mb=512))
     assert (within.verdict, within.oom) == ({"succeeded": True}, False)
 
 
@@ -314,7 +314,7 @@ def test_tmp_over_tmp_mb_is_refused_and_nothing_written_there_outlives_the_sandb
     finally:
         for suffix in ("", ".small"):
             os.remove(os.path.join("/tmp", name + suffix))
-    inside = run_sandboxed(script, folder, [name], limits=Limits(tmp_mb=8)).verdict
+    inside = run_sandboxed(script, folder, [name], limits=SandboxLimits(tmp_mb=8)).verdict
     assert inside["succeeded"] is False
     assert inside["error"] == "ENOSPC"
     assert inside["written_mb"] < 8
@@ -355,7 +355,7 @@ def test_a_fork_bomb_is_bounded_by_max_processes_and_nothing_outlives_the_sandbo
     finally:
         for pid in plain.verdict["started"]:
             os.kill(pid, signal.SIGKILL)
-    process = sandbox_for(script, folder, limits=Limits(max_processes=8)).start(
+    process = sandbox_for(script, folder, limits=SandboxLimits(max_processes=8)).start(
         [sys.executable, script, "--inside"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     try:
@@ -406,7 +406,7 @@ def test_threads_count_against_max_processes(folder):
         """,
     )
     assert run_plain(script, folder).verdict["succeeded"] is True
-    inside = run_sandboxed(script, folder, limits=Limits(max_processes=8)).verdict
+    inside = run_sandboxed(script, folder, limits=SandboxLimits(max_processes=8)).verdict
     assert inside["succeeded"] is False
     assert inside["started"] < 8
 

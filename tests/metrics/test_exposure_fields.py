@@ -14,10 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ember
+import ember.engine.core
 import ember.metrics.exposure as exposure_module
 import ember.sim.policies
 from ember.canonical import canonical_json
-from ember.engine import measure_run
+from ember.engine.run import measure_run
 
 from helpers.floors import scenarios
 
@@ -84,7 +85,7 @@ def test_both_fields_give_the_same_metrics_on_a_large_floor(monkeypatch):
 
 def test_the_large_tier_takes_the_numpy_field_and_small_floors_the_bfs():
     compiled = ember.scenario.compile_scenario(ember.load_scenario("builtin:ember-v1/large-hall-casualty"))
-    engine = ember.engine.EpisodeEngine(compiled, replay=False)
+    engine = ember.engine.core.EpisodeEngine(compiled, replay=False)
     sim = ember.Simulator(compiled, 0)
     engine.header(sim.header)
     engine.initial_state(json.loads(canonical_json(sim.initial_state)))

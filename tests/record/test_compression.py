@@ -15,9 +15,13 @@ import pytest
 
 import ember
 import ember.sim.policies
-from ember import engine
+from ember.engine.core import EpisodeEngine
+from ember.engine.read import read_record
+from ember.engine.run import measure_run
+from ember.record.limits import record_limits
 from ember.record.parts import iter_parts
 from ember.render import render_ascii
+from ember.scenario import compile_scenario
 
 from helpers.scenarios import picture_scenario
 
@@ -160,7 +164,7 @@ def test_a_gzip_bomb_is_refused_in_bounded_memory_and_time(head, filler, match, 
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    limit = engine.record_limits(engine.compile_scenario(SCENARIO)).max_part_bytes
+    limit = record_limits(compile_scenario(SCENARIO)).max_part_bytes
     # Refused within about one part limit of decompressed bytes, out of 1 GiB on offer.
     assert expanded[0] <= limit + 4 * 65536 + 4 * 1024 * 1024
     assert peak < 48 << 20
@@ -195,7 +199,7 @@ def test_run_writes_compressed_by_name(suffix, kind, record, expected, tmp_path)
         again = tmp_path / f"again{suffix}"
         ember.run_episode(SCENARIO, "greedy", 3, again)
         assert again.read_bytes() == data  # mtime 0: reproducible bytes
-    same = engine.measure_run(SCENARIO, "greedy", 3, tmp_path / f"measured{suffix}")
+    same = measure_run(SCENARIO, "greedy", 3, tmp_path / f"measured{suffix}")
     assert same.metrics.to_dict() == expected
     assert ember.episode_metrics(SCENARIO, tmp_path / f"measured{suffix}").to_dict() == expected
 
@@ -235,7 +239,7 @@ def test_a_live_reader_follows_a_growing_gz_file(tmp_path):
         finally:
             finished.set()
 
-    class Watching(engine.EpisodeEngine):
+    class Watching(EpisodeEngine):
         def update(self, tr):
             super().update(tr)
             seen_before_end.append(not finished.is_set())
@@ -259,9 +263,9 @@ def test_a_live_reader_follows_a_growing_gz_file(tmp_path):
     producer.start()
     while not path.exists():
         time.sleep(0.005)
-    watcher = Watching(engine.compile_scenario(sc))
+    watcher = Watching(compile_scenario(sc))
     with open(path, "rb") as stream:
-        engine.read_record(follow(stream), watcher, engine.record_limits(watcher.scenario), watcher.take_line)
+        read_record(follow(stream), watcher, record_limits(watcher.scenario), watcher.take_line)
     producer.join()
     assert watcher.result["safety"]["population"] == 4
     assert len(seen_before_end) >= 2 and all(seen_before_end[:-1])

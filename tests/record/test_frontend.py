@@ -75,7 +75,7 @@ def test_the_first_line_with_its_comma_and_newline_is_still_refused_there():
 
 def test_a_good_record_in_any_chunks_still_takes_the_fast_path(monkeypatch):
     # Passing the first lines on at once must not cost the fast path: steps are still taken from their lines.
-    from ember.engine import EpisodeEngine
+    from ember.engine.core import EpisodeEngine
 
     taken = []
     original = EpisodeEngine.take_line

@@ -13,7 +13,7 @@ import pytest
 
 import ember
 from ember.canonical import canonical_json
-from ember.engine import EpisodeEngine
+from ember.engine.core import EpisodeEngine
 
 SCENARIO = ember.load_scenario("builtin:small-room")
 _out = io.BytesIO()

@@ -12,7 +12,7 @@ import re
 import pytest
 
 import ember
-from ember.engine import EpisodeEngine
+from ember.engine.core import EpisodeEngine
 from ember.sim.policies import make_policy
 
 from helpers.records import record_bytes

@@ -20,7 +20,7 @@ import zstandard
 import ember
 import ember.envs
 from ember.cli import main
-from ember.engine import measure_run
+from ember.engine.run import measure_run
 from ember.record.output import open_record_output, output_kind
 from ember.record.writer import RecordWriter, writing_record
 from ember.sim.loop import run_policy
@@ -149,7 +149,7 @@ def test_live_output_is_readable_after_every_part(tmp_path, suffix, kind):
         def start(self, header, initial_state):
             seen.append(decompress_prefix(path.read_bytes(), kind))
 
-        def step(self, step, final_state):
+        def on_step(self, step, final_state):
             seen.append(decompress_prefix(path.read_bytes(), kind))
 
     simulator = Simulator(ember.load_scenario(SCENARIO), SEED)
@@ -180,7 +180,7 @@ def test_whole_output_appears_complete_or_not_at_all(tmp_path, suffix, kind):
         def start(self, header, initial_state):
             assert not path.exists()
 
-        def step(self, step, final_state):
+        def on_step(self, step, final_state):
             assert not path.exists()
 
     simulator = Simulator(ember.load_scenario(SCENARIO), SEED)

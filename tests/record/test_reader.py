@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ember.errors import MetricsInputError
 from ember.record import reader
-from ember.record.limits import DEFAULT_LIMITS, Limits
+from ember.record.limits import DEFAULT_LIMITS, RecordLimits
 from ember.record.parts import iter_parts
 from ember.record.reader import BACKEND_NAME, RecordParser
 
@@ -504,14 +504,14 @@ def test_unpaired_surrogate_escapes_are_refused(escape):
 
 def test_limit_defaults():
     assert (
-        Limits(max_depth=32, max_string_length=1_048_576, max_integer_digits=40, max_part_bytes=64 * 1024 * 1024)
+        RecordLimits(max_depth=32, max_string_length=1_048_576, max_integer_digits=40, max_part_bytes=64 * 1024 * 1024)
         == DEFAULT_LIMITS
     )
     with pytest.raises(dataclasses.FrozenInstanceError):
         DEFAULT_LIMITS.max_depth = 3
     for bad in ({"max_depth": 0}, {"max_string_length": -1}, {"max_part_bytes": 1.5}, {"max_integer_digits": 641}):
         with pytest.raises(ValueError):
-            Limits(**bad)
+            RecordLimits(**bad)
 
 
 def nested_step(depth):
@@ -527,13 +527,13 @@ def test_max_depth():
         message
         == "$.steps[0].a" + "[0]" * 29 + ": Limit exceeded: arrays and objects are nested more than max_depth=32 deep."
     )
-    assert refused(nested_step(10), limits=Limits(max_depth=9)).startswith("$.steps[0].a[0]")
+    assert refused(nested_step(10), limits=RecordLimits(max_depth=9)).startswith("$.steps[0].a[0]")
     assert refused(b"[" * 100_000).startswith("$: Wrong type")
-    assert "max_depth=1" in refused(b'{"header":{}}', limits=Limits(max_depth=1))
+    assert "max_depth=1" in refused(b'{"header":{}}', limits=RecordLimits(max_depth=1))
 
 
 def test_max_string_length():
-    limits = Limits(max_string_length=13)  # as long as "initial_state"
+    limits = RecordLimits(max_string_length=13)  # as long as "initial_state"
     ok = b'{"header":{"0123456789abc":"0123456789abc"},"initial_state":{},"steps":[],"final_state":{}}'
     assert parse(ok, limits=limits)[0] == ("header", {"0123456789abc": "0123456789abc"})
     message = refused(b'{"header":{"a":["\xc3\xa9' + b"x" * 13 + b'"]}}', limits=limits)
@@ -554,7 +554,7 @@ def test_max_integer_digits():
         for chunk in (None, 1, 7):
             message = refused(b'{"header":{"seed":' + number + b"}}", chunk)
             assert message == "$.header.seed: Limit exceeded: a number has more than max_integer_digits=40 digits."
-    assert refused(b'{"header":[123456]}', limits=Limits(max_integer_digits=5)).startswith(
+    assert refused(b'{"header":[123456]}', limits=RecordLimits(max_integer_digits=5)).startswith(
         "$.header[0]: Limit exceeded"
     )
 
@@ -595,7 +595,7 @@ def endless(head, filler, chunks_read):
 )
 def test_max_part_bytes_refuses_a_huge_part_while_reading_it(head, filler, path):
     chunks_read = [0]
-    limits = Limits(max_part_bytes=1 << 20)
+    limits = RecordLimits(max_part_bytes=1 << 20)
     with pytest.raises(MetricsInputError) as info:
         for _ in iter_parts(endless(head, filler, chunks_read), limits=limits):
             pass
@@ -609,9 +609,9 @@ def test_max_part_bytes_counts_one_part_at_a_time():
     data = record_bytes(record)
     limit = 4 * max(len(canonical(s)) for s in record["steps"])
     assert len(data) > 40 * limit
-    assert parse(data, chunk=1000, limits=Limits(max_part_bytes=limit))[-1] == ("end",)
-    assert parse(data + b" " * 3 * limit, limits=Limits(max_part_bytes=limit))[-1] == ("end",)
-    assert re.match(r"\$\.header\S*: Limit exceeded", refused(data, limits=Limits(max_part_bytes=100)))
+    assert parse(data, chunk=1000, limits=RecordLimits(max_part_bytes=limit))[-1] == ("end",)
+    assert parse(data + b" " * 3 * limit, limits=RecordLimits(max_part_bytes=limit))[-1] == ("end",)
+    assert re.match(r"\$\.header\S*: Limit exceeded", refused(data, limits=RecordLimits(max_part_bytes=100)))
 
 
 # --- the pull API ------------------------------------------------------------------
@@ -739,7 +739,7 @@ def records(draw):
 )
 def test_json_dumps_round_trips(record, indent, separators, sort_keys, ensure_ascii, chunk):
     text = json.dumps(record, indent=indent, separators=separators, sort_keys=sort_keys, ensure_ascii=ensure_ascii)
-    calls = parse(text.encode(), chunk, limits=Limits(max_depth=64))
+    calls = parse(text.encode(), chunk, limits=RecordLimits(max_depth=64))
     if sort_keys:
         record = dict(sorted(record.items()))
     expected = []

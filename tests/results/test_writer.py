@@ -14,8 +14,8 @@ import shutil
 
 import pytest
 
+from ember import files as safe_files
 from ember.errors import ResultsIOError
-from ember.results import writer
 
 from helpers.campaigns import assert_one_line_error, ember_cli, write_campaign
 
@@ -107,7 +107,7 @@ def test_a_planted_link_is_refused_never_written_through(finished, tmp_path, rel
     before, victim_before = tree(results), (tree(victim) if victim.is_dir() else victim.read_bytes())
     done = ember_cli("evaluate", path, "-o", results, "--keep-records", "--workers", "1", timeout=300)
     line = assert_one_line_error(done)
-    assert line == f"ember: {entry}: {writer.LINKED}"
+    assert line == f"ember: {entry}: {safe_files.LINKED}"
     assert tree(results) == before
     assert (tree(victim) if victim.is_dir() else victim.read_bytes()) == victim_before
 
@@ -123,10 +123,10 @@ def test_the_writers_functions_refuse_a_link_planted_at_write_time(tmp_path):
     (results / "tmp").write_bytes(b"done\n")
     (results / "kept").symlink_to(outside / "ranking.json")
     attempts = {
-        "write_file": lambda: writer.write_file(str(results), "ranking.json", b"ours\n"),
-        "make_folder": lambda: writer.make_folder(str(results), os.path.join("logs", "p", "s")),
-        "replace_into": lambda: writer.replace_into(str(results / "tmp"), str(results / "kept")),
-        "create_new": lambda: writer.create_new(str(results / "ranking.json")),
+        "write_file": lambda: safe_files.write_file(str(results), "ranking.json", b"ours\n"),
+        "make_folder": lambda: safe_files.make_folder(str(results), os.path.join("logs", "p", "s")),
+        "replace_into": lambda: safe_files.replace_into(str(results / "tmp"), str(results / "kept")),
+        "create_new": lambda: safe_files.create_new(str(results / "ranking.json")),
     }
     for name, attempt in attempts.items():
         with pytest.raises(ResultsIOError) as refused:

@@ -10,9 +10,9 @@ import os
 
 import pytest
 
-from ember.errors import ServiceRefusal
-from ember.service.bundles import check_bundle, extract_bundle
-from ember.service.config import Limits
+from ember.service.config import ServiceLimits
+from ember.service.errors import ServiceRefusal
+from ember.service.hidden.bundles import check_bundle, extract_bundle
 
 from helpers.bundles import (
     agent_bundle,
@@ -29,15 +29,15 @@ HOSTILE = ["dotdot", "absolute", "symlink", "hardlink", "device", "fifo", "spars
 
 def refusal(path, limits=None):
     with pytest.raises(ServiceRefusal) as caught:
-        check_bundle(str(path), "alpha", limits or Limits())
+        check_bundle(str(path), "alpha", limits or ServiceLimits())
     return caught.value
 
 
 def test_honest_bundles_are_accepted_and_unpacked_readable(tmp_path):
-    manifest, names = check_bundle(python_bundle(str(tmp_path / "p.tar.gz")), "alpha", Limits())
+    manifest, names = check_bundle(python_bundle(str(tmp_path / "p.tar.gz")), "alpha", ServiceLimits())
     assert (manifest.name, manifest.python, manifest.agent) == ("walker", "walker:make_policy", None)
     assert names == ["ember-agent.toml", "walker.py"]
-    manifest, _ = check_bundle(agent_bundle(str(tmp_path / "a.tar.gz")), "alpha", Limits())
+    manifest, _ = check_bundle(agent_bundle(str(tmp_path / "a.tar.gz")), "alpha", ServiceLimits())
     assert (manifest.name, manifest.agent) == ("runner", ["python3", "agent.py"])
     extract_bundle(str(tmp_path / "a.tar.gz"), str(tmp_path / "out"))
     assert sorted(os.listdir(tmp_path / "out")) == ["agent.py", "ember-agent.toml"]
@@ -74,13 +74,13 @@ def test_a_four_gib_member_is_refused_at_its_header(tmp_path):
 def test_many_members_under_the_member_limit_are_refused_when_their_sum_crosses_it(tmp_path):
     path = tmp_path / "bomb.tar.gz"
     bomb_bundle(str(path), 8, members=8)
-    limits = Limits(max_bundle_unpacked_bytes=60 << 20)
+    limits = ServiceLimits(max_bundle_unpacked_bytes=60 << 20)
     assert str(refusal(path, limits)) == f"the bundle: more than {60 << 20:,} bytes unpacked"
 
 
 def test_over_the_sent_limit_is_413(tmp_path):
     path = python_bundle(str(tmp_path / "p.tar.gz"))
-    exc = refusal(path, Limits(max_bundle_bytes=100))
+    exc = refusal(path, ServiceLimits(max_bundle_bytes=100))
     assert exc.status == 413
 
 

@@ -17,11 +17,11 @@ import sys
 import httpx
 import pytest
 
-from ember.errors import ServiceRefusal
-from ember.service import jobs
 from ember.service.boards import load_board
-from ember.service.bundles import check_bundle
-from ember.service.hidden import check_board_commitment
+from ember.service.errors import ServiceRefusal
+from ember.service.hidden import jobs
+from ember.service.hidden.bundles import check_bundle
+from ember.service.hidden.secrecy import check_board_commitment
 from ember.service.registry import open_service, team_of_token
 
 from helpers.browser import Tab

@@ -8,6 +8,7 @@ and ``dask worker``.
 """
 
 import hashlib
+import inspect
 import json
 import os
 
@@ -109,3 +110,53 @@ def worker_tasks(address):
     with Client(address, set_as_default=False, timeout=60) as client:
         counts = client.run(lambda dask_worker: dask_worker.state.executed_count)
     return sum(counts.values())
+
+
+def test_the_evaluator_commits_each_row_as_it_is_written_reading_the_directory_twice(hidden, monkeypatch):
+    """In the ``serve`` parent's evaluator (here in this process, on a job made without a server), the rows
+    reach the database as the campaign writes them: the results directory is read once when the first row
+    arrives and once at the end, however many episodes, and the rows are those of the directory, in its order.
+    """
+    import ember.results
+    from ember.service.boards import load_board
+    from ember.service.hidden import jobs
+    from ember.service.hidden.bundles import check_bundle
+    from ember.service.hidden.evaluator import Evaluator
+    from ember.service.registry import open_service, team_of_token
+
+    config, db = open_service(hidden.data)
+    try:
+        with db.transaction(read=True) as connection:
+            board = load_board(connection, "office")
+            team = team_of_token(connection, hidden.tokens["alpha"])
+        path = python_bundle(os.path.join(hidden.root, "slow.tar.gz"), policy=SLOW_POLICY)
+        manifest, _ = check_bundle(path, "alpha", config.board_limits("office"))
+        job = jobs.create(config, db, board, team, path, manifest)
+        evaluator = Evaluator(config, db, workers=1, poll_s=0.2)
+        assert jobs.claim(db, evaluator.owner, evaluator.lease_s) == job
+        reads = []  # the evaluator's readings of the directory (evaluate reads it once more, for its summary)
+        read_results = ember.results.read_results
+
+        def counted(*args, **options):
+            if inspect.currentframe().f_back.f_globals["__name__"] == Evaluator.__module__:
+                reads.append(args[0])
+            return read_results(*args, **options)
+
+        monkeypatch.setattr(ember.results, "read_results", counted)
+        seen = []  # the job's episodes.jsonl as each row is committed
+        episodes = os.path.join(jobs.JobFiles(config, job).results, "episodes.jsonl")
+        commit = evaluator._commit
+        monkeypatch.setattr(evaluator, "_commit", lambda *a: seen.append(_read(episodes)) or commit(*a))
+        evaluator.run_job(job)
+        assert hidden.database_rows("SELECT state FROM jobs WHERE id = :job", job=job) == [("done",)]
+        assert len(seen) == 4 and len(reads) == 2  # four rows committed; the directory read twice in all
+        assert seen[0].count(b"\n") < 4  # the first committed while the campaign ran
+        committed = [bytes(row) + b"\n" for (row,) in hidden.database_rows("SELECT row FROM hidden_rows ORDER BY id")]
+        assert b"".join(committed) == seen[-1]  # the directory's rows, byte for byte, in its order
+    finally:
+        db.dispose()
+
+
+def _read(path):
+    with open(path, "rb") as handle:
+        return handle.read()

@@ -16,7 +16,7 @@ import os
 import httpx
 import pytest
 
-from ember.service.jobs import FIXED_REASONS, STDERR_KEPT
+from ember.service.hidden.jobs import FIXED_REASONS, STDERR_KEPT
 
 from helpers.bundles import python_bundle
 from helpers.hidden import HiddenService, wait_served
@@ -124,14 +124,14 @@ def test_a_bundle_printing_its_fire_reaches_its_team_only_after_the_reveal(hidde
     ],
 )
 def test_every_failure_is_told_as_one_fixed_reason_whatever_the_policy_wrote(error, reason):
-    from ember.service.jobs import fixed_reason
+    from ember.service.hidden.jobs import fixed_reason
 
     assert fixed_reason(error) == reason
     assert reason in FIXED_REASONS
 
 
 def test_a_stderr_tail_is_its_last_64_kib_from_a_line_start():
-    from ember.service.jobs import stderr_tail
+    from ember.service.hidden.jobs import stderr_tail
 
     short = b"one\ntwo\n"
     assert stderr_tail(short) == short

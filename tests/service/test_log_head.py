@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from ember.canonical import canonical_json_reference
 from ember.results.log import GENESIS, LOG_KEYS, entry_line
-from ember.service.exporting import derived_numbers
+from ember.service.export import derived_numbers
 
 from helpers.service import Service, ember
 

@@ -39,7 +39,7 @@ class Calls:
     def start(self, header, initial_state):
         self.calls.append(("start", copy.deepcopy(header), copy.deepcopy(initial_state)))
 
-    def step(self, step, final_state):
+    def on_step(self, step, final_state):
         self.calls.append(("step", copy.deepcopy(step), copy.deepcopy(final_state)))
 
 

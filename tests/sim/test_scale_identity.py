@@ -22,7 +22,7 @@ from ember.canonical import (
     RECORD_TAIL,
     canonical_json,
 )
-from ember.engine import measure_run
+from ember.engine.run import measure_run
 from ember.sim.policies import make_policy
 
 

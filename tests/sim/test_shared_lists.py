@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ember import Simulator, load_scenario
 from ember.canonical import canonical_json
-from ember.engine import measure_run
+from ember.engine.run import measure_run
 from ember.sim.policies import POLICY_NAMES, is_builtin, make_policy, stay_policy
 
 from helpers.floors import scenarios

@@ -5,7 +5,7 @@ when first asked for: an episode process started afresh imports
 ``ember.campaign.episode_process`` and pays for nothing else of the part.
 """
 
-_PUBLIC = {"Summary": "driver", "Terminated": "driver", "evaluate": "driver", "load_campaign": "spec"}
+_PUBLIC = {"Summary": "driver", "Terminated": "driver", "evaluate": "driver", "load_campaign": "campaign_file"}
 
 __all__ = sorted(_PUBLIC)
 

@@ -36,7 +36,7 @@ def _attempt(task, host):
 def run_task(task, host=None):
     """One attempt at one episode (a ``Task``) -> its row (campaign.md §4).
 
-    ``host``: what the calling worker offers the episode watcher (``watch.Host``).
+    ``host``: what the calling worker offers the episode watcher (``watch.WatcherHost``).
     A ``BoundsTask`` (``evaluate --bounds``) gives its line of bounds.jsonl instead.
     """
     if isinstance(task, BoundsTask):

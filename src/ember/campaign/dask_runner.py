@@ -12,6 +12,7 @@ import pickle
 
 from ..errors import ResultsIOError, SandboxError
 from .attempt import run_task
+from .runner import Runner
 
 #: How long closing the Dask client may take.
 DASK_CLOSE_S = 10
@@ -81,7 +82,7 @@ def _batch_key(payload, members):
 
 
 class _Episode:
-    """One episode's attempt inside a Dask batch: what ``drive`` holds as its future."""
+    """One episode's attempt inside a Dask batch: what ``run_tasks`` holds as its future."""
 
     __slots__ = ("task", "attempt", "batch", "index")
 
@@ -109,7 +110,7 @@ def _closing_client_class():
     return ClosingClient
 
 
-class DaskRunner:
+class DaskRunner(Runner):
     """Episodes on an existing Dask distributed cluster (``--scheduler ADDRESS``).
 
     ``submit`` only queues an episode; ``wait`` sends the queue as batches

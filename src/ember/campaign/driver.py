@@ -11,22 +11,25 @@ import os
 import signal
 import threading
 
+from ..canonical import one_line
 from ..errors import CampaignError, EmberError, ResultsIOError, SandboxError
+from ..files import write_file
 from ..isolation.boundary import OFF_WARNING
 from ..isolation.probe import require_sandbox
 from ..ranking import write_ranking
 from ..results import CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, OkRows, read_results
 from ..results.code_lists import read_code_list
 from ..results.layout import BOUNDS_FILE, log_file
-from ..results.writer import ResultsWriter, write_file
-from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION
+from ..results.writer import ResultsWriter
+from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION, package_version
 from .bounds import BoundsTask, kept_lines, line_key
+from .campaign_file import check_python_policies, check_size, foreign_policies, load_campaign
 from .dask_runner import DaskRunner
+from .launchers import policy_files
+from .local_runner import LocalRunner
 from .plan import Plan
 from .resume import merge_campaign
-from .runner import drive
-from .spec import check_python_policies, check_size, foreign_policies, load_campaign, policy_files
-from .workers import LocalRunner
+from .runner import run_tasks
 
 DEFAULT_RETRIES = 2
 STOPPED = (
@@ -36,15 +39,6 @@ STOPPED = (
 
 class Terminated(BaseException):
     """SIGTERM arrived: stop like Ctrl-C, with exit status 143."""
-
-
-def package_version():
-    from importlib import metadata
-
-    try:
-        return metadata.version("ember-eval")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "unknown"
 
 
 def versions():
@@ -174,6 +168,7 @@ def evaluate(
     adopt_code=False,
     say=None,
     bounds=False,
+    rows=None,
 ):
     """Run a campaign into ``results_dir``, write its ranking.json; return a ``Summary``.
 
@@ -198,6 +193,7 @@ def evaluate(
     without ``code`` (made before campaign 1.1) takes today's code for it
     (else that is refused).  ``say(text)`` receives what a run tells before
     its episodes: each agent and python policy's code, a code adopted.
+    ``rows(row)`` receives each row written this run, once it is on disk.
     """
     warn = warn or _python_warning
     if workers is not None and workers < 1:
@@ -220,6 +216,7 @@ def evaluate(
             adopt_code=adopt_code,
             say=say or (lambda text: None),
             bounds=bounds,
+            rows=rows,
         )
         # What is on disk now, read once, still under the lock: the summary and ranking.json say the same.
         # The run's own structures (the campaign's seed lists, the plan, a resumed directory's counting
@@ -250,6 +247,7 @@ def _run(
     adopt_code,
     say,
     bounds=False,
+    rows=None,
 ):
     """``evaluate`` up to its last row written: the campaign checked, the directory locked and prepared, the
     episodes run; returns the ``Summary`` of this run (its end counts are made by ``evaluate``)."""
@@ -264,10 +262,49 @@ def _run(
     check_python_policies(campaign, mode)
     resolved = resolve(campaign)
     store.lock()
-    existing = store.existing()  # the whole directory checked, before anything runs or is written
+    resolved, torn, adopted, statuses = _prepare(store, campaign, resolved, adopt_code)
+
+    def last_status(key):
+        return None if statuses is None else statuses.get(key[0], (key[1], key[2]))
+
+    plan = Plan(campaign, resolved, last_status, retry_failed, store.path, keep_records, mode)
+    ran = plan.count()
+    # bounds.md §5: a line per key of K; the keys a bounds.jsonl already has keep their line, the others are
+    # tasks beside the episodes (read before store.start, which drops a bounds.jsonl that no longer covers K).
+    keys = [(sc["scenario_hash"], seed) for sc in resolved["scenarios"] for seed in sorted(sc["seeds"])]
+    lines = kept_lines(store.file(BOUNDS_FILE)) if bounds else {}
+    data = {entry.resolved()["scenario_hash"]: entry.data for entry in campaign.scenarios}
+    bound_tasks = [(("bounds", *key), BoundsTask(data[key[0]], key[1])) for key in keys if key not in lines]
+    if not bounds:
+        bound_tasks = []
+    runner = None
+    if ran or bound_tasks:
+        runner = _connect(store, make_runner, workers, scheduler, files if foreign and mode == "required" else None)
+    # Said once every check before the first episode has passed (a refused run says one line: why).
+    for entry in foreign:
+        say(f"ember: policy {entry['name']}: code {entry['code']}")
+    for name in adopted:
+        say(
+            f"ember: policy {name}: {CAMPAIGN_FILE} had no code for its rows (written before campaign 1.1); "
+            f"--adopt-code recorded today's code {_code_of(resolved, name)}."
+        )
+    summary = Summary(sum(len(sc["seeds"]) for sc in resolved["scenarios"]) * len(resolved["policies"]), ran)
+    tasks = itertools.chain(bound_tasks, plan.tasks()) if ran or bound_tasks else None
+    _write_rows(store, campaign, torn, runner, tasks, retries, summary, lines, progress, warn, rows)
+    if bounds:
+        write_file(store.path, BOUNDS_FILE, b"".join(lines[key] for key in keys))  # whole, under the lock
+    store.end_rows()
+    return summary
+
+
+def _prepare(store, campaign, resolved, adopt_code):
+    """The locked directory checked whole and prepared for ``campaign`` before anything runs or is written:
+    (the resolved campaign, a torn last line, the policies whose code --adopt-code recorded, a resumed
+    directory's counting rows' statuses (a ``CountingTable``) or None)."""
+    existing = store.existing()
     torn = b""
-    adopted = []  # the policies whose code a resume with --adopt-code recorded
-    statuses = None  # the counting rows' statuses (a CountingTable) of a resumed directory
+    adopted = []
+    statuses = None
     if existing is not None:
         torn = existing.torn
         resolved = merge_campaign(
@@ -291,41 +328,29 @@ def _run(
     except EmberError:
         store.discard_if_created()
         raise
+    return resolved, torn, adopted, statuses
 
-    def last_status(key):
-        return None if statuses is None else statuses.get(key[0], (key[1], key[2]))
 
-    plan = Plan(campaign, resolved, last_status, retry_failed, store.path, keep_records, mode)
-    ran = plan.count()
-    # bounds.md §5: a line per key of K; the keys a bounds.jsonl already has keep their line, the others are
-    # tasks beside the episodes (read before store.start, which drops a bounds.jsonl that no longer covers K).
-    keys = [(sc["scenario_hash"], seed) for sc in resolved["scenarios"] for seed in sorted(sc["seeds"])]
-    lines = kept_lines(store.file(BOUNDS_FILE)) if bounds else {}
-    data = {entry.resolved()["scenario_hash"]: entry.data for entry in campaign.scenarios}
-    bound_tasks = [(("bounds", *key), BoundsTask(data[key[0]], key[1])) for key in keys if key not in lines]
-    if not bounds:
-        bound_tasks = []
+def _connect(store, make_runner, workers, scheduler, sandboxed_files):
+    """The runner, connected before anything is written: an unreachable scheduler is bad input, and nothing
+    is written.  With ``sandboxed_files`` every Dask worker is asked for the sandbox before any task runs."""
     runner = None
-    if ran or bound_tasks:
-        # Connect before writing: an unreachable scheduler is bad input, and nothing is written.
-        try:
-            runner = make_runner(workers, scheduler)
-            if foreign and mode == "required":
-                runner.check_sandbox(files)  # every Dask worker is asked before any task runs
-        except (CampaignError, SandboxError):
-            if runner is not None:
-                runner.close(terminate=True)
-            store.discard_if_created()
-            raise
-    # Said once every check before the first episode has passed (a refused run says one line: why).
-    for entry in foreign:
-        say(f"ember: policy {entry['name']}: code {entry['code']}")
-    for name in adopted:
-        say(
-            f"ember: policy {name}: {CAMPAIGN_FILE} had no code for its rows (written before campaign 1.1); "
-            f"--adopt-code recorded today's code {_code_of(resolved, name)}."
-        )
-    summary = Summary(sum(len(sc["seeds"]) for sc in resolved["scenarios"]) * len(resolved["policies"]), ran)
+    try:
+        runner = make_runner(workers, scheduler)
+        if sandboxed_files is not None:
+            runner.check_sandbox(sandboxed_files)
+    except (CampaignError, SandboxError):
+        if runner is not None:
+            runner.close(terminate=True)
+        store.discard_if_created()
+        raise
+    return runner
+
+
+def _write_rows(store, campaign, torn, runner, tasks, retries, summary, lines, progress, warn, rows=None):
+    """The run proper: the directory started, ``tasks`` (None: nothing to run) run on ``runner``, each row
+    appended and counted in ``summary``, each bounds line kept in ``lines``; the runner closed at the end."""
+    ran = summary.ran
     lost = 0
     try:
         if torn:
@@ -338,6 +363,8 @@ def _run(
                 lines[line_key(row)] = row
                 return
             row = store.append(row)
+            if rows is not None:
+                rows(row)
             if row["status"] == "ok":
                 summary.this_run_ok += 1
             else:
@@ -347,8 +374,8 @@ def _run(
 
         try:
             with _sigterm_raises():
-                if ran or bound_tasks:
-                    lost = drive(runner, itertools.chain(bound_tasks, plan.tasks()), retries, on_row)
+                if tasks is not None:
+                    lost = run_tasks(runner, tasks, retries, on_row)
         except BaseException as exc:
             if runner is not None:
                 runner.close(terminate=True)
@@ -362,10 +389,6 @@ def _run(
             runner.close()
             if lost:
                 store.remove_temporary_files()  # a worker lost mid-episode left its temporary files
-    if bounds:
-        write_file(store.path, BOUNDS_FILE, b"".join(lines[key] for key in keys))  # whole, under the lock
-    store.end_rows()
-    return summary
 
 
 def _code_of(resolved, name):
@@ -389,6 +412,6 @@ def _runner(workers, scheduler):
             return DaskRunner(scheduler)
         except (OSError, TimeoutError, ValueError) as exc:
             raise CampaignError(
-                f"--scheduler {scheduler}: cannot connect to the Dask scheduler: {' '.join(str(exc).split())}"
+                f"--scheduler {scheduler}: cannot connect to the Dask scheduler: {one_line(exc)}"
             ) from None
     return LocalRunner(workers or os.cpu_count() or 1)

@@ -22,13 +22,14 @@ import stat
 import uuid
 
 from ..agent import MAX_STEP_TIMEOUT, AgentPolicy
-from ..engine import authenticate_record, measure_run
+from ..engine.authenticate import authenticate_record
+from ..engine.run import measure_run
 from ..errors import ActionError, AgentError, EmberError, ResultsIOError
+from ..files import make_folder, replace_into
 from ..isolation.boundary import host_command
 from ..results import file_kind
 from ..results.layout import is_temporary, kept_record, kept_record_temporary
-from ..results.writer import make_folder, replace_into
-from .spec import policy_launcher
+from .launchers import policy_launcher
 
 RECORD_SUFFIXES = (".record", ".record.gz", ".record.zst")
 
@@ -96,7 +97,7 @@ def run_foreign(task, scenario, keep, beat):
     An agent is its command; a python policy is EMBER's host running its
     module (``ember.isolation.host``).  Both are driven by ``AgentPolicy``
     over the agent protocol, in the sandbox unless ``task.sandbox`` is
-    ``off`` (``spec.policy_launcher``); each answer is announced through
+    ``off`` (``launchers.policy_launcher``); each answer is announced through
     ``beat``.  On a failure the policy process is left to the watcher,
     which ends the episode process's whole tree at once.
     """

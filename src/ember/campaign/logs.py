@@ -15,8 +15,8 @@ import os
 import uuid
 
 from ..errors import ResultsIOError
+from ..files import create_new, make_folder, replace_into
 from ..results.layout import temporary_name
-from ..results.writer import create_new, make_folder, replace_into
 
 LOG_CAP_BYTES = 10 * 1024 * 1024
 

@@ -3,7 +3,7 @@
 Nothing here holds a task per episode: ``Plan.tasks()`` makes each task
 when the driving loop asks for the next, so the command's memory does not
 grow with the campaign beyond its seed lists (campaign.md §3 and the
-``MAX_CAMPAIGN_RUNS`` cap of spec.py).
+``MAX_CAMPAIGN_RUNS`` cap of campaign_file.py).
 """
 
 from .task import Task

@@ -1,6 +1,6 @@
 """Runners: local worker processes or a Dask cluster, behind one ``Runner`` protocol and one driving loop.
 
-``drive`` submits episodes, takes them back as they complete and hands each
+``run_tasks`` submits episodes, takes them back as they complete and hands each
 row to the writer once.  A runner only knows how to submit one attempt, wait
 for the first to finish and say what became of it, as ``(future, kind,
 value)``:
@@ -13,7 +13,7 @@ value)``:
   counts against ``1 + retries`` (an episode that had not started, or that
   ran beside the one that killed the pool, is not charged).
 
-Local processes are ``workers.LocalRunner`` (a ``ProcessPoolExecutor``);
+Local processes are ``local_runner.LocalRunner`` (a ``ProcessPoolExecutor``);
 Dask is ``dask_runner.DaskRunner`` (a ``distributed.Client`` with its own
 futures and ``as_completed``, as Dask users expect).  Both return the same
 rows: the episode function is the same.
@@ -30,7 +30,7 @@ WORKER_LOST = "worker lost"
 
 
 class Runner(typing.Protocol):
-    """What ``drive`` needs of a runner (``LocalRunner``, ``DaskRunner``, a test's scripted one).
+    """What ``run_tasks`` needs of a runner (``LocalRunner``, ``DaskRunner``, a test's scripted one).
 
     ``window``: how many attempts may be in flight.  ``submit(task, key,
     attempt)`` starts the ``attempt``-th attempt at ``task`` (a ``Task``; its
@@ -73,7 +73,7 @@ class _Attempt:
         self.key, self.task, self.number, self.charged = key, task, number, charged
 
 
-def drive(runner, tasks, retries, on_row):
+def run_tasks(runner, tasks, retries, on_row):
     """Run every (key, task) of the iterable ``tasks`` to one row each; ``on_row(row)`` is called once per key.
 
     Returns how many attempts were lost (their workers died).

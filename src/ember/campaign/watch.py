@@ -43,10 +43,10 @@ from ..errors import ResultsIOError, SandboxError
 from ..isolation.cgroups import remove_left_by
 from ..results.layout import log_file
 from . import processes
+from .campaign_file import work_timeout
 from .episode import EpisodeFailure, KeptRecord
 from .episode_process import FRAME, episode_process_main
 from .logs import CappedLog
-from .spec import work_timeout
 
 #: The watcher's deadline on an answer is this much later than the policy driver's own timer (``AgentPolicy``).
 AGENT_MARGIN_S = 1.0
@@ -66,7 +66,7 @@ _BOOT = (
 )
 
 
-class Host:
+class WatcherHost:
     """What the process running the watcher offers it.
 
     ``adopted``: the process is a child subreaper (a local worker), so
@@ -101,9 +101,9 @@ def watch_episode(task, host=None):
 
     Raises ``EpisodeFailure`` for the policy's failures (timeouts
     included), ``ResultsIOError`` for the results directory's.  ``host``:
-    see ``Host`` (a Dask worker gets the default: no subreaper, nobody told).
+    see ``WatcherHost`` (a Dask worker gets the default: no subreaper, nobody told).
     """
-    host = host or Host()
+    host = host or WatcherHost()
     entry = task.policy
     kind = "python" if "python" in entry else "agent"
     # One log for both kinds: what a python policy prints goes to its host's standard error (its

@@ -10,7 +10,7 @@ The replay owns "try this line" of the canonical-line fast path
 (simulator.md §5): ``Replayer.try_line`` slices a step line's actions,
 steps the simulator and compares canonical bytes; a step it took but could
 not match is kept as pending, for the strict comparison of the same step.
-``ReplayedStep`` is also how ``ember.engine.measure_run`` hands the
+``ReplayedStep`` is also how ``ember.engine.run.measure_run`` hands the
 simulator's own steps to the engine.
 """
 

@@ -4,6 +4,8 @@ import argparse
 import math
 import re
 
+from ..canonical import split_module_name
+
 _ASCII_DECIMAL = re.compile(r"0|[1-9][0-9]*")
 
 
@@ -80,9 +82,7 @@ def resampling_seed(text):
 
 def python_source(text):
     """``--python MODULE:NAME``, split as a campaign's ``python`` key is (campaign.md §2)."""
-    from ..campaign.spec import split_python_source
-
-    module, name = split_python_source(text)
+    module, name = split_module_name(text)
     if not module or not name:
         raise argparse.ArgumentTypeError(f"expected MODULE:NAME, got {text!r}")
     return text

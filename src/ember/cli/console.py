@@ -19,14 +19,10 @@ import errno
 import os
 import sys
 
+from ..canonical import one_line
 from .exits import EXIT_BAD_INPUT
 
 STDOUT_NAME = "standard output"
-
-
-def one_line(message):
-    """``message`` with every run of whitespace (newlines too) made one space."""
-    return " ".join(str(message).split())
 
 
 class NotATerminal:

@@ -4,9 +4,10 @@ import argparse
 import sys
 
 from .. import __doc__ as PACKAGE_DOC
+from ..canonical import one_line
 from ..errors import did_you_mean
 from ..versions import METRICS_VERSION, SIMULATOR_VERSION
-from .console import CONSOLE, one_line
+from .console import CONSOLE
 from .exits import EXIT_BAD_INPUT
 from .table import COMMANDS
 

@@ -116,7 +116,8 @@ def python_policy(source, sandbox, scenario, timeout):
     protocol.  Failures are ``AgentError`` s: one line, exit 2.
     """
     from ..agent import AgentError, AgentPolicy
-    from ..campaign.spec import policy_launcher, work_timeout
+    from ..campaign.campaign_file import work_timeout
+    from ..campaign.launchers import policy_launcher
     from ..isolation.boundary import check_python_source, host_command
 
     folder = os.getcwd()
@@ -172,7 +173,7 @@ def metrics_arguments(metrics):
 
 
 def cmd_metrics(args, console):
-    from ..engine import episode_metrics
+    from ..engine.read import episode_metrics
     from ..progress import reading_progress
     from ..summary import format_metrics_tables, format_summary
 
@@ -204,7 +205,7 @@ def replay_arguments(replay):
 
 
 def cmd_replay(args, console):
-    from ..engine import verify_replay
+    from ..engine.replay import verify_replay
     from ..progress import reading_progress
 
     warn_if_slow_reader(console)
@@ -227,7 +228,7 @@ def demo_arguments(demo):
 
 
 def cmd_demo(args, console):
-    from ..engine import episode_metrics
+    from ..engine.read import episode_metrics
     from ..progress import reading_progress, step_counter
     from ..record.writer import run_episode
     from ..scenario import compile_scenario

@@ -188,7 +188,7 @@ def board_reveal_arguments(parser):
 
 def cmd_board_reveal(args, console):
     _service()
-    from ..service.hidden import reveal
+    from ..service.hidden.secrecy import reveal
     from ..service.registry import open_service
 
     _, db = open_service(args.data)
@@ -211,7 +211,7 @@ def check_commitment_arguments(parser):
 
 def cmd_check_commitment(args, console):
     _service()
-    from ..service.hidden import check_commitment
+    from ..service.hidden.secrecy import check_commitment
 
     found = check_commitment(args.url, args.board)
     for problem in found.problems:
@@ -346,7 +346,7 @@ def export_arguments(parser):
 
 def cmd_export(args, console):
     _service()
-    from ..service.exporting import export_board
+    from ..service.export import export_board
     from ..service.registry import open_service
 
     config, db = open_service(args.data)

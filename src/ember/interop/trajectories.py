@@ -27,7 +27,7 @@ whatever the record's length; a record that fails leaves no file (the
 ``-o`` rules of ``files.output_file``).
 """
 
-from ..engine import measure_record
+from ..engine.read import measure_record
 from ..files import output_file
 from ..scenario import compile_scenario
 from .coordinates import PlanCoordinates

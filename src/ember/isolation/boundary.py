@@ -19,11 +19,12 @@ import subprocess
 import sys
 import time
 
-from ..agent import AgentError, answer_bound, split_command
+from ..agent import AgentError, PolicyProcess, answer_bound, split_command
+from ..canonical import split_module_name
 from ..errors import SandboxError
 from .environment import policy_environment
 from .probe import require_sandbox
-from .sandbox import Limits, Sandbox
+from .sandbox import Sandbox, SandboxLimits
 
 SANDBOX_MODES = ("required", "off")
 HOST_MODULE = "ember.isolation.host"
@@ -38,7 +39,7 @@ def host_command(source, python=None):
 def python_files(source, folder):
     """A python policy's own files: the top-level package folder or the module file of MODULE in
     ``folder``; nothing when MODULE comes from the Python installation (bound as a whole)."""
-    package = os.path.abspath(os.path.join(folder, source.partition(":")[0].split(".")[0]))
+    package = os.path.abspath(os.path.join(folder, split_module_name(source)[0].split(".")[0]))
     if os.path.isdir(package):
         return [package]
     if os.path.isfile(package + ".py"):
@@ -68,7 +69,7 @@ def _findable(program, env, cwd):
     return shutil.which(program, path=env["PATH"]) is not None
 
 
-class PlainProcess(subprocess.Popen):
+class PlainProcess(subprocess.Popen, PolicyProcess):
     """A policy process without the sandbox (``--sandbox off``): ``close`` ends its process group."""
 
     own_session = False
@@ -80,7 +81,7 @@ class PlainProcess(subprocess.Popen):
 
 
 class Launcher:
-    """Starts policy processes for one policy: ``launcher(argv, stdin, stdout, stderr)`` -> a Popen-like process.
+    """Starts policy processes for one policy: ``launcher(argv, stdin, stdout, stderr)`` -> a ``PolicyProcess``.
 
     ``files``: the policy's own files (bound in the sandbox); ``cwd``: the
     campaign folder; ``env``: the policy's ``env`` table; ``own_session``
@@ -102,7 +103,7 @@ class Launcher:
             # (a python policy imports as it did in the episode process before the boundary).
             path = os.pathsep.join(entry for entry in sys.path if entry and os.path.isdir(entry))
             self.environment = {**os.environ, "PYTHONPATH": path, **(env or {})}
-        self.limits = limits or Limits()
+        self.limits = limits or SandboxLimits()
         self.own_session = own_session
         self.python = python
         self.sandbox = None
@@ -114,7 +115,7 @@ class Launcher:
         if self.mode == "required":
             require_sandbox(self.files, self.python)
 
-    def __call__(self, argv, stdin, stdout, stderr):
+    def __call__(self, argv, stdin, stdout, stderr) -> PolicyProcess:
         if not _findable(argv[0], self.environment, self.cwd):
             raise AgentError(f"cannot start the agent {argv[0]!r}: No such file or directory.")
         if self.sandbox is not None:
@@ -142,7 +143,7 @@ class Launcher:
 def check_python_source(source, launcher, timeout):
     """None when MODULE of ``source`` imports and NAME is callable, checked by the host in a process of
     ``launcher`` (the sandbox with ``required``: importing is running foreign code); else the reason."""
-    module_name, _, name = source.partition(":")
+    module_name, name = split_module_name(source)
     # Its standard error goes nowhere: what a module prints at import reaches neither the terminal nor a log.
     argv = [*host_command(source)[:-1], "--check", source]
     process = launcher(argv, subprocess.DEVNULL, subprocess.PIPE, subprocess.DEVNULL)

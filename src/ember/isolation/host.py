@@ -36,10 +36,10 @@ import os
 import sys
 import traceback
 
+from ..agent import HOST_ERROR_KEY, merge_added
+from ..canonical import one_line, split_module_name
 from ..frozen import BurningCells, frozen_list, frozen_lists
 
-#: The key of the host's failure line (a colon is never in a person ID).
-ERROR_KEY = "ember:error"
 _SHOWN = 2000
 #: The host's own lines (a failure, a verdict) fit the answer bound with nobody active
 #: (ember.agent.answer_bound(0), isolation.md §2): a policy's long message is cut, never the line refused.
@@ -48,7 +48,7 @@ LINE_BYTES = 4096
 
 def _describe(exc):
     try:
-        message = " ".join(str(exc).split())
+        message = one_line(exc)
     except BaseException:  # noqa: BLE001 (a policy's exception may fail even to print)
         message = "(its message cannot be shown)"
     return type(exc).__name__, message[:_SHOWN]
@@ -67,21 +67,7 @@ def fitted(make, kind, message):
             message = message[: len(message) // 2]
 
 
-def merge_added(previous, added):
-    """The burning list: ``previous`` with each ``[index, row, col]`` of ``added`` inserted at its index
-    (a plain list of ``previous``'s cell objects and new read-only cells)."""
-    cells = frozen_lists([(row, col) for _, row, col in added])
-    merged, at = [], 0
-    for (index, _, _), cell in zip(added, cells):
-        take = index - len(merged)
-        merged += previous[at : at + take]
-        at += take
-        merged.append(cell)
-    merged += previous[at:]
-    return merged
-
-
-class Host:
+class PolicyHost:
     """The agent side of the protocol for one python policy."""
 
     def __init__(self, source, answers, messages):
@@ -115,14 +101,18 @@ class Host:
         traceback.print_exception(exc, file=sys.stderr)
         kind, message = _describe(exc)
         self.answers.write(
-            fitted(lambda kind, message: {ERROR_KEY: {"phase": phase, "type": kind, "message": message}}, kind, message)
+            fitted(
+                lambda kind, message: {HOST_ERROR_KEY: {"phase": phase, "type": kind, "message": message}},
+                kind,
+                message,
+            )
         )
         self.answers.flush()
         sys.stderr.flush()
         os._exit(1)  # never the interpreter's exit: it would wait for the policy's threads
 
     def make(self, scenario):
-        module_name, _, name = self.source.partition(":")
+        module_name, name = split_module_name(self.source)
         try:
             module = importlib.import_module(module_name)
             self.policy = getattr(module, name)(scenario)
@@ -154,7 +144,7 @@ class Host:
 def check(source, answers):
     """``--check``: one line saying whether MODULE imports and NAME is callable (campaign.md §2), for the
     command to refuse a campaign up front; it is a verdict on the campaign file, never a result."""
-    module_name, _, name = source.partition(":")
+    module_name, name = split_module_name(source)
     verdict = {"error": None}
     try:
         factory = getattr(importlib.import_module(module_name), name)
@@ -190,7 +180,7 @@ def main(argv=None):
     if argv[0] == "--check":
         check(argv[1], answers)
     else:
-        Host(argv[0], answers, sys.stdin.buffer).serve()
+        PolicyHost(argv[0], answers, sys.stdin.buffer).serve()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

@@ -39,6 +39,7 @@ import shutil
 import signal
 import subprocess
 
+from ..agent import PolicyProcess
 from ..errors import SandboxError
 from . import cgroups as cgroup_module
 from .environment import policy_environment
@@ -114,7 +115,7 @@ def passwd_lines(uid, gid):
     return passwd, group
 
 
-class Limits:
+class SandboxLimits:
     """What one policy tree may use: ``memory_mb`` MiB, ``max_processes`` processes and threads, ``tmp_mb`` MiB
     of /tmp."""
 
@@ -138,7 +139,7 @@ class Sandbox:
         self.files = [os.path.abspath(path) for path in files]
         self.cwd = os.path.abspath(cwd)
         self.environment = policy_environment(env)
-        self.limits = limits or Limits()
+        self.limits = limits or SandboxLimits()
         self.uid = uid
         self.gid = uid if gid is None else gid
         for name, value in (("uid", self.uid), ("gid", self.gid)):
@@ -301,7 +302,7 @@ def _data_pipe(content):
     return read_fd
 
 
-class SandboxedProcess:
+class SandboxedProcess(PolicyProcess):
     """A running sandbox: the ``Popen`` of bubblewrap's monitor, and the cgroups holding its whole tree.
 
     Like a ``Popen`` (``stdin``, ``stdout``, ``pid``, ``poll``, ``wait``,

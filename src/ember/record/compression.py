@@ -22,6 +22,7 @@ imported only when a zstd record is met.
 import zlib
 
 from ..errors import MetricsInputError
+from .sinks import ByteSink
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -131,7 +132,7 @@ def _member(kind):
 # --- the reading stage -------------------------------------------------------------------
 
 
-class Decompression:
+class Decompression(ByteSink):
     """First stage of a record reader: ``feed(chunk)`` / ``close()``; the JSON text goes to ``downstream``.
 
     ``downstream`` has ``feed`` and ``close`` (the front end or the strict
@@ -139,7 +140,7 @@ class Decompression:
     called once when the input turns out to be compressed.
     """
 
-    def __init__(self, downstream, on_compressed=None):
+    def __init__(self, downstream: ByteSink, on_compressed=None):
         self.downstream = downstream
         self._on_compressed = on_compressed  # called once if the input is compressed
         self._head = b""  # the first bytes, until they tell what the input is

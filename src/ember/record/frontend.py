@@ -21,11 +21,12 @@ canonical one) sends everything from there on through the strict reader.
 from ..canonical import INITIAL_LINE_START, RECORD_HEAD, STEP_LINE_START, STEPS_LINE
 from .placeholders import Placeholders
 from .reader import RecordParser
+from .sinks import ByteSink, RecordSink
 
 _COMMA = ord(",")
 
 
-class CanonicalLines:
+class CanonicalLines(ByteSink):
     """Push front end of the strict reader: ``feed(chunk)`` / ``close()``, like ``RecordParser``.
 
     ``take_line(index, line)`` gets step ``index``'s line without its
@@ -41,7 +42,7 @@ class CanonicalLines:
     reader, which refuses it by the same limit.
     """
 
-    def __init__(self, take_line, sink, limits):
+    def __init__(self, take_line, sink: RecordSink, limits):
         self.take_line = take_line
         self.max_line_bytes = limits.max_part_bytes
         self.placeholder_filter = Placeholders(sink)

@@ -42,6 +42,7 @@ from ..canonical import RECORD_HEAD, STEP_LINE_START, canonical_json
 from .frontend import CanonicalLines
 from .placeholders import Placeholders
 from .reader import RecordParser
+from .sinks import ByteSink, RecordSink
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
@@ -52,14 +53,14 @@ _CANONICAL_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, Unico
 MAX_STEP_TEXT_BYTES = 4 * 1024 * 1024
 
 
-class AnyLayout:
+class AnyLayout(ByteSink):
     """Push front end: ``CanonicalLines`` for EMBER's own bytes, ``StepTexts`` for any other layout.
 
     Chooses from the record's first bytes (a canonical record starts
     ``{"header":``); ``feed(chunk)`` / ``close()`` like ``RecordParser``.
     """
 
-    def __init__(self, take_line, sink, limits):
+    def __init__(self, take_line, sink: RecordSink, limits):
         self._args = (take_line, sink, limits)
         self._head = b""
         self._front_end = None
@@ -102,10 +103,10 @@ class AnyLayout:
             self._front_end.feed(head)
 
 
-class StepTexts:
+class StepTexts(ByteSink):
     """Push front end taking replayed steps from their text in any layout (see the module doc)."""
 
-    def __init__(self, take_line, sink, limits):
+    def __init__(self, take_line, sink: RecordSink, limits):
         self.take_line = take_line
         self.placeholder_filter = Placeholders(sink)
         self.parser = RecordParser(self.placeholder_filter, limits)

@@ -12,7 +12,7 @@ MAX_INTEGER_DIGITS = 640
 
 
 @dataclasses.dataclass(frozen=True)
-class Limits:
+class RecordLimits:
     """Resource limits of the reader; going past one is a ``MetricsInputError``.
 
     The defaults are far above what a valid record needs and far below what
@@ -50,12 +50,12 @@ class Limits:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if type(value) is not int or value < 1:
-                raise ValueError(f"Limits.{field.name} must be a positive integer, not {value!r}")
+                raise ValueError(f"RecordLimits.{field.name} must be a positive integer, not {value!r}")
         if self.max_integer_digits > MAX_INTEGER_DIGITS:
-            raise ValueError(f"Limits.max_integer_digits must be at most {MAX_INTEGER_DIGITS}")
+            raise ValueError(f"RecordLimits.max_integer_digits must be at most {MAX_INTEGER_DIGITS}")
 
 
-DEFAULT_LIMITS = Limits()
+DEFAULT_LIMITS = RecordLimits()
 
 
 # Reader limits for one scenario's records (docs/limits.md).  The part limit
@@ -153,10 +153,10 @@ def largest_part_bytes(scenario):
 
 
 def record_limits(scenario):
-    """The reader ``Limits`` for records of a compiled scenario."""
+    """The reader ``RecordLimits`` for records of a compiled scenario."""
     largest = largest_part_bytes(scenario)
     part = max(MIN_PART_BYTES, min(PART_SLACK * largest, largest + PART_HEADROOM))
-    return Limits(
+    return RecordLimits(
         max_depth=DEFAULT_LIMITS.max_depth,
         max_string_length=DEFAULT_LIMITS.max_string_length,
         max_integer_digits=DEFAULT_LIMITS.max_integer_digits,

@@ -10,6 +10,7 @@ import collections
 
 from .limits import DEFAULT_LIMITS
 from .pipeline import RecordInput
+from .sinks import RecordSink
 from .source import iter_chunks
 
 # iter_parts feeds the parser this much at a time and yields the parts read
@@ -18,7 +19,7 @@ from .source import iter_chunks
 _DRAIN_EVERY = 16 * 1024
 
 
-class PartQueue:
+class PartQueue(RecordSink):
     """A sink that queues the tuples ``iter_parts`` yields."""
 
     def __init__(self, parts):

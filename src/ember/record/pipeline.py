@@ -3,16 +3,18 @@
 Every reader of records goes through ``RecordInput`` (the engine's
 ``read_record`` and ``MetricsStream``, ``verify_replay``, ``render``,
 ``iter_parts``): nothing else builds a ``RecordParser`` and loops over chunks.
+Every stage is a ``sinks.ByteSink``; the parts go to a ``sinks.RecordSink``.
 """
 
 from .compression import Decompression
 from .layouts import AnyLayout
 from .limits import DEFAULT_LIMITS
 from .reader import RecordParser
+from .sinks import ByteSink, RecordSink
 from .source import iter_chunks
 
 
-class RecordInput:
+class RecordInput(ByteSink):
     """Push form: ``feed(chunk)`` the record's bytes in any chunking, then ``close()``.
 
     The bytes may be gzip or zstd (see ``compression``); ``sink`` gets the
@@ -21,7 +23,7 @@ class RecordInput:
     in front of the strict reader, in any layout (``AnyLayout``).
     """
 
-    def __init__(self, sink, limits=DEFAULT_LIMITS, take_line=None):
+    def __init__(self, sink: RecordSink, limits=DEFAULT_LIMITS, take_line=None):
         if take_line is None:
             self.front_end = parser = RecordParser(sink, limits)
         else:
@@ -35,7 +37,7 @@ class RecordInput:
         self._decompression.close()
 
 
-def read_into(record, record_input, chunk_size=None):
+def read_into(record, record_input: ByteSink, chunk_size=None):
     """Feed every chunk of the record source ``record`` (see ``iter_chunks``) to ``record_input``, then close it."""
     chunks = iter_chunks(record) if chunk_size is None else iter_chunks(record, chunk_size)
     try:

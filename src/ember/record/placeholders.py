@@ -8,9 +8,10 @@ still checks the whole text's syntax, layout and step numbering;
 """
 
 from ..errors import MetricsInputError
+from .sinks import RecordSink
 
 
-class Placeholders:
+class Placeholders(RecordSink):
     """Between the strict reader and the sink: drops the placeholders of taken steps.
 
     A taken step's placeholder must come back from the reader as the item
@@ -19,7 +20,7 @@ class Placeholders:
     value), and what the sink has been given does not stand for the record.
     """
 
-    def __init__(self, sink):
+    def __init__(self, sink: RecordSink):
         self.sink = sink
         self.taken = 0  # steps taken from their lines
         self.returned = 0  # their placeholders read back

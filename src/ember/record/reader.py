@@ -42,6 +42,7 @@ import ijson
 from ..errors import MetricsInputError
 from .guard import ByteGuard
 from .limits import DEFAULT_LIMITS
+from .sinks import ByteSink, RecordSink
 
 try:
     _backend = ijson.get_backend("yajl2_c")
@@ -331,7 +332,7 @@ def _first_line(exc):
     return lines[0].rstrip(".") if lines else type(exc).__name__
 
 
-class RecordParser:
+class RecordParser(ByteSink):
     """Push parser of one run record.
 
     ``sink`` has the methods ``header(value)``, ``initial_state(value)``,
@@ -346,7 +347,7 @@ class RecordParser:
     unchanged.  After any exception the parser is dead.
     """
 
-    def __init__(self, sink, limits=DEFAULT_LIMITS):
+    def __init__(self, sink: RecordSink, limits=DEFAULT_LIMITS):
         self._record = _Record(sink)
         self._limits = limits
         self._builder = _build(self._record, limits)

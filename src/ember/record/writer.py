@@ -21,13 +21,13 @@ from ..canonical import (
     RECORD_TAIL,
     canonical_json,
 )
-from ..sim.loop import resolve_policy, run_policy
+from ..sim.loop import EpisodeSink, resolve_policy, run_policy
 from ..sim.policies import reads_only
 from ..sim.simulator import Simulator
 from .output import open_record_output
 
 
-class RecordWriter:
+class RecordWriter(EpisodeSink):
     """Writes canonical record bytes to a binary stream, flushing per part (a sink of ``sim.loop``).
 
     With ``digest`` (a ``hashlib`` object) every byte written is hashed too:
@@ -48,7 +48,7 @@ class RecordWriter:
     def start(self, header, initial_state):
         self._emit(RECORD_HEAD + canonical_json(header) + AFTER_HEADER + canonical_json(initial_state) + AFTER_INITIAL)
 
-    def step(self, step, final_state=None):
+    def on_step(self, step, final_state=None):
         """One step line; with ``final_state`` (the episode ended) the record's tail too."""
         if final_state is None:
             self._emit(canonical_json(step) + BETWEEN_STEPS)

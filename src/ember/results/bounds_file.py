@@ -13,12 +13,13 @@ import os
 
 from ..canonical import canonical_json_reference
 from ..errors import ResultsError, ScenarioError
+from ..files import write_file
 from ..scenario import BUILTIN_PREFIX, compile_scenario
 from ..versions import BOUNDS_VERSION
 from .layout import BOUNDS_FILE, scenario_file
 from .reader import check_campaign, open_regular, read_campaign_value
 from .schema import MAX_CAMPAIGN_BYTES, shown, strict_json
-from .writer import ResultsWriter, write_file
+from .writer import ResultsWriter
 
 #: The keys of one line (bounds.md §4), in the order canonical JSON writes them.
 BOUNDS_KEYS = (

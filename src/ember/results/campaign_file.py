@@ -5,7 +5,7 @@ blocking: a FIFO, a device or a directory is refused at once with its path
 (a FIFO would block ``open``, ``/dev/zero`` would never end), and at most
 ``MAX_CAMPAIGN_FILE_BYTES`` are read.  Every failure is a
 ``CampaignFileError`` (one line, the path, what went wrong); what the TOML
-says is checked by its reader (``ember.campaign.spec``).
+says is checked by its reader (``ember.campaign.campaign_file``).
 """
 
 import os

@@ -48,9 +48,10 @@ def entry_line(entry):
     return canonical_json_reference({**entry, "hash": digest}), digest
 
 
-def row_sha256(row):
-    """The SHA-256 of a row's canonical JSON (a ``hidden_row`` entry's ``row_sha256``)."""
-    return hashlib.sha256(canonical_json_reference(row)).hexdigest()
+def row_sha256(row, line=None):
+    """The SHA-256 of a row's canonical JSON (a ``hidden_row`` entry's ``row_sha256``); ``line``: that JSON,
+    when the caller has made it already."""
+    return hashlib.sha256(canonical_json_reference(row) if line is None else line).hexdigest()
 
 
 def _lines(path, shown_name):

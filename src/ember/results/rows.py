@@ -18,7 +18,7 @@ escaped (``canonical.escape_controls``, isolation.md §3) and it is cut at
 ``MAX_REASON_CHARS`` characters.
 """
 
-from ..canonical import escape_controls
+from ..canonical import escape_controls, one_line
 
 #: A failed row's reason is at most this many characters (longer ones end "...").
 MAX_REASON_CHARS = 300
@@ -28,7 +28,7 @@ _CUT = "..."
 def reason_line(text):
     """``text`` (any object: its ``str``) as a failed row's ``error``: one line, escaped, at most
     ``MAX_REASON_CHARS`` characters."""
-    words = " ".join(str(text).split())
+    words = one_line(text)
     escaped = escape_controls(words)
     if len(escaped) <= MAX_REASON_CHARS:
         return escaped
@@ -77,8 +77,3 @@ def failed_row(*, scenario_id, scenario_hash, seed, policy, error, elapsed_s=0.0
     """The row of an attempt that failed: ``error`` (any text, foreign or not) becomes ``reason_line(error)``."""
     reason = reason_line(error)
     return _row(scenario_id, scenario_hash, seed, policy, "failed", reason, None, None, None, None, elapsed_s)
-
-
-def row_key(row):
-    """(policy, scenario_hash, seed) of a row dict: what makes two rows rows of the same (policy, episode)."""
-    return (row["policy"], row["scenario_hash"], row["seed"])

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ..canonical import canonical_json_reference
-from ..engine import authenticate_record
+from ..engine.authenticate import authenticate_record
 from ..errors import CampaignFileError, EmberError, MetricsInputError, MissingExtraError, ResultsError, ScenarioError
 from ..scenario import BUILTIN_PREFIX, MAX_SCENARIO_BYTES, compile_scenario
 from .campaign_file import read_campaign_file

@@ -6,22 +6,19 @@ campaign, a line that is not a row, a planted link: a refused run leaves
 the directory as it was), campaign.json and scenarios/ written atomically,
 rows appended whole or not at all, torn bytes and temporary files swept.
 
-Every file written into a results directory is written through this
-module's functions (``write_file``, ``make_folder``, ``create_new``,
-``replace_into``), which never follow a symbolic link: a link planted in
-place of a file or a folder of the directory is refused with a one-line
-error naming it, never written through (isolation.md §3).  The results
-directory itself is the one path that may be a link (the operator gave it).
+Every file written into a results directory is written through the safe
+file functions of ``ember.files`` (``write_file``, ``make_folder``,
+``create_new``, ``replace_into``), which never follow a symbolic link: a
+link planted in place of a file or a folder of the directory is refused
+with a one-line error naming it, never written through (isolation.md §3).
+The results directory itself is the one path that may be a link (the
+operator gave it).
 
 Public API (used by campaigns and the hosted service):
 
 - ``ResultsWriter(path)`` with ``lock()``, ``existing()``, ``prepare(campaign)``,
   ``start(torn, scenarios)``, ``append(row)``, ``end_rows()``, ``remove_temporary_files()``,
   ``discard_if_created()``, ``close()`` (also a context manager), ``file(name)``;
-- ``write_file(directory, name, data)``: a top-level file (ranking.json) atomically;
-- ``make_folder(directory, relative)``: the folders of ``relative`` inside ``directory``;
-- ``create_new(path)``: a new file exclusively (a temporary name), an fd;
-- ``replace_into(tmp, target)``: rename a finished temporary file into place;
 - ``refuse_links(directory)``: the check ``prepare`` makes, for any writer.
 """
 
@@ -29,12 +26,11 @@ import contextlib
 import errno
 import fcntl
 import os
-import stat
 
 # rows hold floats: json.dumps spelling (5e-05), which orjson does not write
 from ..canonical import canonical_json, canonical_json_reference
 from ..errors import CampaignError, ResultsError, ResultsIOError
-from ..files import fsync_directory
+from ..files import LINKED, fsync_directory, make_folder, write_fd, write_file
 from .code_lists import code_bytes
 from .layout import (
     BOUNDS_FILE,
@@ -54,132 +50,6 @@ from .layout import (
 from .reader import check_campaign, read_results
 from .rows import failed_row
 from .schema import MAX_CAMPAIGN_BYTES, MAX_LINE_BYTES, Invalid, check_row
-
-LINKED = "is a symbolic link: EMBER writes no file of a results directory through a link"
-_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-def _linked(path):
-    return ResultsIOError(errno.ELOOP, LINKED, path)
-
-
-# -- safe files --------------------------------------------------------------------------
-
-
-def make_folder(directory, relative):
-    """``directory/relative`` as a folder, each part made if missing and refused if it is a link or a file.
-
-    ``directory`` itself (the one path the operator gave) is made if
-    missing, and may be a link.  Returns the folder's path.  An error is a
-    ``ResultsIOError`` naming the part.
-    """
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as exc:
-        raise ResultsIOError(exc.errno, exc.strerror or str(exc), directory) from None
-    path = directory
-    for part in os.path.normpath(relative).split(os.sep):
-        if part in ("", "."):
-            continue
-        path = os.path.join(path, part)
-        try:
-            os.mkdir(path)
-            continue
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            raise ResultsIOError(exc.errno, exc.strerror or str(exc), path) from None
-        try:
-            info = os.lstat(path)
-        except OSError as exc:
-            raise ResultsIOError(exc.errno, exc.strerror or str(exc), path) from None
-        if stat.S_ISLNK(info.st_mode):
-            raise _linked(path)
-        if not stat.S_ISDIR(info.st_mode):
-            raise ResultsIOError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
-    return path
-
-
-def create_new(path, shown=None):
-    """A new file at ``path`` opened for writing (exclusively, never through a link); its fd.
-
-    ``shown``: the path an error names (the file the temporary one becomes).
-    """
-    try:
-        return os.open(path, _NEW, 0o666)
-    except OSError as exc:
-        raise ResultsIOError(exc.errno, exc.strerror or str(exc), shown or path) from None
-
-
-def replace_into(tmp, target):
-    """Rename the finished ``tmp`` to ``target``; a link at ``target`` is refused (``ResultsIOError``)."""
-    try:
-        if os.path.islink(target):
-            raise _linked(target)
-        os.replace(tmp, target)
-    except ResultsIOError:
-        raise
-    except OSError as exc:
-        raise ResultsIOError(exc.errno, exc.strerror or str(exc), target) from None
-
-
-def _write_fd(fd, data, shown):
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    except OSError as exc:
-        raise ResultsIOError(exc.errno, exc.strerror or str(exc), shown) from None
-
-
-def write_file(directory, name, data):
-    """Write ``data`` (bytes) to ``directory/name`` atomically (a temporary sibling renamed over it).
-
-    ``name`` is relative to the results directory (``RANKING_FILE``,
-    ``scenario_file(id)``); its folders are made with ``make_folder``.  A
-    link at the target or a folder on its way is refused; an existing
-    file keeps its permissions.  Errors are ``ResultsIOError`` naming the target.
-    """
-    folder = make_folder(directory, os.path.dirname(name))
-    target = os.path.join(folder, os.path.basename(name))
-    mode = None
-    try:
-        info = os.lstat(target)
-    except FileNotFoundError:
-        info = None
-    except OSError as exc:
-        raise ResultsIOError(exc.errno, exc.strerror or str(exc), target) from None
-    if info is not None:
-        if stat.S_ISLNK(info.st_mode):
-            raise _linked(target)
-        mode = stat.S_IMODE(info.st_mode)
-    for attempt in range(100):
-        # The temporary names files.write_atomically used: a run's sweep knows them.
-        tmp = os.path.join(folder, f".{os.path.basename(name)}.tmp{os.getpid()}.{attempt}")
-        try:
-            fd = os.open(tmp, _NEW, 0o666)
-            break
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            raise ResultsIOError(exc.errno, exc.strerror or str(exc), target) from None
-    else:
-        raise ResultsIOError(errno.EEXIST, "cannot create a temporary file next to it", target)
-    try:
-        try:
-            _write_fd(fd, data, target)
-            if mode is not None:
-                os.fchmod(fd, mode)
-        finally:
-            os.close(fd)
-        replace_into(tmp, target)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        if isinstance(exc, ResultsIOError):
-            raise
-        raise ResultsIOError(exc.errno, exc.strerror or str(exc), target) from None
 
 
 def refuse_links(directory):
@@ -340,7 +210,7 @@ class ResultsWriter:
             with _naming(torn_path):
                 fd = os.open(torn_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
             try:
-                _write_fd(fd, torn, torn_path)
+                write_fd(fd, torn, torn_path)
             finally:
                 os.close(fd)
             with _naming(episodes):

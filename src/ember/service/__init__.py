@@ -3,11 +3,17 @@
 The ``service`` extra (Starlette, uvicorn, SQLAlchemy, Alembic, psycopg,
 httpx); nothing in the core imports this package.  Its parts:
 ``tables`` and ``migrations`` (the schema), ``database`` (SQLite or
-PostgreSQL), ``registry`` (teams, tokens, boards: the commands'),
-``store`` (the content-addressed record store), ``audit`` (the hash
-chain), ``submissions`` (rows in and out), ``uploads`` (streaming
-verification and limits), ``app`` (the HTTP API), ``exporting`` and
-``derived`` (results directories and the files the API serves),
-``operations`` (reverify, backup), ``serve`` and ``client``
+PostgreSQL), ``config`` (``service.toml``: ``ServiceLimits``),
+``registry`` (teams, tokens, boards: the commands'), ``boards`` (a board
+as read), ``store`` (the content-addressed record store), ``audit`` (the
+hash chain) and ``anchor`` (its signed head), ``submissions`` (rows in
+and out, an episode's upload), ``uploads`` (the verifier, the body
+reader, the slots), ``hidden`` (the hidden track: bundles, jobs,
+evaluator, endpoints, secrecy), ``app`` (the route table of the HTTP
+API) with ``endpoints`` (its functions), ``state`` (what they share),
+``responses`` and ``errors`` (answers and refusals), ``protocol``
+(uvicorn's header limits), ``export`` and ``derived`` (a board's export,
+and the derived files the API serves from it), ``pages`` (the board
+pages), ``operations`` (reverify, backup), ``serve`` and ``client``
 (``ember submit``).
 """

@@ -5,7 +5,8 @@ The entry's bytes and hash are ``ember.results.log``'s (the checker of
 row is locked for the transaction (``SELECT ... FOR UPDATE`` on
 PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` already holds the one write
 lock), so two processes never append the same ``seq``; ``boards.version``
-is the last ``seq``.
+is the last ``seq``.  A transaction that locked the board appends through its
+``LockedBoard``: the lock is taken once.
 """
 
 import datetime
@@ -22,6 +23,46 @@ def now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+class LockedBoard:
+    """A board's row locked until the transaction ends (its columns as attributes); ``append`` continues its
+    chain, as often as the transaction needs, under this one lock."""
+
+    def __init__(self, connection, row):
+        self.connection = connection
+        self.row = row
+        self.version = row.version  # the last seq, this transaction's appends included
+        self.last_hash = None if row.version else GENESIS  # read when the first append needs it
+
+    def __getattr__(self, name):
+        return getattr(self.row, name)
+
+    def append(self, event, *, team=None, policy=None, row=None, row_sha256=None, data=None):
+        """Append one entry to the board's chain; returns its ``seq``.  The caller's transaction commits it."""
+        if self.last_hash is None:
+            last = tables.log.c
+            self.last_hash = self.connection.execute(
+                sa.select(last.hash).where(last.board_id == self.row.id, last.seq == self.version)
+            ).scalar_one()
+        seq = self.version + 1
+        entry = {
+            "seq": seq,
+            "at": now(),
+            "event": event,
+            "board": self.row.name,
+            "team": team,
+            "policy": policy,
+            "row": row,
+            "row_sha256": row_sha256,
+            "data": data,
+            "prev": self.last_hash,
+        }
+        line, digest = entry_line(entry)
+        self.connection.execute(sa.insert(tables.log).values(board_id=self.row.id, seq=seq, entry=line, hash=digest))
+        self.connection.execute(sa.update(tables.boards).where(tables.boards.c.id == self.row.id).values(version=seq))
+        self.version, self.last_hash = seq, digest
+        return seq
+
+
 def until_tomorrow():
     """``Retry-After`` for a daily limit: the whole seconds from now to the next UTC midnight (when it resets)."""
     moment = datetime.datetime.now(datetime.timezone.utc)
@@ -30,37 +71,14 @@ def until_tomorrow():
 
 
 def lock_board(connection, board_id):
-    """The board's row, locked until the transaction ends."""
+    """The board's row (a ``LockedBoard``), locked until the transaction ends."""
     query = sa.select(tables.boards).where(tables.boards.c.id == board_id).with_for_update()
-    return connection.execute(query).one()
+    return LockedBoard(connection, connection.execute(query).one())
 
 
-def append(connection, board_id, event, *, team=None, policy=None, row=None, row_sha256=None, data=None):
-    """Append one entry to the board's chain; returns its ``seq``.  The caller's transaction commits it."""
-    board = lock_board(connection, board_id)
-    seq = board.version + 1
-    prev = GENESIS
-    if board.version:
-        last = tables.log.c
-        prev = connection.execute(
-            sa.select(last.hash).where(last.board_id == board_id, last.seq == board.version)
-        ).scalar_one()
-    entry = {
-        "seq": seq,
-        "at": now(),
-        "event": event,
-        "board": board.name,
-        "team": team,
-        "policy": policy,
-        "row": row,
-        "row_sha256": row_sha256,
-        "data": data,
-        "prev": prev,
-    }
-    line, digest = entry_line(entry)
-    connection.execute(sa.insert(tables.log).values(board_id=board_id, seq=seq, entry=line, hash=digest))
-    connection.execute(sa.update(tables.boards).where(tables.boards.c.id == board_id).values(version=seq))
-    return seq
+def append(connection, board_id, event, **fields):
+    """Lock the board and append one entry to its chain (``LockedBoard.append``); returns its ``seq``."""
+    return lock_board(connection, board_id).append(event, **fields)
 
 
 def last(connection, board_id):

@@ -24,7 +24,8 @@ class BoardScenario:
 
 
 class Board:
-    """One board's immutable part (scenarios, versions, hidden commitment) and its ``version`` when read."""
+    """One board's immutable part (scenarios, versions, hidden commitment) and its ``version`` when read;
+    read-only (``load_board`` hands the same object to every request of that version)."""
 
     def __init__(self, row, scenario_rows):
         self.id = row.id
@@ -84,6 +85,11 @@ class Board:
         return None
 
 
+#: Each board's parsed form, with the columns it was parsed from: a request reads the board's row, and
+#: parses it and its scenarios again only when they changed (a new version, the hidden track's state).
+_parsed = {}
+
+
 def load_board(connection, name):
     """The board called ``name``, or None."""
     if not isinstance(name, str) or len(name) > 64:
@@ -91,11 +97,18 @@ def load_board(connection, name):
     row = connection.execute(sa.select(tables.boards).where(tables.boards.c.name == name)).first()
     if row is None:
         return None
+    key = (row.name, row.version, row.versions, row.hidden, getattr(row, "hidden_state", None))
+    place = (str(connection.engine.url), row.id)  # one process may read several databases (the tests do)
+    found = _parsed.get(place)
+    if found is not None and found[0] == key:
+        return found[1]
     c = tables.scenarios.c
     scenario_rows = connection.execute(
         sa.select(tables.scenarios).where(c.board_id == row.id).order_by(c.track, c.position)
     ).all()
-    return Board(row, scenario_rows)
+    board = Board(row, scenario_rows)
+    _parsed[place] = (key, board)
+    return board
 
 
 def board_names(connection):

@@ -28,7 +28,7 @@ OPEN_BITS = 0o066
 
 
 @dataclasses.dataclass(frozen=True)
-class Limits:
+class ServiceLimits:
     """The limits of service.md §3; each a positive integer (seconds or bytes or counts)."""
 
     max_record_bytes: int = 256 * MiB
@@ -68,7 +68,7 @@ BOARD_LIMITS = ("max_step_timeout", "max_memory_mb", "max_episode_timeout")
 class ServiceConfig:
     data: str
     database: str
-    limits: Limits
+    limits: ServiceLimits
     boards: dict = dataclasses.field(default_factory=dict)
 
     def board_limits(self, name):
@@ -127,7 +127,7 @@ def config_text(database):
     """The first ``service.toml``: the database and every limit at its default, to be edited."""
     import tomli_w
 
-    limits = {f.name: f.default for f in dataclasses.fields(Limits)}
+    limits = {f.name: f.default for f in dataclasses.fields(ServiceLimits)}
     text = tomli_w.dumps({"database": database, "limits": limits})
     return "# EMBER service (docs/service.md); limits as service.md §3 (max_verifications 0: the CPU count).\n" + text
 
@@ -161,7 +161,7 @@ def read_config(data):
     table = value.get("limits", {})
     if not isinstance(table, dict):
         raise ServiceError(f"{path}: limits: expected a table")
-    names = {f.name for f in dataclasses.fields(Limits)}
+    names = {f.name for f in dataclasses.fields(ServiceLimits)}
     for key, item in table.items():
         if key not in names:
             raise ServiceError(f"{path}: limits.{key}: unknown limit; expected one of {', '.join(sorted(names))}")
@@ -178,4 +178,4 @@ def read_config(data):
                 raise ServiceError(f"{path}: boards.{name}.{key}: unknown key; expected one of {expected}")
             if type(limit) is not int or limit < 1:
                 raise ServiceError(f"{path}: boards.{name}.{key}: expected an integer >= 1, got {limit!r}")
-    return ServiceConfig(os.path.abspath(data), database, Limits(**table), boards)
+    return ServiceConfig(os.path.abspath(data), database, ServiceLimits(**table), boards)

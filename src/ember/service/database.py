@@ -13,6 +13,7 @@ import os
 
 import sqlalchemy as sa
 
+from ..canonical import one_line
 from ..errors import DatabaseUnavailableError, ServiceError
 
 MIGRATIONS = os.path.join(os.path.dirname(__file__), "migrations")
@@ -21,7 +22,7 @@ BUSY_TIMEOUT_S = 5
 
 def _one_line(exc):
     orig = getattr(exc, "orig", None) or exc
-    return " ".join(str(orig).split())
+    return one_line(orig)
 
 
 class Database:

@@ -2,7 +2,7 @@
 outside the request path and served from files.
 
 ``DATA/derived/<board>/<version>/`` is the open track's export at that
-board version (``exporting.export_board``, records hard-linked from the
+board version (``export.export_board``, records hard-linked from the
 store); ``<version>.none`` marks a version with no ranked submission.
 Only the ``serve`` parent process computes them (``Deriver``); every
 server process serves the newest complete one, so a request never starts
@@ -16,7 +16,7 @@ import threading
 from ..errors import EmberError
 from ..results.layout import LOG_FILE
 from .boards import board_names, load_board
-from .exporting import NothingRanked, export_board
+from .export import NothingRanked, export_board
 
 NONE_SUFFIX = ".none"
 KEEP = 2  # versions kept: a file being streamed from the previous one stays readable

@@ -9,7 +9,7 @@ import subprocess
 import sqlalchemy as sa
 
 from ..canonical import canonical_json_reference
-from ..engine import authenticate_record
+from ..engine.authenticate import authenticate_record
 from ..errors import EmberError, ServiceError
 from . import audit, tables
 from .boards import compiled_scenario, load_board

@@ -11,11 +11,12 @@ import os
 
 import sqlalchemy as sa
 
-from ..errors import ServiceError, ServiceRefusal
+from ..errors import ServiceError
 from . import audit, submissions, tables
 from .boards import load_board
-from .hidden import revealed
-from .jobs import ACTIVE
+from .errors import ServiceRefusal
+from .hidden.jobs import ACTIVE
+from .hidden.secrecy import revealed
 
 LISTS = ("boards", "teams", "submissions", "jobs")
 
@@ -194,7 +195,7 @@ def rerun_job(config, db, job_id):
             )
         )  # fmt: skip
         data = {"job": job.id, "new_job": new}
-        audit.append(connection, board.id, "job_rerun", team=team, policy=job.policy, data=data)
+        board.append("job_rerun", team=team, policy=job.policy, data=data)
     return new
 
 

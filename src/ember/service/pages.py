@@ -16,6 +16,7 @@ import os
 
 import sqlalchemy as sa
 
+from ..files import replace_file
 from ..report.board import (
     HIDDEN_LABEL,
     OPEN_LABEL,
@@ -165,12 +166,7 @@ def write_page(config, db, name):
     poll, files = api_paths(board)
     tracks = board_tracks(config, board, folder)
     page = board_page(board.name, board.versions, version, tracks, progress, poll, files if folder else ())
-    work = f"{path}.tmp-{os.getpid()}"
-    with open(work, "wb") as handle:
-        handle.write(page.encode("utf-8"))
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(work, path)
+    replace_file(path, page.encode("utf-8"), durable=True)
     _prune(config, name)
     return version
 

@@ -11,28 +11,26 @@ h11 cannot parse (a head too long, a malformed line) is answered 400 with
 """
 
 import json
-import os
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .config import read_config
-
 DATA_VARIABLE = "EMBER_SERVICE_DATA"
-_limits = {}
 
 
-def _header_timeout():
-    data = os.environ[DATA_VARIABLE]
-    if data not in _limits:
-        _limits[data] = read_config(data).limits
-    return _limits[data].header_timeout_s, _limits[data].max_header_bytes
+def service_limits(app):
+    """The limits of the service behind uvicorn's loaded application ``app`` (its middleware unwrapped):
+    those the application read from the configuration when it was made."""
+    while not hasattr(app, "state"):
+        app = app.app
+    return app.state.service.limits
 
 
 class HeaderDeadline(H11Protocol):
     def __init__(self, *args, **options):
         super().__init__(*args, **options)
-        self.header_timeout, self.max_header_bytes = _header_timeout()
+        limits = service_limits(self.app)
+        self.header_timeout, self.max_header_bytes = limits.header_timeout_s, limits.max_header_bytes
         self.header_timer = None
         self.head_bytes = 0  # bytes of the request head received so far
         self.tail = b""  # its last bytes, where a blank line may begin

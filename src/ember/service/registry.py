@@ -14,11 +14,17 @@ from typing import NamedTuple
 
 import sqlalchemy as sa
 
-from ..campaign.driver import package_version
 from ..canonical import canonical_json, canonical_json_reference
 from ..errors import CampaignError, ServiceError
 from ..scenario import ID_PATTERN
-from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION, STATISTICS_VERSION
+from ..versions import (
+    METRICS_VERSION,
+    OBSERVATION_VERSION,
+    RANKING_VERSION,
+    SIMULATOR_VERSION,
+    STATISTICS_VERSION,
+    package_version,
+)
 from . import anchor, audit, tables
 from .config import (
     CONFIG_FILE,

@@ -21,13 +21,13 @@ from .anchor import load_key
 from .app import DATA_VARIABLE
 from .config import UMASK, check_private
 from .derived import Deriver
-from .evaluation import TMP_DIR
-from .evaluator import Evaluator
-from .jobs import ACTIVE, jobs_root, remove_folder
+from .hidden.endpoints import TMP_DIR
+from .hidden.evaluator import Evaluator
+from .hidden.jobs import ACTIVE, jobs_root, remove_folder
 from .pages import write_page
 from .registry import open_service
 from .store import RecordStore
-from .uploads import clear_slots
+from .uploads.slots import clear_slots
 
 
 def start_up(config, db):

@@ -16,7 +16,7 @@ import re
 import time
 import uuid
 
-from ..engine import record_suffix
+from ..engine.authenticate import record_suffix
 from ..errors import RecordStoreFullError
 from ..files import fsync_directory
 

@@ -5,8 +5,12 @@ entry; the uniqueness of (submission, scenario, seed) in the ``rows``
 table is what keeps two server processes from accepting two records for
 one key (the second insert fails, and its upload is answered as a
 re-upload: 200 when it is the same record, 409 otherwise).
+
+An episode's upload (``receive_episode``) is checked against the path and the submission, verified as it
+streams in a verifying process of its own (``uploads``), and accepted by ``accept``.
 """
 
+import asyncio
 import json
 import os
 import re
@@ -15,15 +19,18 @@ import uuid
 import sqlalchemy as sa
 
 from ..canonical import canonical_json_reference
-from ..errors import ServiceRefusal
 from ..results.layout import RECORDS_DIR, episode_folder
 from ..results.log import row_sha256
 from ..results.rows import ok_row
 from . import audit, tables
+from .boards import compiled_scenario
+from .errors import CLOSE, ServiceRefusal
+from .responses import COUNT, threaded
+from .uploads.body import body_chunks
+from .uploads.verifier import VerifyingProcess
 
 POLICY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 MAX_POLICY = 64
-RETRY_AFTER = {"Retry-After": "5"}
 
 
 def make_row(scenario, seed, policy, metrics, record, record_sha256, elapsed_s):
@@ -98,6 +105,16 @@ def find(connection, submission_id, team=None):
     return found
 
 
+def ranked_record(connection, digest):
+    """The stored name of record ``digest`` of a closed submission's row, or None."""
+    s, r = tables.submissions.c, tables.rows.c
+    return connection.execute(
+        sa.select(r.stored)
+        .join(tables.submissions, s.id == r.submission_id)
+        .where(r.record_sha256 == digest, s.state == "closed")
+    ).scalar()
+
+
 def accepted(connection, submission_id, scenario_id, seed):
     c = tables.rows.c
     return connection.execute(
@@ -151,12 +168,18 @@ def refuse(db, submission, scenario_id, seed, message):
         )
 
 
-def _must_be_open(connection, submission_id):
-    state = connection.execute(
-        sa.select(tables.submissions.c.state).where(tables.submissions.c.id == submission_id)
-    ).scalar_one()
+def must_be_open(state, headers=None):
+    """Refuse (409) adding to a submission in ``state`` unless it is open."""
     if state != "open":
-        raise ServiceRefusal(409, f"the submission is {state}: nothing can be added to it")
+        raise ServiceRefusal(409, f"the submission is {state}: nothing can be added to it", headers=headers)
+
+
+def _must_be_open(connection, submission_id):
+    must_be_open(
+        connection.execute(
+            sa.select(tables.submissions.c.state).where(tables.submissions.c.id == submission_id)
+        ).scalar_one()
+    )
 
 
 def accept(db, board, submission, row, stored):
@@ -172,7 +195,7 @@ def accept(db, board, submission, row, stored):
     sha256 = row["record_sha256"]
     try:
         with db.transaction() as connection:
-            audit.lock_board(connection, board.id)
+            locked = audit.lock_board(connection, board.id)
             _must_be_open(connection, submission.id)
             existing = accepted(connection, submission.id, *key)
             if existing is None:
@@ -185,9 +208,9 @@ def accept(db, board, submission, row, stored):
                     )
                 elif owner.team_id != submission.team_id:
                     raise ServiceRefusal(409, f"a copy of a record accepted for {owner.team}.{owner.policy}")
-                seq = audit.append(
-                    connection, board.id, "row", team=submission.team, policy=submission.policy, row=row,
-                    row_sha256=row_sha256(row),
+                seq = locked.append(
+                    "row", team=submission.team, policy=submission.policy, row=row,
+                    row_sha256=row_sha256(row, line),
                 )  # fmt: skip
                 connection.execute(
                     sa.insert(tables.rows).values(
@@ -256,7 +279,7 @@ def other_record(sha256, key):
 
 def close(db, board, submission):
     with db.transaction() as connection:
-        audit.lock_board(connection, board.id)
+        locked = audit.lock_board(connection, board.id)
         _must_be_open(connection, submission.id)
         count = connection.execute(
             sa.select(sa.func.count()).select_from(tables.rows).where(tables.rows.c.submission_id == submission.id)
@@ -270,7 +293,7 @@ def close(db, board, submission):
             .where(tables.submissions.c.id == submission.id)
             .values(state="closed", closed_at=at)
         )
-        audit.append(connection, board.id, "close", team=submission.team, policy=submission.policy)
+        locked.append("close", team=submission.team, policy=submission.policy)
     return {"id": submission.id, "state": "closed", "closed_at": at}
 
 
@@ -278,7 +301,7 @@ def withdraw(db, board, submission, event="withdraw", data=None):
     """The submission withdrawn (its rows leave the ranking, its records are freed); ``event`` and ``data``:
     the log entry (the team's ``withdraw``, or the operator's ``operator_withdraw``)."""
     with db.transaction() as connection:
-        audit.lock_board(connection, board.id)
+        locked = audit.lock_board(connection, board.id)
         state = connection.execute(
             sa.select(tables.submissions.c.state).where(tables.submissions.c.id == submission.id)
         ).scalar_one()
@@ -288,7 +311,7 @@ def withdraw(db, board, submission, event="withdraw", data=None):
             sa.update(tables.submissions).where(tables.submissions.c.id == submission.id).values(state="withdrawn")
         )
         _free_records(connection, board.id, submission.id)
-        audit.append(connection, board.id, event, team=submission.team, policy=submission.policy, data=data)
+        locked.append(event, team=submission.team, policy=submission.policy, data=data)
     return {"id": submission.id, "state": "withdrawn"}
 
 
@@ -308,3 +331,59 @@ def listing(db, board, team=None):
         for row in found
         if row.state == "closed" or (team is not None and row.team_id == team.id)
     ]
+
+
+def _episode(board, scenario_id, seed_text):
+    """The board scenario and seed of an upload's path; 404 when the board has no such episode."""
+    scenario = board.by_id.get(scenario_id)
+    if scenario is None:
+        raise ServiceRefusal(404, f"board {board.name} has no scenario {scenario_id!r:.80}", headers=CLOSE)
+    seed = int(seed_text) if COUNT.fullmatch(seed_text) else None
+    if seed is None or seed not in scenario.seeds:
+        raise ServiceRefusal(
+            404, f"scenario {scenario_id} of board {board.name} has no seed {seed_text!r:.40}", headers=CLOSE
+        )
+    return scenario, seed
+
+
+async def receive_episode(service, request, team, found, board, scenario_id, seed_text):
+    """The upload of one episode's record to submission ``found`` (service.md §3): (status, row dict)."""
+    loop = asyncio.get_running_loop()
+    scenario, seed = _episode(board, scenario_id, seed_text)
+    must_be_open(found.state, headers=CLOSE)
+    limits = service.limits
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > limits.max_record_bytes):
+        raise ServiceRefusal(413, f"the record is longer than {limits.max_record_bytes:,} bytes as sent", headers=CLOSE)
+    existing = await threaded(service.accepted, found.id, scenario_id, seed)
+    compiled = await threaded(compiled_scenario, scenario)
+    policy = f"{found.team}.{found.policy}"
+    slots = await threaded(service.slots.take, team, ("upload", "verify") if existing is None else ("upload",))
+    try:
+        known = None
+        if existing is not None:
+            message = other_record(existing.record_sha256, (scenario_id, seed))
+            known = (service.store.path(existing.stored), existing.record_sha256, message)
+        work = await loop.run_in_executor(
+            service.pool, lambda: VerifyingProcess(service.verifiers, compiled, seed, limits, service.store, known)
+        )
+        try:
+            async for chunk in body_chunks(request, limits):
+                if not await loop.run_in_executor(service.pool, work.feed, chunk):
+                    break  # refused, and drained as far as the limit allows
+            verdict = await loop.run_in_executor(service.pool, work.finish)
+            if verdict is None:
+                await threaded(refuse, service.db, found, scenario_id, seed, work.refusal)
+                raise ServiceRefusal(422, work.refusal, headers=CLOSE)
+            metrics, sha = verdict
+            if existing is not None:
+                return same_record(existing, sha, (scenario_id, seed))
+            stored = await loop.run_in_executor(service.pool, work.commit, sha)
+        finally:
+            await loop.run_in_executor(service.pool, work.discard)
+        suffix = stored[stored.index(".record") :]
+        record = record_path(policy, scenario_id, seed, suffix)
+        row = make_row(scenario, seed, policy, metrics, record, sha, work.busy)
+        return await threaded(accept, service.db, board, found, row, stored)
+    finally:
+        await threaded(service.slots.give_back, slots)

@@ -6,13 +6,16 @@ campaigns (the engine's measuring sink, and the writer when a record is
 kept), and the Gymnasium and PettingZoo environments (stepped from outside
 by an RL agent, through ``EpisodeStepper.step``).
 
-A **sink** follows one episode in record order (simulator.md §5) through
-two calls:
+A **sink** (``EpisodeSink``) follows one episode in record order
+(simulator.md §5) through two calls:
 
     start(header, initial_state)   once, before the first step
-    step(step, final_state)        after each step; ``final_state`` is None
+    on_step(step, final_state)     after each step; ``final_state`` is None
                                    until the step that ends the episode,
                                    then the episode's final state
+
+(``on_step``, not ``step``: ``step(actions)`` is what a simulator and an
+``EpisodeStepper`` do; a sink is told of a step taken.)
 
 Two forms, one place where a simulator step becomes sink calls:
 
@@ -28,7 +31,19 @@ records, checks or metrics: sinks do (architecture.md: Sim imports neither
 Record nor Checks nor the engine).
 """
 
+import typing
+
 from .policies import make_policy
+
+
+class EpisodeSink(typing.Protocol):
+    """What follows one episode of the loop, in record order (simulator.md §5)."""
+
+    def start(self, header, initial_state):
+        """Once, before the first step."""
+
+    def on_step(self, step, final_state):
+        """After each step; ``final_state`` is None until the step that ends the episode."""
 
 
 class EpisodeStepper:
@@ -36,7 +51,7 @@ class EpisodeStepper:
 
     __slots__ = ("simulator", "sinks")
 
-    def __init__(self, simulator, sinks=()):
+    def __init__(self, simulator, sinks: "typing.Iterable[EpisodeSink]" = ()):
         self.simulator = simulator
         self.sinks = tuple(sinks)
         for sink in self.sinks:
@@ -61,7 +76,7 @@ class EpisodeStepper:
         step = simulator.step(actions)
         final_state = simulator.final_state
         for sink in self.sinks:
-            sink.step(step, final_state)
+            sink.on_step(step, final_state)
         return step
 
 

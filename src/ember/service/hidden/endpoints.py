@@ -6,22 +6,21 @@ whole (``bundles.check_bundle``, in a verifying process, counted with the
 uploads' verifications: 422 naming the member or the manifest's key) and
 only then becomes a queued job (202 with its id; 409 after the reveal;
 429 while the team has a job queued or running, or past the day's count,
-or while it sends another bundle).  Records of revealed hidden rows are
-served like those of ranked open rows.
-"""
+or while it sends another bundle)."""
 
 import contextlib
 import os
 import uuid
 
-import sqlalchemy as sa
+from starlette.responses import JSONResponse
 
-from ..errors import ServiceRefusal
-from . import jobs, tables
-from .boards import load_board
+from ..boards import load_board
+from ..errors import CLOSE, ServiceRefusal
+from ..responses import threaded
+from ..uploads.body import body_chunks
+from ..uploads.verifier import in_process
+from . import jobs
 from .bundles import check_bundle
-from .hidden import revealed
-from .uploads import CLOSE, body_chunks, in_process
 
 TMP_DIR = "tmp"
 
@@ -32,7 +31,17 @@ def _temporary(service):
     return os.path.join(folder, f"{uuid.uuid4()}.part")
 
 
-async def receive_bundle(service, request, threaded):
+async def agents(request):
+    return await receive_bundle(request.app.state.service, request)
+
+
+def job(request):
+    service = request.app.state.service
+    team = service.team(request)
+    return JSONResponse(job_status(service, request.path_params["id"], team))
+
+
+async def receive_bundle(service, request):
     team = await threaded(service.team, request)
     board = await threaded(service.board, request.path_params["board"])
     if board.hidden is None:
@@ -70,8 +79,6 @@ async def receive_bundle(service, request, threaded):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         await threaded(service.slots.give_back, bundle_slot)
-    from starlette.responses import JSONResponse
-
     return JSONResponse({"id": job_id}, 202)
 
 
@@ -80,15 +87,3 @@ def job_status(service, job_id, team):
         job = jobs.find(connection, job_id, team)
         board = load_board(connection, job.board)
     return jobs.status(service.config, service.db, job, board)
-
-
-def revealed_record(connection, digest):
-    """The stored name of a record of a revealed hidden row, or None."""
-    r, j = tables.hidden_rows.c, tables.jobs.c
-    found = connection.execute(
-        sa.select(r.stored, j.board_id).join(tables.jobs, j.id == r.job_id).where(r.record_sha256 == digest)
-    ).all()
-    for item in found:
-        if item.stored is not None and revealed(connection, item.board_id):
-            return item.stored
-    return None

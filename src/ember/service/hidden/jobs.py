@@ -30,10 +30,10 @@ import uuid
 
 import sqlalchemy as sa
 
-from ..canonical import canonical_json_reference
-from ..errors import ServiceRefusal
-from ..results.layout import log_file
-from . import audit, tables
+from ...canonical import canonical_json_reference
+from ...results.layout import log_file
+from .. import audit, tables
+from ..errors import ServiceRefusal, retry_after
 
 JOBS_DIR = "jobs"
 BUNDLES_DIR = "bundles"
@@ -46,7 +46,8 @@ ACTIVE = ("queued", "running")
 STDERR_LINES = 20
 STDERR_KEPT = 64 * 1024  # bytes of an episode's stderr kept in the database, its end
 TOTALS = ("episodes", "casualties", "stranded", "evacuated")
-RETRY_AFTER = {"Retry-After": "60"}
+#: A team waits for its job (a day's bundles, one job at a time) in minutes, not seconds.
+RETRY_AFTER = retry_after(60)
 
 
 def jobs_root(config):

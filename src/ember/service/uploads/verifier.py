@@ -1,55 +1,72 @@
-"""One upload, verified while it streams (service.md §3).
+"""A record verified while it streams (service.md §3), in a verifying process of its own.
 
-The endpoint reads the request body chunk by chunk (``body_chunks``,
-which ends a body that is too slow or too long with 408, or too big with
-413) and hands each chunk to an ``Upload`` in a verifying process of its
-own (``VerifyingProcess``, one per upload, at a lower priority than the
-server's): the bytes, as sent, go to a temporary file of the
-record store and through the engine's push form
-(``AuthenticationStream``: decompression, the board's scenario, the
-path's seed expected).  At the first refusal verification stops and the
-temporary file goes; the rest of the body is only counted.  A key that
-already holds an accepted record is only compared with it as it streams
-(``ComparisonStream``), never verified again: 409 at the first byte past
-its length or different from it.  Limits counted in the database (``Slots``) hold across
-server processes.
+The endpoint reads the request body chunk by chunk (``body.body_chunks``) and hands each chunk to a
+``VerifyingProcess``: in that process (one per upload, at a lower priority than the server's) an ``Upload``
+writes the bytes, as sent, to a temporary file of the record store and feeds them through the engine's push
+form (``AuthenticationStream``: decompression, the board's scenario, the path's seed expected).  At the
+first refusal verification stops and the temporary file goes; the rest of the body is only counted.  A key
+that already holds an accepted record is only compared with it as it streams (``ComparisonStream``), never
+verified again: 409 at the first byte past its length or different from it.  The bytes as sent are counted
+against ``max_record_bytes`` here, in the server's process, and nowhere else.
+
+The pipe between the two processes carries the messages declared by ``Call`` and ``Answer``.
 """
 
-import asyncio
 import contextlib
+import enum
 import os
 import time
-import uuid
 
-import sqlalchemy as sa
+from ...canonical import one_line
+from ...engine.authenticate import AuthenticationStream, ComparisonStream
+from ...errors import EmberError, RecordStoreFullError
+from ..errors import CLOSE, RETRY_AFTER, ServiceRefusal
 
-from ..engine import AuthenticationStream, ComparisonStream
-from ..errors import EmberError, RecordStoreFullError, ServiceRefusal
-from . import audit, tables
-
-RETRY_AFTER = {"Retry-After": "5"}
-CLOSE = {"Connection": "close"}
 #: How much lower a verifying process runs than the server's own: verification is the CPU-bound work, and
 #: with it in the server's processes every request waited for their interpreter lock (p99 of a board's
 #: JSON was hundreds of milliseconds during uploads); the kernel now serves requests first.
 VERIFY_NICE = 10
 #: How long a verifying process may take to leave once told to (it then is killed).
 VERIFIER_EXIT_S = 5.0
-#: Bundle uploads in flight per team (service.md §9).
-BUNDLES_PER_TEAM = 1
-#: The row ``Slots`` locks (tables.locks).
-SLOTS_LOCK = "slots"
 
 
-def one_line(text):
-    return " ".join(str(text).split())
+class Call(enum.Enum):
+    """What the server process sends its verifying process: ``(call, argument)``.  Each but ``END`` is
+    answered ``(value, failure, (refusal, busy))``, ``failure`` None or a tuple led by an ``Answer``."""
+
+    START = "start"  # argument (scenario, seed, limits, store, known); value: the temporary file's path or None
+    FEED = "feed"  # argument: a chunk of the body
+    FINISH = "finish"  # value: ``Upload.finish()``'s
+    COMMIT = "commit"  # argument: the record's SHA-256; value: its stored name
+    END = "end"  # not answered: the process discards what it has not committed and exits
+
+
+class Answer(enum.Enum):
+    """What a verifying process sends back: a failure of a ``Call``, or the one answer of ``in_process``."""
+
+    VALUE = "value"  # (VALUE, the value): in_process only
+    FULL = "full"  # (FULL, errno, strerror, filename): the record store is full
+    REFUSAL = "refusal"  # (REFUSAL, status, message, extra, headers): a ServiceRefusal
+    DEFECT = "defect"  # (DEFECT, "Type: message"): a defect; the server answers 500 and the process ends
+
+
+def _refusal(exc):
+    return (Answer.REFUSAL, exc.status, str(exc), exc.extra, exc.headers)
+
+
+def _raise(failure):
+    """Raise in the server's process what a verifying process's ``failure`` says it raised."""
+    if failure[0] is Answer.FULL:
+        raise RecordStoreFullError(*failure[1:])
+    if failure[0] is Answer.REFUSAL:
+        raise ServiceRefusal(failure[1], failure[2], failure[3], headers=failure[4])
+    raise RuntimeError(f"the verifying process failed: {failure[1]}")
 
 
 class Upload:
     """The verification of one body: ``feed(chunk)``, then ``finish()`` (in a ``VerifyingProcess``)."""
 
     def __init__(self, scenario, seed, limits, store=None, known=None):
-        self.max_bytes = limits.max_record_bytes
         self.known = known  # (stored file, its SHA-256, the 409's message) of the key's accepted record
         self.handle = None
         if known is None:
@@ -59,7 +76,6 @@ class Upload:
             self.stream = ComparisonStream(self.handle)
         self.temp = store.temporary() if known is None else None
         self.refusal = None
-        self.sent = 0
         self.busy = 0.0  # wall time spent verifying: the row's elapsed_s
 
     def _other(self):
@@ -68,12 +84,8 @@ class Upload:
         return ServiceRefusal(409, self.known[2], headers=CLOSE)
 
     def feed(self, chunk):
-        self.sent += len(chunk)
         if self.refusal is not None:
             return  # refused: the rest of the body is only drained
-        if self.sent > self.max_bytes:
-            self.discard()
-            raise ServiceRefusal(413, f"the record is longer than {self.max_bytes:,} bytes as sent", headers=CLOSE)
         started = time.perf_counter()
         try:
             if self.temp is not None:
@@ -144,29 +156,29 @@ def _verifier(connection):
             break  # the server went away: what was received is a temporary file, swept at the next start
         value, failure = None, None
         try:
-            if call == "start":
+            if call is Call.START:
                 work = Upload(*argument)
                 value = None if work.temp is None else work.temp.path  # for the server to remove if this dies
-            elif call == "feed":
+            elif call is Call.FEED:
                 work.feed(argument)
-            elif call == "finish":
+            elif call is Call.FINISH:
                 value = work.finish()
-            elif call == "commit":
+            elif call is Call.COMMIT:
                 value = work.commit(argument)
             else:
                 break
         except RecordStoreFullError as exc:
-            failure = ("full", exc.errno, exc.strerror, exc.filename)
+            failure = (Answer.FULL, exc.errno, exc.strerror, exc.filename)
         except ServiceRefusal as exc:
-            failure = ("refusal", exc.status, str(exc), exc.headers)
+            failure = _refusal(exc)
         except Exception as exc:  # noqa: BLE001 (a defect: the server answers 500 and this process ends)
-            failure = ("defect", f"{type(exc).__name__}: {exc}")
-        state = (None, 0, 0.0) if work is None else (work.refusal, work.sent, work.busy)
+            failure = (Answer.DEFECT, f"{type(exc).__name__}: {exc}")
+        state = (None, 0.0) if work is None else (work.refusal, work.busy)
         try:
             connection.send((value, failure, state))
         except OSError:
             break
-        if failure is not None and failure[0] == "defect":
+        if failure is not None and failure[0] is Answer.DEFECT:
             break
     if work is not None:
         work.discard()
@@ -175,7 +187,7 @@ def _verifier(connection):
 
 class VerifyingProcess:
     """An ``Upload`` run in a process of its own (``context``: a multiprocessing context), driven by calls
-    over a pipe: the same ``feed``, ``finish``, ``commit``, ``discard`` and ``refusal``, ``sent``, ``busy``.
+    over a pipe: ``feed``, ``finish``, ``commit``, ``discard``, and the upload's ``refusal``, ``sent``, ``busy``.
 
     ``feed`` does not wait for the process: chunks go down the pipe while it verifies the ones before
     (a round trip a chunk cost a quarter of an upload's time), at most ``IN_FLIGHT`` unanswered, and
@@ -199,7 +211,7 @@ class VerifyingProcess:
             self.process.start()
         finally:
             theirs.close()
-        self.temp_path = self._call("start", (scenario, seed, limits, store, known))
+        self.temp_path = self._call(Call.START, (scenario, seed, limits, store, known))
 
     def _stopped(self):
         self.close(died=True)
@@ -222,15 +234,11 @@ class VerifyingProcess:
         except (EOFError, OSError):
             raise self._stopped() from None
         self.pending -= 1
-        self.refusal, _, self.busy = state
+        self.refusal, self.busy = state
         if failure is None:
             return value
         self.close()
-        if failure[0] == "full":
-            raise RecordStoreFullError(*failure[1:])
-        if failure[0] == "refusal":
-            raise ServiceRefusal(failure[1], failure[2], headers=failure[3])
-        raise RuntimeError(f"the verifying process failed: {failure[1]}")
+        _raise(failure)
 
     def _call(self, call, argument=None):
         self._send(call, argument)
@@ -240,23 +248,25 @@ class VerifyingProcess:
         return value
 
     def feed(self, chunk):
+        """Send ``chunk`` on (413 past ``max_record_bytes`` as sent); False once the rest of the body need not
+        be read: refused, and drained as far as the limit allows."""
         self.sent += len(chunk)
-        if self.refusal is not None:
-            return  # refused: the rest of the body is only drained
-        if self.sent > self.max_bytes:
-            self.close()
-            raise ServiceRefusal(413, f"the record is longer than {self.max_bytes:,} bytes as sent", headers=CLOSE)
-        while self.pending >= self.in_flight or (self.pending and self.connection.poll(0)):
-            self._answer()
-        self._send("feed", chunk)
-        if self.in_flight == 1:
-            self._answer()
+        if self.refusal is None:
+            if self.sent > self.max_bytes:
+                self.close()
+                raise ServiceRefusal(413, f"the record is longer than {self.max_bytes:,} bytes as sent", headers=CLOSE)
+            while self.pending >= self.in_flight or (self.pending and self.connection.poll(0)):
+                self._answer()
+            self._send(Call.FEED, chunk)
+            if self.in_flight == 1:
+                self._answer()
+        return self.refusal is None or self.sent <= self.max_bytes
 
     def finish(self):
-        return self._call("finish")
+        return self._call(Call.FINISH)
 
     def commit(self, sha256):
-        return self._call("commit", sha256)
+        return self._call(Call.COMMIT, sha256)
 
     def discard(self):
         """End the process: what it has not committed goes with it (its temporary file)."""
@@ -268,7 +278,7 @@ class VerifyingProcess:
         if self.connection is None:
             return
         with contextlib.suppress(OSError):
-            self.connection.send(("end", None))
+            self.connection.send((Call.END, None))
         self.connection.close()
         self.connection = None
         if not died:
@@ -287,11 +297,11 @@ def _run_once(connection, function, args):
     with contextlib.suppress(OSError):
         os.nice(VERIFY_NICE)
     try:
-        answer = ("value", function(*args))
+        answer = (Answer.VALUE, function(*args))
     except ServiceRefusal as exc:
-        answer = ("refusal", exc.status, str(exc), exc.extra, exc.headers)
+        answer = _refusal(exc)
     except Exception as exc:  # noqa: BLE001 (a defect: the server answers 500)
-        answer = ("defect", f"{type(exc).__name__}: {exc}")
+        answer = (Answer.DEFECT, f"{type(exc).__name__}: {exc}")
     with contextlib.suppress(OSError):
         connection.send(answer)
     connection.close()
@@ -309,113 +319,15 @@ def in_process(context, function, *args):
     try:
         answer = mine.recv()
     except (EOFError, OSError):
-        answer = ("stopped",)
+        answer = None
     finally:
         mine.close()
         process.join(VERIFIER_EXIT_S)
         if process.exitcode is None:
             process.kill()
             process.join(VERIFIER_EXIT_S)
-    if answer[0] == "value":
+    if answer is None:
+        raise ServiceRefusal(503, "the check stopped; nothing was accepted: send it again", headers=RETRY_AFTER)
+    if answer[0] is Answer.VALUE:
         return answer[1]
-    if answer[0] == "refusal":
-        raise ServiceRefusal(answer[1], answer[2], answer[3], headers=answer[4])
-    if answer[0] == "defect":
-        raise RuntimeError(f"the verifying process failed: {answer[1]}")
-    raise ServiceRefusal(503, "the check stopped; nothing was accepted: send it again", headers=RETRY_AFTER)
-
-
-async def body_chunks(request, limits):
-    """The request body's chunks as they arrive; 408 for a body that stalls or takes too long in all.
-
-    A body must send ``body_window_bytes`` within every ``body_window_s`` the server spends waiting for it
-    (the time spent verifying does not count), and end within ``body_max_s``.
-    """
-    started = time.monotonic()
-    waited = window_start = 0.0
-    window_bytes = 0
-    while True:
-        left = min(limits.body_window_s - (waited - window_start), limits.body_max_s - (time.monotonic() - started))
-        before = time.monotonic()
-        try:
-            message = await asyncio.wait_for(request.receive(), timeout=max(left, 0.001))
-        except asyncio.TimeoutError:
-            if time.monotonic() - started >= limits.body_max_s:
-                reason = f"the body took more than {limits.body_max_s} s in all"
-            else:
-                reason = f"the body sent under {limits.body_window_bytes:,} bytes in {limits.body_window_s} s"
-            raise ServiceRefusal(408, reason, headers=CLOSE) from None
-        waited += time.monotonic() - before
-        if message["type"] == "http.disconnect":
-            raise ConnectionResetError("the client went away")
-        body = message.get("body", b"")
-        window_bytes += len(body)
-        if window_bytes >= limits.body_window_bytes:
-            window_start, window_bytes = waited, 0
-        if body:
-            yield body
-        if not message.get("more_body", False):
-            return
-
-
-class Slots:
-    """Limits counted in the database across server processes (service.md §3, §9): per team, its uploads and
-    its bundle uploads in flight, and its verifications; on the server, all verifications.
-
-    Every count and the insert it allows are one transaction holding the ``slots`` lock row (``FOR UPDATE``
-    on PostgreSQL; on SQLite the transaction's ``BEGIN IMMEDIATE``): two server processes never both count
-    under a limit and both take the last slot.
-    """
-
-    def __init__(self, db, limits):
-        self.db = db
-        self.limits = limits
-
-    def _refusal(self, connection, team, kind, taken):
-        """The refusal of one more slot of ``kind`` for ``team`` (``taken``: those of this call), or None."""
-        limits = self.limits
-        c = tables.in_flight.c
-
-        def count(where):
-            found = connection.execute(sa.select(sa.func.count()).select_from(tables.in_flight).where(where))
-            return found.scalar_one() + sum(1 for other in taken if other == kind)
-
-        if kind == "upload" and count((c.kind == kind) & (c.team_id == team.id)) >= limits.uploads_per_team:
-            return 429, f"team {team.name} has {limits.uploads_per_team} uploads in flight (the limit)"
-        if kind == "bundle" and count((c.kind == kind) & (c.team_id == team.id)) >= BUNDLES_PER_TEAM:
-            return 429, f"team {team.name} has a bundle upload in flight (the limit)"
-        if kind == "verify":
-            if count((c.kind == kind) & (c.team_id == team.id)) >= limits.verifications_per_team:
-                return 429, f"team {team.name} has {limits.verifications_per_team} verifications running (the limit)"
-            if count(c.kind == kind) >= limits.verifications():
-                return 503, f"the server is verifying {limits.verifications()} records (the limit); try again shortly"
-        return None
-
-    def take(self, team, kinds):
-        """One slot of each of ``kinds`` (``upload``, ``bundle``, ``verify``) for ``team``, all or none; 429 or
-        503 when a limit is reached.  Give them back with ``give_back``."""
-        taken, ids = [], []
-        with self.db.transaction() as connection:
-            lock = sa.select(tables.locks.c.name).where(tables.locks.c.name == SLOTS_LOCK).with_for_update()
-            connection.execute(lock).one()
-            for kind in kinds:
-                refusal = self._refusal(connection, team, kind, taken)
-                if refusal is not None:
-                    raise ServiceRefusal(*refusal, headers=RETRY_AFTER)
-                taken.append(kind)
-            for kind in taken:
-                ids.append(str(uuid.uuid4()))
-                connection.execute(
-                    sa.insert(tables.in_flight).values(id=ids[-1], team_id=team.id, kind=kind, started_at=audit.now())
-                )
-        return ids
-
-    def give_back(self, taken):
-        with contextlib.suppress(EmberError), self.db.transaction() as connection:
-            connection.execute(sa.delete(tables.in_flight).where(tables.in_flight.c.id.in_(taken)))
-
-
-def clear_slots(db):
-    """At start (the ``serve`` parent): no upload is in flight."""
-    with db.transaction() as connection:
-        connection.execute(sa.delete(tables.in_flight))
+    _raise(answer)

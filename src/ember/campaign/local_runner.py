@@ -50,7 +50,8 @@ from multiprocessing import resource_tracker
 from ..errors import CampaignError, ResultsIOError
 from . import processes
 from .attempt import run_task
-from .watch import Host
+from .runner import Runner
+from .watch import WatcherHost
 
 _EVENT = struct.Struct("<qqq")
 _READY, _STARTED, _SESSION, _SESSION_ENDED, _TERMINATED = range(1, 6)
@@ -83,7 +84,7 @@ def _init_worker(events, parent):
     _events = events
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.setpgrp()
-    _host = Host(adopted=processes.become_subreaper(), announce=_announce)
+    _host = WatcherHost(adopted=processes.become_subreaper(), announce=_announce)
     if _host.adopted:
         # A worker that ends (its pool shut down) takes along whatever its episodes left behind.
         atexit.register(processes.end_descendants)
@@ -122,7 +123,7 @@ def _local_entry(task, ticket):
 # -- in the command ----------------------------------------------------------------------
 
 
-class LocalRunner:
+class LocalRunner(Runner):
     """Episodes in local worker processes (spawned: they inherit no lock, no thread, no open file)."""
 
     def __init__(self, workers):

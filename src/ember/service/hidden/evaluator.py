@@ -5,8 +5,10 @@ secret seeds of its key set (a team's job: live; a job of the reveal:
 final; service.md §9), and the bundle as its one policy ``TEAM.NAME`` under
 isolation.md ``required`` (``ember.campaign.evaluate`` itself, local
 workers or the Dask cluster of ``--scheduler``), into the job's own
-results directory with its records kept.  While it runs, and once more at
-the end, every new row of that directory is committed with its
+results directory with its records kept.  While it runs every row it
+writes is handed over as it is written (the first together with those a
+killed server's run wrote before it, read once from the directory), and
+at the end the directory is read once more; each new row is committed with its
 ``hidden_row`` entry (``row`` null, ``row_sha256``; a final row's entry
 waits for the reveal), its episode's stderr tail and its record moved
 into the record store, in one transaction per row; the ``hidden_rows``
@@ -16,13 +18,14 @@ without a row, and the rows already written are committed if they were
 not.  The job is leased (``owner``, ``lease_until``, renewed every third
 of the lease), so however many servers share the database, exactly one
 evaluator runs a job at a time.  A job that ended has its working folder
-removed; the last final job of a reveal completes it (``hidden.complete_reveal``).
+removed; the last final job of a reveal completes it (``secrecy.complete_reveal``).
 """
 
 import contextlib
 import fcntl
 import json
 import os
+import queue
 import shlex
 import shutil
 import sys
@@ -31,14 +34,17 @@ import traceback
 
 import sqlalchemy as sa
 
-from ..errors import EmberError
-from ..results.log import row_sha256
-from . import audit, jobs, tables
-from .boards import load_board
+from ...canonical import one_line
+from ...errors import EmberError
+from ...files import replace_file
+from ...results.log import row_sha256
+from .. import audit, tables
+from ..boards import load_board
+from ..registry import FINAL, LIVE
+from ..store import RecordStore
+from . import jobs
 from .bundles import extract_bundle
-from .hidden import complete_reveal, keys_of
-from .registry import FINAL, LIVE
-from .store import RecordStore
+from .secrecy import complete_reveal, keys_of
 
 SANDBOX = "required"
 _COPY = 1 << 20
@@ -139,11 +145,7 @@ class Evaluator:
                 handle.write(s.data + b"\n")
         policy = policy_entry(f"{job.team}.{job.policy}", json.loads(bytes(job.manifest)), files.agent)
         text = campaign_text(board.name, board.hidden_scenarios, self.keys(job, secret), policy)
-        partial = files.campaign + ".part"
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(partial, files.campaign)
+        replace_file(files.campaign, text.encode("utf-8"), mode=0o600)
         return files
 
     @staticmethod
@@ -166,7 +168,7 @@ class Evaluator:
             jobs.remove_folder(self.config, self.db, job.id)
 
     def _run_job(self, job, board, secret):
-        from ..campaign.driver import evaluate
+        from ...campaign.driver import evaluate
 
         job_id = job.id
         if not self.keys(job, secret):
@@ -176,6 +178,7 @@ class Evaluator:
         beat = threading.Thread(target=self._heartbeat, args=(job_id, lost), daemon=True)
         beat.start()
         outcome = {}
+        arriving = ArrivingRows()
         try:
             files = self.prepare(job, board, secret)
             lock = self._lock(files, lost)
@@ -186,7 +189,7 @@ class Evaluator:
                 try:
                     outcome["summary"] = evaluate(
                         files.campaign, files.results, workers=self.workers, scheduler=self.scheduler,
-                        keep_records=True, sandbox=SANDBOX,
+                        keep_records=True, sandbox=SANDBOX, rows=arriving.put,
                     )  # fmt: skip
                 except BaseException as exc:  # noqa: BLE001 (reported as the job's failure)
                     outcome["error"] = exc
@@ -197,7 +200,7 @@ class Evaluator:
             worker.start()
             while worker.is_alive() and not lost.is_set():
                 worker.join(self.poll_s)
-                self.commit_rows(job, board, files)
+                self.commit_arrived(job, board, files, arriving)
             if lost.is_set():
                 return  # another evaluator holds the job now; this one's rows are in the same directory
             self.commit_rows(job, board, files)
@@ -208,14 +211,14 @@ class Evaluator:
             elif error is None:
                 self._finish(job, "done")
             elif isinstance(error, EmberError):
-                self._finish(job, "failed", " ".join(str(error).split()))
+                self._finish(job, "failed", one_line(error))
             else:
                 # EMBER's own failure: the operator reads it on the server's stderr, the team only its name.
                 traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
                 self._finish(job, "failed", f"the evaluation stopped: {type(error).__name__}")
         except EmberError as exc:
             with contextlib.suppress(EmberError):
-                self._finish(job, "failed", " ".join(str(exc).split()))
+                self._finish(job, "failed", one_line(exc))
         except OSError as exc:
             with contextlib.suppress(EmberError):
                 self._finish(job, "failed", f"the job's files: {exc.strerror or exc}")
@@ -249,31 +252,50 @@ class Evaluator:
     # -- rows -------------------------------------------------------------------------------
 
     def commit_rows(self, job, board, files):
-        """Commit every row of the job's results directory not in the database yet; returns how many."""
-        from ..results import read_results
+        """Commit every row of the job's results directory not in the database yet; returns the keys of the
+        job's rows in the database, or None when the directory cannot be read (not made yet, or being made)."""
+        from ...results import read_results
 
         counting = CountingValues()
         try:
             read_results(files.results, consumers=(counting,))
         except (EmberError, OSError):
-            return 0  # not made yet, or being made
+            return None
         r = tables.hidden_rows.c
         with self.db.transaction(read=True) as connection:
             have = {
                 (item.scenario_id, item.seed)
                 for item in connection.execute(sa.select(r.scenario_id, r.seed).where(r.job_id == job.id))
             }
-        count = 0
         for row in counting.values():
-            key = (row["scenario_id"], row["seed"])
-            if key in have:
-                continue
-            stored = None
-            if row["record"] is not None:
-                stored = self._store(os.path.join(files.results, *row["record"].split("/")), row["record_sha256"])
-            self._commit(job, board, row, stored, self._stderr(files, job, row))
-            count += 1
-        return count
+            self._commit_new(job, board, files, row, have)
+        return have
+
+    def commit_arrived(self, job, board, files, arriving):
+        """Commit the rows the campaign wrote since the last call, in the order it wrote them.  The first rows
+        to arrive are committed with those written before them (a resumed job's) from one reading of the
+        results directory, in its order; from then on each row as it came, without reading the directory."""
+        arriving.pending += arriving.taken()
+        if not arriving.pending:
+            return
+        if arriving.committed is None:
+            arriving.committed = self.commit_rows(job, board, files)
+            if arriving.committed is None:
+                return  # the rows wait for the next round
+        for row in arriving.pending:
+            self._commit_new(job, board, files, row, arriving.committed)
+        arriving.pending = []
+
+    def _commit_new(self, job, board, files, row, have):
+        """Commit ``row`` unless its key is in ``have`` (the keys committed), which it then joins."""
+        key = (row["scenario_id"], row["seed"])
+        if key in have:
+            return
+        stored = None
+        if row["record"] is not None:
+            stored = self._store(os.path.join(files.results, *row["record"].split("/")), row["record_sha256"])
+        self._commit(job, board, row, stored, self._stderr(files, job, row))
+        have.add(key)
 
     @staticmethod
     def _stderr(files, job, row):
@@ -299,11 +321,12 @@ class Evaluator:
             raise
 
     def _commit(self, job, board, row, stored, stderr):
-        from ..canonical import canonical_json_reference
+        from ...canonical import canonical_json_reference
 
-        digest = row_sha256(row)
+        line = canonical_json_reference(row)
+        digest = row_sha256(row, line)
         with self.db.transaction() as connection:
-            audit.lock_board(connection, board.id)
+            locked = audit.lock_board(connection, board.id)
             r = tables.hidden_rows.c
             exists = connection.execute(
                 sa.select(r.id).where(r.job_id == job.id, r.scenario_id == row["scenario_id"], r.seed == row["seed"])
@@ -312,18 +335,40 @@ class Evaluator:
                 return
             seq = None
             if job.key_set != FINAL:
-                # A final row's entry waits for the reveal (hidden.publish): before it, not even its time is told.
-                seq = audit.append(
-                    connection, board.id, "hidden_row", team=job.team, policy=job.policy, row=None,
+                # A final row's entry waits for the reveal (secrecy.publish): before it, not even its time is told.
+                seq = locked.append(
+                    "hidden_row", team=job.team, policy=job.policy, row=None,
                     row_sha256=digest, data={"job": job.id, "set": LIVE},
                 )  # fmt: skip
             connection.execute(
                 sa.insert(tables.hidden_rows).values(
                     job_id=job.id, scenario_id=row["scenario_id"], seed=row["seed"],
-                    row=canonical_json_reference(row), row_sha256=digest, record_sha256=row["record_sha256"],
+                    row=line, row_sha256=digest, record_sha256=row["record_sha256"],
                     stored=stored, seq=seq, stderr=stderr,
                 )
             )  # fmt: skip
+
+
+class ArrivingRows:
+    """The rows a job's campaign writes, handed over as they come: ``put`` (the campaign's thread), ``taken``
+    (the evaluator's); ``pending`` are taken and not committed yet, ``committed`` the keys in the database
+    once they were read."""
+
+    def __init__(self):
+        self.queue = queue.SimpleQueue()
+        self.pending = []
+        self.committed = None
+
+    def put(self, row):
+        self.queue.put(row)
+
+    def taken(self):
+        found = []
+        while True:
+            try:
+                found.append(self.queue.get_nowait())
+            except queue.Empty:
+                return found
 
 
 class CountingValues:

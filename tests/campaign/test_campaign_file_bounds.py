@@ -1,4 +1,4 @@
-"""Campaign file bounds (campaign/spec.py): step_timeout and the campaign's size, named by their place.
+"""Campaign file bounds (campaign/campaign_file.py): step_timeout and the campaign's size, named by their place.
 
 ``step_timeout`` is a finite number of seconds, > 0 and at most a day,
 never a boolean (``ember run --step-timeout`` has the same bound); a
@@ -7,7 +7,7 @@ campaign larger than ``MAX_CAMPAIGN_RUNS`` is refused up front.
 
 import pytest
 
-from ember.campaign.spec import MAX_CAMPAIGN_RUNS, load_campaign
+from ember.campaign.campaign_file import MAX_CAMPAIGN_RUNS, load_campaign
 from ember.errors import CampaignError
 
 from helpers.campaign_processes import write_files

@@ -1,4 +1,4 @@
-"""The campaign file (ember.campaign.spec, campaign.md §2): bad files refused before anything runs."""
+"""The campaign file (ember.campaign.campaign_file, campaign.md §2): bad files refused before anything runs."""
 
 import pytest
 

@@ -31,12 +31,12 @@ import shutil
 
 import sqlalchemy as sa
 
-from ..campaign.driver import package_version
 from ..canonical import canonical_json_reference
 from ..errors import ServiceError
 from ..results import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
 from ..results.layout import LOG_HEAD_FILE
 from ..results.log import LOG_FILE, ranked_submissions
+from ..versions import package_version
 from . import anchor, audit, tables
 from .boards import load_board
 from .store import RecordStore
@@ -76,7 +76,7 @@ def snapshot(db, name):
 def hidden_snapshot(db, name, track="hidden"):
     """A hidden key set's (board, ranked jobs as (team, policy, job id), rows as (bytes, stored), log lines,
     the set's keys as (scenario_id, scenario_hash, seed)), read in one transaction."""
-    from .hidden import keys_of, ranked_jobs, secret_keys
+    from .hidden.secrecy import keys_of, ranked_jobs, secret_keys
 
     with db.transaction(read=True) as connection:
         board = load_board(connection, name)

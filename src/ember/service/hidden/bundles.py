@@ -23,7 +23,7 @@ import tarfile
 import zlib
 
 from ..errors import ServiceRefusal
-from .submissions import MAX_POLICY, POLICY_PATTERN
+from ..submissions import MAX_POLICY, POLICY_PATTERN
 
 MANIFEST = "ember-agent.toml"
 #: The job's campaign file, written beside the bundle's files: no member may take its name.

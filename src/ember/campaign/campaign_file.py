@@ -8,26 +8,25 @@ episode runs, with a message that names the place
 (``campaign.toml: policies[1].agent: ...``).
 """
 
-import contextlib
 import math
 import os
 import re
 import shlex
-import sys
 
-from ..agent import MAX_STEP_TIMEOUT
+from ..agent import DEFAULT_STEP_TIMEOUT, MAX_STEP_TIMEOUT  # campaign.md §1: the default of 'ember run --agent' too
+from ..canonical import split_module_name
 from ..errors import CampaignError, ScenarioError
-from ..isolation.boundary import Launcher, check_python_source
+from ..isolation.boundary import check_python_source
 from ..isolation.environment import FIXED_ENVIRONMENT
-from ..isolation.sandbox import DEFAULT_MAX_PROCESSES, DEFAULT_MEMORY_MB, DEFAULT_TMP_MB, MAX_MEMORY_MB, Limits
+from ..isolation.sandbox import MAX_MEMORY_MB
 from ..results import POLICY_KINDS
 from ..results.campaign_file import read_campaign_file
 from ..scenario import BUILTIN_PREFIX, ID_PATTERN, check_integer, compile_scenario
 from ..sim import policies as builtin_policies
 from . import processes
-from .code import bound_code, bound_paths, code_hash
+from .code import bound_code, code_hash
+from .launchers import policy_launcher
 
-DEFAULT_STEP_TIMEOUT = 10.0  # campaign.md §1; the same default as 'ember run --agent'
 #: What an episode process may spend outside a policy's answers (making a python policy, the
 #: simulator's steps, the metrics), or step_timeout if larger; also the bound on checking a module.
 WORK_TIMEOUT_S = 60.0
@@ -214,56 +213,10 @@ def _scenarios(value, folder, default_seeds):
     return entries
 
 
-@contextlib.contextmanager
-def module_path(folder):
-    """``folder`` first on the module path while importing (campaign.md §1)."""
-    sys.path.insert(0, folder)
-    try:
-        yield
-    finally:
-        with contextlib.suppress(ValueError):
-            sys.path.remove(folder)
-
-
-def split_python_source(text):
-    module, _, name = text.rpartition(":")
-    return module, name
-
-
 def _check_python(text, where):
-    module_name, name = split_python_source(text)
+    module_name, name = split_module_name(text)
     if not module_name or not name:
         _fail(where, f"expected MODULE:NAME, got {_shown(text)}.")
-
-
-def policy_limits(entry):
-    """The ``Limits`` of an agent or python policy entry: its keys, else the sandbox's defaults."""
-    return Limits(
-        entry.get("memory_mb", DEFAULT_MEMORY_MB),
-        entry.get("max_processes", DEFAULT_MAX_PROCESSES),
-        entry.get("tmp_mb", DEFAULT_TMP_MB),
-    )
-
-
-def policy_files(entry, folder):
-    """An agent or python policy's own files (isolation.md §2): bound in its sandbox, at their own paths."""
-    return bound_paths(entry, folder)
-
-
-def policy_launcher(entry, folder, mode, own_session=False):
-    """How the processes of an agent or python policy entry start (``ember.isolation.boundary.Launcher``).
-
-    In an episode they join the episode process's session (``own_session`` False): the watcher ends it
-    as a whole; the command's check of a module leads a session of its own, ended with the check.
-    """
-    return Launcher(
-        mode,
-        files=policy_files(entry, folder),
-        cwd=folder,
-        env=entry.get("env"),
-        limits=policy_limits(entry),
-        own_session=own_session,
-    )
 
 
 def foreign_policies(policies):

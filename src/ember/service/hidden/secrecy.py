@@ -23,10 +23,11 @@ import json
 
 import sqlalchemy as sa
 
-from ..canonical import canonical_json_reference
-from ..errors import ServiceError
-from . import audit, jobs, tables
-from .registry import FINAL, KEY_SETS, LIVE, commitment_of
+from ...canonical import canonical_json_reference
+from ...errors import ServiceError
+from .. import audit, tables
+from ..registry import FINAL, KEY_SETS, LIVE, commitment_of
+from . import jobs
 
 CLOSED = "closed"
 
@@ -109,6 +110,7 @@ def complete_reveal(db, board_id):
 
 
 def publish(connection, board, secret):
+    # ``board``: the transaction's ``audit.LockedBoard``.
     """Keys, salt and every hidden row at once: the held-back final rows' ``hidden_row`` entries (in the order
     their jobs were made, each job's rows in the order they were committed), then the ``reveal`` entry."""
     r, j = tables.hidden_rows.c, tables.jobs.c
@@ -120,8 +122,8 @@ def publish(connection, board, secret):
         .order_by(j.created_at, j.id, r.id)
     ).all()
     for item in held:
-        seq = audit.append(
-            connection, board.id, "hidden_row", team=item.team, policy=item.policy, row=None,
+        seq = board.append(
+            "hidden_row", team=item.team, policy=item.policy, row=None,
             row_sha256=item.row_sha256, data={"job": item.job, "set": FINAL},
         )  # fmt: skip
         connection.execute(sa.update(tables.hidden_rows).where(r.id == item.id).values(seq=seq))
@@ -130,7 +132,7 @@ def publish(connection, board, secret):
     connection.execute(
         sa.update(tables.boards).where(tables.boards.c.id == board.id).values(hidden=canonical_json_reference(hidden))
     )
-    audit.append(connection, board.id, "reveal", data=secret)
+    board.append("reveal", data=secret)
 
 
 def revealed(connection, board_id):
@@ -214,7 +216,7 @@ def check_commitment(url, board):
     """Check board ``board`` of the service at ``url`` (``ember service check-commitment``): a ``CommitmentCheck``."""
     import httpx
 
-    from .client import check_url
+    from ..client import check_url
 
     base = str(check_url(url)).rstrip("/")
     try:
@@ -264,3 +266,15 @@ def secret_keys(connection, board_id):
         sa.select(tables.boards.c.hidden_secret).where(tables.boards.c.id == board_id)
     ).scalar_one()
     return json.loads(bytes(data))["keys"]
+
+
+def revealed_record(connection, digest):
+    """The stored name of a record of a revealed hidden row, or None."""
+    r, j = tables.hidden_rows.c, tables.jobs.c
+    found = connection.execute(
+        sa.select(r.stored, j.board_id).join(tables.jobs, j.id == r.job_id).where(r.record_sha256 == digest)
+    ).all()
+    for item in found:
+        if item.stored is not None and revealed(connection, item.board_id):
+            return item.stored
+    return None
