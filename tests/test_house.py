@@ -21,10 +21,6 @@ LONG_ON_PURPOSE = {
     # The exit distances' incremental update when cells burn, run for every step that ignites a cell: its two
     # phases (invalidate the cut-off distances, then repair them layer by layer) share one set of locals.
     ("grid/exit_distances.py", "burn"),
-    # Being split into named parts on their own branches; drop each line once it is under MAX_LINES (the test
-    # below fails when an entry here is no longer long, so the list stays exact).
-    ("service/app.py", "routes"),
-    ("campaign/driver.py", "_run"),
 }
 
 

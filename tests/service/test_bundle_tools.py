@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from ember.service.bundles import check_bundle
-from ember.service.config import Limits
+from ember.service.config import ServiceLimits
+from ember.service.hidden.bundles import check_bundle
 
 from helpers.bundles import PYTHON_POLICY, python_bundle
 from helpers.service import ember
@@ -37,7 +37,7 @@ def test_a_bundle_made_from_a_folder_passes_the_services_checks_and_is_reproduci
     assert done.stdout == "" and "policy walker (python); the service's checks pass" in done.stderr
     ember("bundle", source, "-o", tmp_path / "b.tar.gz")
     assert (tmp_path / "a.tar.gz").read_bytes() == (tmp_path / "b.tar.gz").read_bytes()
-    manifest, names = check_bundle(str(tmp_path / "a.tar.gz"), "alpha", Limits())
+    manifest, names = check_bundle(str(tmp_path / "a.tar.gz"), "alpha", ServiceLimits())
     assert manifest.name == "walker" and names == ["data", "data/table.txt", "ember-agent.toml", "walker.py"]
 
 

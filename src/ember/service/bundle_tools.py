@@ -16,11 +16,12 @@ import stat
 import tarfile
 import tempfile
 
-from ..errors import OutputPathError, ServiceError, ServiceRefusal
+from ..errors import OutputPathError, ServiceError
 from ..files import output_file
-from .bundles import MANIFEST, RESERVED, check_bundle, extract_bundle
-from .config import Limits
-from .jobs import CAMPAIGN_NAME
+from .config import ServiceLimits
+from .errors import ServiceRefusal
+from .hidden.bundles import MANIFEST, RESERVED, check_bundle, extract_bundle
+from .hidden.jobs import CAMPAIGN_NAME
 
 #: The longest team name (service.md §2): a bundle checked with it fits every team's policy name.
 LONGEST_TEAM = "t" * 24
@@ -83,7 +84,7 @@ def make_bundle(folder, out, team=None, limits=None):
 def check(path, shown=None, team=None, limits=None):
     """The service's checks of the bundle at ``path``: its ``Manifest``; ``ServiceError`` naming ``shown``."""
     try:
-        manifest, _ = check_bundle(path, team or LONGEST_TEAM, limits or Limits())
+        manifest, _ = check_bundle(path, team or LONGEST_TEAM, limits or ServiceLimits())
     except ServiceRefusal as exc:
         raise ServiceError(f"{shown or path}: the service would refuse it: {exc}") from None
     return manifest
@@ -118,7 +119,7 @@ def check_locally(bundle, scenario, seed=0, team=None, sandbox="required"):
 
     from ..campaign.driver import evaluate
     from ..results import EPISODES_FILE
-    from .evaluator import policy_entry
+    from .hidden.evaluator import policy_entry
 
     manifest = check(bundle, team=team)
     work = tempfile.mkdtemp(prefix="ember-bundle-check-")
