@@ -23,6 +23,7 @@ import typing
 from .canonical import canonical_json
 from .errors import AgentError  # raised here, declared with every error
 from .frozen import frozen_lists
+from .strict_json import object_without_duplicates
 
 #: An answer's bound when none is given: 'ember run --agent' and a campaign's step_timeout (campaign.md §1).
 DEFAULT_STEP_TIMEOUT = 10.0
@@ -405,7 +406,7 @@ class AgentPolicy:
             ) from None
         try:
             # Decoded here: json.loads of bytes guesses UTF-16/32 from NUL bytes, which is never the protocol's.
-            value = json.loads(text, object_pairs_hook=_unique_keys)
+            value = json.loads(text, object_pairs_hook=object_without_duplicates)
         except (ValueError, RecursionError) as exc:
             if isinstance(exc, RecursionError):
                 reason = "nested too deeply"
@@ -466,15 +467,6 @@ def _spawn(argv, cwd=None, stderr=None, own_group=True):
         )
     except OSError as exc:
         raise AgentError(f"cannot start the agent {argv[0]!r}: {exc.strerror or exc}.") from None
-
-
-def _unique_keys(pairs):
-    value = dict(pairs)
-    if len(value) != len(pairs):
-        seen = set()
-        duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise ValueError(f"duplicate key {duplicate!r}")
-    return value
 
 
 def _json_type(value):

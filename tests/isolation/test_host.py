@@ -22,6 +22,7 @@ ALLOWED = {
     "ember.agent",
     "ember.errors",
     "ember.canonical",
+    "ember.strict_json",
     "ember.frozen",
 }
 FORBIDDEN = ("ember.sim", "ember.record", "ember.checks", "ember.metrics", "ember.engine", "ember.results")
