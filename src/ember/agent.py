@@ -21,8 +21,9 @@ import time
 import typing
 
 from .canonical import canonical_json
-from .errors import AgentError  # raised here, declared with every error
-from .frozen import frozen_lists
+from .errors import HOST_ERROR_KEY, AgentError  # raised here, declared with every error
+from .frozen import burning_insertions
+from .strict_json import object_without_duplicates
 
 #: An answer's bound when none is given: 'ember run --agent' and a campaign's step_timeout (campaign.md §1).
 DEFAULT_STEP_TIMEOUT = 10.0
@@ -42,8 +43,6 @@ KILL_GRACE = 1.0
 EXIT_POLL = 0.1
 #: Once the agent has exited, how long an answer it wrote just before may take to arrive.
 EXITED_DRAIN = 0.5
-#: The key of the python-policy host's failure line (ember.isolation.host): no person ID has a colon.
-HOST_ERROR_KEY = "ember:error"
 _EOF = b""
 _PREVIEW = 60
 
@@ -90,55 +89,6 @@ def read_line(stream, bound):
     line of at most ``bound`` bytes and its newline; ``bound`` + 1 bytes without a newline when the line is
     longer (nothing more is read); what came before the end of the stream otherwise."""
     return stream.readline(bound + 1)
-
-
-def burning_insertions(previous, current):
-    """[[index, row, col], ...]: the cells of ``current`` that are not in ``previous``, with their index in
-    ``current``, when ``current`` is ``previous`` with those inserted (the burning list only grows); else None.
-
-    A simulator sharing its lists keeps the old cells' lists from step to step and makes new ones
-    for new fire, so each insertion is found by a binary search on identity (O(k log n) for k new
-    cells); the result is then checked by rebuilding ``current`` (one comparison, in C), so a list
-    that changed otherwise, or fresh lists, give None: the caller sends the whole list.
-    """
-    extra = len(current) - len(previous)
-    if extra < 0:
-        return None
-    found, low, offset = [], 0, 0
-    while len(found) < extra:
-        high = len(previous) + offset
-        while low < high:
-            middle = (low + high) // 2
-            if current[middle] is previous[middle - offset]:
-                low = middle + 1
-            else:
-                high = middle
-        found.append(low)
-        offset += 1
-        low += 1
-    if _inserted(previous, [(index, current[index]) for index in found]) != current:
-        return None
-    return [[index, *current[index]] for index in found]
-
-
-def merge_added(previous, added):
-    """The burning list: ``previous`` with each ``[index, row, col]`` of ``added`` (``burning_insertions``)
-    inserted at its index (a plain list of ``previous``'s cell objects and new read-only cells)."""
-    cells = frozen_lists([(row, col) for _, row, col in added])
-    return _inserted(previous, [(index, cell) for (index, _, _), cell in zip(added, cells)])
-
-
-def _inserted(previous, placed):
-    """A new list: ``previous`` with each ``(index, item)`` of ``placed`` (ascending indexes, each its
-    index in the result) inserted; one insertion rule for both sides of ``burning_added``."""
-    merged, at = [], 0
-    for index, item in placed:
-        take = index - len(merged)
-        merged += previous[at : at + take]
-        at += take
-        merged.append(item)
-    merged += previous[at:]
-    return merged
 
 
 class AgentPolicy:
@@ -405,7 +355,7 @@ class AgentPolicy:
             ) from None
         try:
             # Decoded here: json.loads of bytes guesses UTF-16/32 from NUL bytes, which is never the protocol's.
-            value = json.loads(text, object_pairs_hook=_unique_keys)
+            value = json.loads(text, object_pairs_hook=object_without_duplicates)
         except (ValueError, RecursionError) as exc:
             if isinstance(exc, RecursionError):
                 reason = "nested too deeply"
@@ -466,15 +416,6 @@ def _spawn(argv, cwd=None, stderr=None, own_group=True):
         )
     except OSError as exc:
         raise AgentError(f"cannot start the agent {argv[0]!r}: {exc.strerror or exc}.") from None
-
-
-def _unique_keys(pairs):
-    value = dict(pairs)
-    if len(value) != len(pairs):
-        seen = set()
-        duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise ValueError(f"duplicate key {duplicate!r}")
-    return value
 
 
 def _json_type(value):

@@ -6,6 +6,10 @@ everything EMBER raises on bad input, or the built-in ``ValueError``.
 
 import os
 
+#: The key of the python-policy host's failure line (ember.isolation.host, read by ember.agent): no person
+#: ID has a colon.  Here, in Base, because the host, started once per episode, imports nothing heavier.
+HOST_ERROR_KEY = "ember:error"
+
 
 class EmberError(Exception):
     """Root of every error EMBER raises on purpose."""

@@ -81,3 +81,58 @@ def frozen_lists(rows):
         _extend(value, items)
         made.append(value)
     return made
+
+
+# -- the burning list sent as insertions (``burning_added``): both sides, one rule ------------------
+#
+# The agent side (``ember.agent``) finds the insertions; the python-policy host merges them back.  Here,
+# in Base, because the host imports nothing heavier: it starts once per episode of a python policy.
+
+
+def burning_insertions(previous, current):
+    """[[index, row, col], ...]: the cells of ``current`` that are not in ``previous``, with their index in
+    ``current``, when ``current`` is ``previous`` with those inserted (the burning list only grows); else None.
+
+    A simulator sharing its lists keeps the old cells' lists from step to step and makes new ones
+    for new fire, so each insertion is found by a binary search on identity (O(k log n) for k new
+    cells); the result is then checked by rebuilding ``current`` (one comparison, in C), so a list
+    that changed otherwise, or fresh lists, give None: the caller sends the whole list.
+    """
+    extra = len(current) - len(previous)
+    if extra < 0:
+        return None
+    found, low, offset = [], 0, 0
+    while len(found) < extra:
+        high = len(previous) + offset
+        while low < high:
+            middle = (low + high) // 2
+            if current[middle] is previous[middle - offset]:
+                low = middle + 1
+            else:
+                high = middle
+        found.append(low)
+        offset += 1
+        low += 1
+    if _inserted(previous, [(index, current[index]) for index in found]) != current:
+        return None
+    return [[index, *current[index]] for index in found]
+
+
+def merge_added(previous, added):
+    """The burning list: ``previous`` with each ``[index, row, col]`` of ``added`` (``burning_insertions``)
+    inserted at its index (a plain list of ``previous``'s cell objects and new read-only cells)."""
+    cells = frozen_lists([(row, col) for _, row, col in added])
+    return _inserted(previous, [(index, cell) for (index, _, _), cell in zip(added, cells)])
+
+
+def _inserted(previous, placed):
+    """A new list: ``previous`` with each ``(index, item)`` of ``placed`` (ascending indexes, each its
+    index in the result) inserted; one insertion rule for both sides of ``burning_added``."""
+    merged, at = [], 0
+    for index, item in placed:
+        take = index - len(merged)
+        merged += previous[at : at + take]
+        at += take
+        merged.append(item)
+    merged += previous[at:]
+    return merged

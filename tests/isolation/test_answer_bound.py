@@ -144,7 +144,7 @@ def test_the_reader_takes_a_line_of_the_bound_and_cuts_one_byte_more(active):
 
 
 def test_the_hosts_failure_line_fits_the_smallest_bound_whatever_the_policys_message():
-    from ember.agent import HOST_ERROR_KEY as ERROR_KEY
+    from ember.errors import HOST_ERROR_KEY as ERROR_KEY
     from ember.isolation.host import LINE_BYTES, fitted
 
     assert answer_bound(0) == LINE_BYTES

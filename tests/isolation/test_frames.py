@@ -2,7 +2,7 @@
 
 import random
 
-from ember.agent import burning_insertions, merge_added
+from ember.frozen import burning_insertions, merge_added
 from ember.scenario import load_scenario
 from ember.sim.policies import GreedyPolicy
 from ember.sim.simulator import Simulator

@@ -213,8 +213,7 @@ def test_the_host_hands_the_policy_the_whole_burning_list_read_only_merged_from_
     import io
     import types
 
-    from ember.agent import burning_insertions
-    from ember.frozen import BurningCells
+    from ember.frozen import BurningCells, burning_insertions
     from ember.isolation.host import PolicyHost
     from ember.sim.policies import GreedyPolicy
     from ember.sim.simulator import Simulator

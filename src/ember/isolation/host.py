@@ -17,7 +17,7 @@ answer, ``{"ember:error": {"phase": ..., "type": ..., "message": ...}}``
 (a key no person ID can be), then exits with status 1; EMBER makes the
 row's one-line reason from it.  Observations may come with the burning
 list as the cells added since the last one (``burning_added``, made by
-``ember.agent.burning_insertions``), merged back here.  The policy gets
+``ember.frozen.burning_insertions``), merged back here (``frozen.merge_added``).  The policy gets
 that list read-only (``ember.frozen.BurningCells``, its cells
 ``FrozenList`` s), as a public ``Simulator`` hands it out in-process: the
 same cell objects step after step with the new ones inserted, so neither
@@ -36,9 +36,9 @@ import os
 import sys
 import traceback
 
-from ..agent import HOST_ERROR_KEY, merge_added
 from ..canonical import one_line, split_module_name
-from ..frozen import BurningCells, frozen_list, frozen_lists
+from ..errors import HOST_ERROR_KEY
+from ..frozen import BurningCells, frozen_list, frozen_lists, merge_added
 
 _SHOWN = 2000
 #: The host's own lines (a failure, a verdict) fit the answer bound with nobody active

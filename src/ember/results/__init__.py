@@ -8,6 +8,7 @@ of the benchmark layer: it imports the engine and the base modules, never
 a campaign, a ranking or the command line.
 """
 
+from ..strict_json import strict_json
 from .layout import (
     CAMPAIGN_FILE,
     EPISODES_FILE,
@@ -43,7 +44,6 @@ from .schema import (
     RowRules,
     StatisticsRules,
     exposure_of,
-    strict_json,
 )
 
 __all__ = [

@@ -15,10 +15,11 @@ from ..canonical import canonical_json_reference
 from ..errors import ResultsError, ScenarioError
 from ..files import write_file
 from ..scenario import BUILTIN_PREFIX, compile_scenario
+from ..strict_json import shown, strict_json
 from ..versions import BOUNDS_VERSION
 from .layout import BOUNDS_FILE, scenario_file
 from .reader import check_campaign, open_regular, read_campaign_value
-from .schema import MAX_CAMPAIGN_BYTES, shown, strict_json
+from .schema import MAX_CAMPAIGN_BYTES
 from .writer import ResultsWriter
 
 #: The keys of one line (bounds.md §4), in the order canonical JSON writes them.

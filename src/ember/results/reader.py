@@ -17,6 +17,7 @@ import os
 import stat
 
 from ..errors import ResultsError
+from ..strict_json import strict_json
 from .layout import CAMPAIGN_FILE, EPISODES_FILE
 from .schema import (
     MAX_CAMPAIGN_BYTES,
@@ -25,7 +26,6 @@ from .schema import (
     CountingTable,
     Invalid,
     check_row,
-    strict_json,
 )
 
 NOT_RESULTS = "missing: not a results directory ('ember evaluate -o' writes it)"

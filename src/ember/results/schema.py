@@ -15,12 +15,11 @@ checked: ``1``, ``1.0`` and ``true`` are three different things.
 
 import array
 import bisect
-import json
-import math
 import re
 from collections.abc import Mapping
 from fractions import Fraction
 
+from ..strict_json import shown
 from ..versions import METRICS_VERSION, RANKING_VERSION
 
 POLICY_KINDS = ("builtin", "agent", "python", "records")
@@ -44,62 +43,10 @@ _DISTANCE_KEY = re.compile(r"[1-9][0-9]*")
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 _SCENARIO_HASH = re.compile(r"sha256:[0-9a-f]{64}")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_SHOWN_CHARS = 100
 
 
 class Invalid(Exception):  # noqa: N818 (a signal inside the reader, never raised out of it)
     """A reason found while checking a value; the reader adds the file and line (``ResultsError``)."""
-
-
-# --- strict JSON (simulator.md §1) ---------------------------------------------------
-
-
-def _object_without_duplicates(pairs):
-    result = dict(pairs)  # at C speed; the slow search only when a key repeated
-    if len(result) != len(pairs):
-        seen = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise ValueError(f"duplicate key {key!r}")
-            seen.add(key)
-    return result
-
-
-def _no_constants(name):
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite_float(text):
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"number {text[:_SHOWN_CHARS]} is out of range")
-    return value
-
-
-def strict_json(data):
-    """Parse one JSON text (bytes, UTF-8) strictly: no duplicate keys, NaN or infinities.
-
-    Raises ``ValueError`` with the parser's reason.
-    """
-    try:
-        text = data.decode("utf-8")
-        return json.loads(
-            text,
-            object_pairs_hook=_object_without_duplicates,
-            parse_constant=_no_constants,
-            parse_float=_finite_float,
-        )
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-
-
-def shown(value):
-    """A short JSON rendering of ``value`` for an error message."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
 
 
 # --- value checks: each returns the value or raises Invalid ----------------------------

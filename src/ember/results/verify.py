@@ -35,10 +35,11 @@ from ..canonical import canonical_json_reference
 from ..engine.authenticate import authenticate_record
 from ..errors import CampaignFileError, EmberError, MetricsInputError, MissingExtraError, ResultsError, ScenarioError
 from ..scenario import BUILTIN_PREFIX, MAX_SCENARIO_BYTES, compile_scenario
+from ..strict_json import shown, strict_json
 from .campaign_file import read_campaign_file
 from .layout import CAMPAIGN_FILE, EPISODES_FILE, SCENARIOS_DIR
 from .reader import open_regular, read_results, read_row_again
-from .schema import MAX_CAMPAIGN_BYTES, OkRows, shown, strict_json
+from .schema import MAX_CAMPAIGN_BYTES, OkRows
 
 KEEP_RECORDS = "run 'ember evaluate --keep-records' to keep records"
 

@@ -30,7 +30,7 @@ from ..errors import MissingExtraError, ServiceError
 from ..files import fsync_directory
 from ..results.layout import LOG_HEAD_FILE
 from ..results.log import check_log_entries
-from ..results.schema import shown, strict_json
+from ..strict_json import shown, strict_json
 
 KEY_FILE = "signing.key"
 PUBLIC_KEY_FILE = "signing.pub"

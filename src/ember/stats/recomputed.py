@@ -12,8 +12,9 @@ them as ``RecomputedFile``s.  Imported only by the commands that verify
 
 from ..errors import ResultsError, StatisticsParameterError
 from ..ranking import ranking_bytes, ranking_of
-from ..results import RANKING_FILE, STATISTICS_FILE, strict_json
+from ..results import RANKING_FILE, STATISTICS_FILE
 from ..results.verify import RecomputedFile
+from ..strict_json import strict_json
 from .compute import check_replicates, check_seed, require, statistics_bytes, statistics_of
 
 
