@@ -15,6 +15,7 @@ checked: ``1``, ``1.0`` and ``true`` are three different things.
 
 import array
 import bisect
+import math
 import re
 from collections.abc import Mapping
 from fractions import Fraction
