@@ -443,6 +443,79 @@ class DigestStream:
         return self._digest.sha.hexdigest()
 
 
+class ComparisonStream:
+    """Whether a record pushed (``feed``/``close``) decompresses to the same bytes as the stored record read
+    from ``handle``: ``feed`` raises ``MetricsInputError`` as soon as the bytes pass the stored record's
+    length or differ from it, so a re-upload to a key with an accepted record costs at most that record's
+    length (service.md §9), whatever it would decompress to."""
+
+    def __init__(self, handle):
+        self._stored = _StoredRecord(handle)
+        self._input = Decompression(_Compared(self._stored))
+
+    def feed(self, chunk):
+        self._input.feed(chunk)
+
+    def close(self):
+        self._input.close()
+        self._stored.take(1)
+        if self._stored.buffer:
+            raise MetricsInputError(f"$: the record ends after {self._stored.offset:,} bytes, before the accepted one.")
+
+
+class _StoredRecord:
+    """The stored record's decompressed bytes, read as they are asked for (``take``)."""
+
+    READ = 4096  # compressed bytes read at a time: the decompressed buffer stays small
+
+    def __init__(self, handle):
+        self.handle = handle
+        self.buffer = bytearray()
+        self.ended = False
+        self.offset = 0  # bytes compared so far
+        self.source = Decompression(self)
+
+    def feed(self, chunk):  # the stored record's decompression hands its bytes here
+        self.buffer += chunk.encode("utf-8") if isinstance(chunk, str) else chunk
+
+    def close(self):
+        pass
+
+    def take(self, count):
+        """Make ``count`` bytes ready in ``buffer`` (fewer at the stored record's end)."""
+        while len(self.buffer) < count and not self.ended:
+            block = self.handle.read(self.READ)
+            if block:
+                self.source.feed(block)
+            else:
+                self.ended = True
+                self.source.close()
+
+
+class _Compared:
+    """Each decompressed piece of the upload against the stored record's next bytes."""
+
+    def __init__(self, stored):
+        self.stored = stored
+
+    def feed(self, chunk):
+        stored = self.stored
+        piece = chunk.encode("utf-8") if isinstance(chunk, str) else bytes(chunk)
+        stored.take(len(piece))
+        if len(stored.buffer) < len(piece):
+            raise MetricsInputError(
+                f"$: the record is longer than the accepted one ({stored.offset + len(stored.buffer):,} bytes)."
+            )
+        if stored.buffer[: len(piece)] != piece:
+            where = f"{stored.offset:,} to {stored.offset + len(piece):,}"
+            raise MetricsInputError(f"$: the record differs from the accepted one within bytes {where}.")
+        del stored.buffer[: len(piece)]
+        stored.offset += len(piece)
+
+    def close(self):
+        pass
+
+
 class MeasuredRun(NamedTuple):
     """What ``measure_run`` gives: the episode's metrics, its final state (simulator.md §5) and,
     when the record was written, the hex SHA-256 of its (uncompressed) canonical bytes, else None."""

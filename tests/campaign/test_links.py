@@ -174,7 +174,7 @@ def test_a_bundle_folder_with_a_link_out_is_refused_by_its_run(tmp_path, outside
 
     job = tmp_path / "job"
     job.mkdir()
-    bundle = agent_bundle(job / jobs.BUNDLE_FILE)
+    bundle = agent_bundle(job / ("bundle" + jobs.BUNDLE_SUFFIX))
     agent = job / jobs.AGENT_DIR
     extract_bundle(bundle, agent)
     os.symlink(outside / "database.txt", agent / "notes.txt")

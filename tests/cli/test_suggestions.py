@@ -62,7 +62,7 @@ def test_a_service_command_without_service_names_the_right_command(capsys, word,
 CHOICES = ", ".join(
     repr(name)
     for name in (
-        "run", "metrics", "replay", "demo", "render", "trajectories", "scenarios", "rank", "stats", "report",
+        "run", "metrics", "replay", "demo", "render", "trajectories", "bounds", "scenarios", "rank", "stats", "report",
         "evaluate", "export", "verify", "generate", "suite", "service", "submit",
     )
 )  # fmt: skip

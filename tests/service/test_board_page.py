@@ -33,12 +33,26 @@ def board(tmp_path_factory, runs):
         ember("submit", server.url, BOARD, "--token-file", made.token_file(team), "--policy", policy, results)
     with made.client("delta") as client:
         submission = client.post(f"/api/boards/{BOARD}/submissions", json={"policy": "greedy-v2"}).json()["id"]
-        put = client.put(
-            f"/api/submissions/{submission}/episodes/office-floor/0", content=record_of(runs["alpha"][0], "greedy", 0)
-        )
+        # A record of its own (another team's accepted record would be a copy, 409: service.md §9).
+        put = client.put(f"/api/submissions/{submission}/episodes/office-floor/0", content=own_record(0))
         assert put.status_code == 201, put.text
     yield made
     made.close()
+
+
+def own_record(seed, stream=1_000_003):
+    """A random policy's record of builtin:office at ``seed``, its own draws from another stream than gamma's:
+    a record no other team of the board submits."""
+    import io
+
+    from ember.record.writer import run_episode
+    from ember.scenario import compile_scenario
+    from ember.sim.policies import make_policy
+
+    scenario = compile_scenario("builtin:office")
+    out = io.BytesIO()
+    run_episode(scenario, make_policy("random", scenario, seed + stream), seed, out)
+    return out.getvalue()
 
 
 def board_version(url):
@@ -176,10 +190,17 @@ LEADERBOARD_POLICIES = """
 """
 
 
-def test_a_submission_closing_reaches_an_open_page_by_itself(board, browser, runs):
+def test_a_submission_closing_reaches_an_open_page_by_itself(board, browser):
     url = board.server.url
-    results, policy = runs["alpha"]
-    ember("submit", url, BOARD, "--token-file", board.token_file("epsilon"), "--policy", policy, results, "--no-close")
+    # Records of its own, laid out like a records entry (alpha's would be copies, refused: service.md §9).
+    records = os.path.join(board.root, "epsilon-records", "office-floor")
+    os.makedirs(records)
+    for seed in range(KEYS):
+        with open(os.path.join(records, f"{seed}.record"), "wb") as handle:
+            handle.write(own_record(seed, stream=2_000_029))
+    policy = "greedy"
+    source = os.path.dirname(records)
+    ember("submit", url, BOARD, "--token-file", board.token_file("epsilon"), "--policy", policy, source, "--no-close")
     current_page(url)
     tab = Tab(browser)
     tab.open(f"{url}/boards/{BOARD}")

@@ -118,13 +118,14 @@ def test_reverify_and_backup(service, runs, tmp_path):
     assert len(log) == version + 1 and json.loads(log[-1])["event"] == "reverify"
     out = tmp_path / "copy.db"
     done = ember("service", "backup", service.data, "-o", out, check=False)
-    if service.data and not os.path.exists(os.path.join(service.data, "ember.db")):
-        assert done.returncode == 2 and "pg_dump" in done.stderr
-        return
     assert done.returncode == 0, done.stderr
-    copy = sqlite3.connect(out)
-    assert copy.execute("SELECT count(*) FROM rows").fetchone() == (2,)
-    copy.close()
+    assert os.stat(out).st_mode & 0o777 == 0o600 and os.stat(f"{out}.records").st_mode & 0o777 == 0o600
+    if os.path.exists(os.path.join(service.data, "ember.db")):
+        copy = sqlite3.connect(out)
+        assert copy.execute("SELECT count(*) FROM rows").fetchone() == (2,)
+        copy.close()
+    else:  # PostgreSQL: pg_dump's custom format (restored in test_operator_commands)
+        assert out.read_bytes()[:5] == b"PGDMP"
     listed = (tmp_path / "copy.db.records").read_text().split()
     assert sorted(listed) == sorted(f"records/{name}" for name in stored)
 

@@ -1,8 +1,11 @@
 """The limits of service.md §3, counted in the database: each with its status code (and Retry-After)."""
 
+import concurrent.futures
 import contextlib
 import gzip
+import select
 import socket
+import threading
 
 import pytest
 
@@ -100,3 +103,76 @@ def test_a_record_longer_decompressed_than_the_limit_is_422(limited, runs):
         refused = alpha.put(f"/api/submissions/{submission}/episodes/office-floor/0", content=compressed)
     assert refused.status_code == 422 and "longer than 50,000 bytes decompressed" in refused.json()["error"]
     assert limited.stored_files() == []
+
+
+def answered(sock):
+    """The status of the answer waiting on ``sock``, or None while it has none."""
+    readable, _, _ = select.select([sock], [], [], 0)
+    if not readable:
+        return None
+    data = sock.recv(65536)
+    return int(data.split(b" ", 2)[1]) if data else 0
+
+
+@pytest.mark.parametrize("limited", [{"uploads_per_team": 2}], indirect=True)
+def test_uploads_in_flight_are_counted_atomically_across_server_processes(limited, runs):
+    # Counted and then inserted in two steps, many uploads sent at once all counted under the limit.
+    limited.server.stop()
+    limited.serve(workers=2)
+    record = record_of(runs["alpha"][0], "greedy", 0)
+    body = gzip.decompress(record)
+    attempts = 16
+    with limited.client("alpha") as alpha:
+        submission = new_submission(alpha)
+        put = alpha.put(f"/api/submissions/{submission}/episodes/office-floor/0", content=record)
+        assert put.status_code == 201  # the key is known: each upload is only compared, no verification slot
+    head = (
+        f"PUT /api/submissions/{submission}/episodes/office-floor/0 HTTP/1.1\r\nHost: x\r\n"
+        f"Authorization: Bearer {limited.tokens['alpha']}\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    ready = threading.Barrier(attempts)
+
+    def begin(_):
+        sock = socket.create_connection(("127.0.0.1", limited.server.port), timeout=30)
+        ready.wait()
+        sock.sendall(head + body[:1000])
+        return sock
+
+    with concurrent.futures.ThreadPoolExecutor(attempts) as pool:
+        sockets = list(pool.map(begin, range(attempts)))
+    try:
+        statuses = {}
+
+        def settled():
+            for number, sock in enumerate(sockets):
+                if number not in statuses:
+                    status = answered(sock)
+                    if status is not None:
+                        statuses[number] = status
+            return len(statuses) + in_flight(limited, "upload") == attempts
+
+        wait_for(settled, what="every upload either refused or in flight")
+        assert in_flight(limited, "upload") == 2, statuses
+        assert sorted(statuses.values()) == [429] * (attempts - 2), statuses
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+@pytest.mark.parametrize("limited", [{"max_verifications": 4}], indirect=True)
+def test_one_verification_per_team_at_once_429(limited, runs):
+    body = gzip.decompress(record_of(runs["alpha"][0], "greedy", 0))
+    with limited.client("alpha") as alpha, limited.client("beta") as beta:
+        first, second, theirs = new_submission(alpha, "a"), new_submission(alpha, "b"), new_submission(beta)
+        with stalled_upload(limited, "alpha", first, body):
+            wait_for(lambda: in_flight(limited, "verify") == 1, what="the first verification")
+            refused = alpha.put(f"/api/submissions/{second}/episodes/office-floor/0", content=body)
+            assert (refused.status_code, refused.json()) == (
+                429, {"error": "team alpha has 1 verifications running (the limit)"}
+            )  # fmt: skip
+            assert refused.headers["retry-after"] == "5"
+            # Another team is not starved.
+            own = record_of(runs["beta"][0], "stay", 0)
+            assert beta.put(f"/api/submissions/{theirs}/episodes/office-floor/0", content=own).status_code == 201
+        wait_for(lambda: in_flight(limited, "verify") == 0, what="the slot given back")
+        assert alpha.put(f"/api/submissions/{second}/episodes/office-floor/0", content=body).status_code == 201

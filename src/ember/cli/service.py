@@ -46,13 +46,31 @@ def init_arguments(parser):
 def cmd_init(args, console):
     _service()
     from ..service.anchor import PUBLIC_KEY_FILE, load_key, public_key_text
-    from ..service.registry import init_service
+    from ..service.registry import contents, existing_service, init_service, open_service
 
+    found = existing_service(args.data, args.database)
     config = init_service(args.data, args.database)
     key = public_key_text(load_key(config.data))
+    if found is None:
+        console.say(
+            f"ember: service directory {args.data} is ready (migrations applied, records in {config.records}; "
+            f"the log's public key, in {PUBLIC_KEY_FILE}: {key})."
+        )
+        return 0
+    done = []
+    if found.pending:
+        done.append("applied the pending migrations")
+    if not found.had_key:
+        done.append(f"made the log's key pair ({PUBLIC_KEY_FILE}: {key})")
+    _, db = open_service(args.data)
+    try:
+        counts = ", ".join(f"{count} {name}" for name, count in contents(db).items())
+    finally:
+        db.dispose()
     console.say(
-        f"ember: service directory {args.data} is ready (migrations applied, records in {config.records}; "
-        f"the log's public key, in {PUBLIC_KEY_FILE}: {key})."
+        f"ember: {args.data} is a service directory already (database {found.database}: {counts}); "
+        + ("; ".join(done) if done else "nothing changed")
+        + "."
     )
     return 0
 
@@ -91,13 +109,51 @@ def team_arguments(parser):
     parser.add_argument("team", metavar="TEAM", help="the team's name: [A-Za-z0-9][A-Za-z0-9_-]{0,23}")
 
 
+def token_output_arguments(parser):
+    team_arguments(parser)
+    arguments.add_output(parser, "write the token to FILE, a new file made mode 0600 (the token is printed otherwise)")
+
+
+def _token_to(args, console, make):
+    """The token ``make()`` returns, printed, or written to ``-o FILE``: a new file, the owner's alone.
+
+    The file is made (exclusively, mode 0600, links refused) before the team or token exists, so a path that
+    cannot be written leaves nothing behind; a failure to make the token removes the file again.
+    """
+    if arguments.without_output_file(args):
+        console.line(make())
+        return 0
+    import os
+
+    from ..errors import OutputPathError
+
+    try:
+        fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        raise OutputPathError(f"{args.output}: exists already; a token goes to a new file") from None
+    except OSError as exc:
+        raise OutputPathError(f"{args.output}: {exc.strerror}") from None
+    try:
+        os.fchmod(fd, 0o600)  # whatever the umask was
+        token = make()
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            fd = None
+            handle.write(token + "\n")
+    except BaseException:
+        if fd is not None:
+            os.close(fd)
+        os.remove(args.output)
+        raise
+    console.say(f"ember: wrote the token of team {args.team} to {args.output} (mode 0600).")
+    return 0
+
+
 def cmd_team_add(args, console):
     _service()
     from ..service.registry import add_team, open_service
 
     _, db = open_service(args.data)
-    console.line(add_team(db, args.team))
-    return 0
+    return _token_to(args, console, lambda: add_team(db, args.team))
 
 
 def cmd_token_add(args, console):
@@ -105,8 +161,7 @@ def cmd_token_add(args, console):
     from ..service.registry import add_token, open_service
 
     _, db = open_service(args.data)
-    console.line(add_token(db, args.team))
-    return 0
+    return _token_to(args, console, lambda: add_token(db, args.team))
 
 
 def token_revoke_arguments(parser):
@@ -179,8 +234,9 @@ def serve_arguments(parser):
 
 def cmd_serve(args, console):
     _service()
-    from ..service.serve import serve
+    from ..service.serve import checked, serve
 
+    checked(args.data)[1].dispose()  # a DATA serve refuses is refused before anything is said
     console.say(f"ember: serving {args.data} on http://{args.host}:{args.port} ({args.workers} processes).")
     console.flush()
     serve(args.data, args.host, args.port, args.workers, scheduler=args.scheduler)
@@ -240,7 +296,10 @@ def cmd_backup(args, console):
 
     config, db = open_service(args.data, migrated=False)
     count = backup(config, db, args.output)
-    console.say(f"ember: wrote {args.output} and {args.output}.records ({count} records; copy them from DATA).")
+    kind = "pg_restore" if not db.sqlite else "sqlite3"
+    console.say(
+        f"ember: wrote {args.output} (for {kind}) and {args.output}.records ({count} records; copy them from DATA)."
+    )
     return 0
 
 
@@ -255,14 +314,17 @@ def _service_commands():
             cmd_board_reveal),
         row("check-commitment", "check a board's hidden-track commitment against its revealed seeds",
             check_commitment_arguments, cmd_check_commitment, always),
-        row("team add", "add a team; prints its first API token once", team_arguments, cmd_team_add, always),
-        row("token add", "give a team another API token (printed once)", team_arguments, cmd_token_add, always),
+        row("team add", "add a team; prints its first API token once (or writes it: -o FILE, mode 0600)",
+            token_output_arguments, cmd_team_add, arguments.without_output_file),
+        row("token add", "give a team another API token (printed once, or written: -o FILE, mode 0600)",
+            token_output_arguments, cmd_token_add, arguments.without_output_file),
         row("token revoke", "revoke a team's tokens (--all, or one by its prefix)", token_revoke_arguments,
             cmd_token_revoke),
         row("serve", "run the HTTP service (uvicorn)", serve_arguments, cmd_serve),
         row("export", "write a board's track as a results directory", export_arguments, cmd_export, never, "-o"),
         row("reverify", "re-authenticate every stored record of a board", reverify_arguments, cmd_reverify, always),
-        row("backup", "a consistent copy of the database", backup_arguments, cmd_backup, never, "-o"),
+        row("backup", "a consistent copy of the database (SQLite's backup, or pg_dump's custom format)",
+            backup_arguments, cmd_backup, never, "-o"),
     )  # fmt: skip
 
 

@@ -14,6 +14,7 @@ import concurrent.futures
 import functools
 import hashlib
 import json
+import logging
 import multiprocessing
 import os
 import re
@@ -40,6 +41,10 @@ from .store import RecordStore
 from .uploads import CLOSE, RETRY_AFTER, Slots, VerifyingProcess, body_chunks
 
 SERVICE_VERSION = "1.1"
+#: What a caller hears of a database that is down or locked (service.md §9): its URL, host, port and user
+#: tell an attacker where to aim, so they go to the server's log only.
+DATABASE_DOWN = "the database is unavailable"
+LOG = logging.getLogger("ember.service")
 CORS = {"Access-Control-Allow-Origin": "*"}
 _SEED = re.compile(r"0|[1-9][0-9]{0,18}")
 _RECORD = re.compile(r"[0-9a-f]{64}")
@@ -60,7 +65,8 @@ def _refused(exc, cors):
 
 
 def _database_down(exc, cors):
-    return error(503, exc, {**RETRY_AFTER, **(CORS if cors else {})})
+    LOG.error("%s", exc)
+    return error(503, DATABASE_DOWN, {**RETRY_AFTER, **(CORS if cors else {})})
 
 
 def _store_full(exc, cors):
@@ -410,11 +416,14 @@ async def upload(service, request):
     existing = await _threaded(service.accepted, found.id, scenario_id, seed)
     compiled = await _threaded(compiled_scenario, scenario)
     policy = f"{found.team}.{found.policy}"
-    slots = await _threaded(service.slots.take, team, existing is None)
+    slots = await _threaded(service.slots.take, team, ("upload", "verify") if existing is None else ("upload",))
     try:
+        known = None
+        if existing is not None:
+            message = submissions.other_record(existing.record_sha256, (scenario_id, seed))
+            known = (service.store.path(existing.stored), existing.record_sha256, message)
         work = await loop.run_in_executor(
-            service.pool,
-            lambda: VerifyingProcess(service.verifiers, compiled, seed, limits, service.store, existing is None),
+            service.pool, lambda: VerifyingProcess(service.verifiers, compiled, seed, limits, service.store, known)
         )
         try:
             async for chunk in body_chunks(request, limits):
@@ -454,6 +463,10 @@ async def _failure(request, exc):
 
 def create_app(data=None):
     """The ASGI application of the service directory ``data`` (default: ``$EMBER_SERVICE_DATA``)."""
+    if not LOG.handlers:  # the server's log is its stderr (uvicorn configures only its own loggers)
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s ember.service %(levelname)s: %(message)s"))
+        LOG.addHandler(handler)
     service = Service(data or os.environ[DATA_VARIABLE])
     app = Starlette(
         routes=routes(service),

@@ -16,6 +16,8 @@ from ..results import CAMPAIGN_FILE, RECORDS_DIR
 
 MAJOR = "1"
 RETRIES = 5
+#: How long an upload waits out 429 and 503 answers in all (the service's body_max_s default).
+UPLOAD_WAIT_S = 3600
 
 
 class Outcome:
@@ -134,16 +136,18 @@ class Client:
     def upload(self, submission_id, scenario_id, seed, path):
         """None when accepted (201, or 200 for the same record again), else the server's message."""
         url = f"/api/submissions/{submission_id}/episodes/{scenario_id}/{seed}"
-        for attempt in range(RETRIES + 1):
+        # A team's verifications are few (verifications_per_team): its other uploads end, so a 429 or 503 is
+        # waited out for as long as a body may take, not a fixed number of times.
+        deadline = time.monotonic() + UPLOAD_WAIT_S
+        while True:
             with open(path, "rb") as handle:
                 response = self.call("PUT", url, content=handle)
             if response.status_code in (200, 201):
                 return None
-            if response.status_code in (429, 503) and attempt < RETRIES:
+            if response.status_code in (429, 503) and time.monotonic() < deadline:
                 time.sleep(min(float(response.headers.get("retry-after", "1") or 1), 30.0))
                 continue
             return _message(response)
-        return _message(response)
 
     def close(self, submission_id):
         return self.call("POST", f"/api/submissions/{submission_id}/close")

@@ -5,6 +5,7 @@ hold a password); read by every other service command.  Unknown keys and
 wrong types are refused, naming the key.
 """
 
+import contextlib
 import dataclasses
 import os
 
@@ -15,6 +16,15 @@ DATABASE_FILE = "ember.db"
 RECORDS_DIR = "records"
 DATABASE_VARIABLE = "EMBER_DATABASE_URL"
 MiB = 1 << 20
+#: What the service's processes create is their owner's alone (service.md §9): the database file and its
+#: -wal/-shm, records, jobs, derived files.
+UMASK = 0o077
+#: DATA itself: its owner's alone.  The sandbox's mounts are made with the service's rights (isolation.md
+#: 1.1), so the job's bundle copy, the one thing in DATA made readable for the sandbox's uid, is reached
+#: only through its bind.
+DATA_MODE = 0o700
+#: The mode bits of group and others that ``serve`` refuses on DATA, the database file and the record store.
+OPEN_BITS = 0o066
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,6 +35,7 @@ class Limits:
     max_decompressed_bytes: int = 4096 * MiB
     uploads_per_team: int = 4
     max_verifications: int = 0  # 0: the CPU count
+    verifications_per_team: int = 1  # of its uploads and bundle checks at once, so no team starves the others
     submissions_per_day: int = 10
     # A body sending under body_window_bytes in any body_window_s spent waiting for bytes is ended (408),
     # as is one taking more than body_max_s in all.
@@ -71,6 +82,41 @@ class ServiceConfig:
     @property
     def derived(self):
         return os.path.join(self.data, "derived")
+
+
+@contextlib.contextmanager
+def private_files():
+    """The block creates files and folders with the service's umask (``UMASK``)."""
+    before = os.umask(UMASK)
+    try:
+        yield
+    finally:
+        os.umask(before)
+
+
+def sqlite_file(database):
+    """The file of a ``sqlite:///`` URL, or None (PostgreSQL, or SQLite in memory)."""
+    import sqlalchemy as sa
+
+    url = sa.engine.make_url(database)
+    return url.database if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:") else None
+
+
+def check_private(config):
+    """Refuse (``ServiceError`` naming the path) a DATA, database file or record store group or others can read."""
+    database = sqlite_file(config.database)
+    paths = [config.data, config.records]
+    if database is not None:
+        paths += [database] + [database + suffix for suffix in ("-wal", "-shm")]
+    for path in paths:
+        try:
+            mode = os.stat(path).st_mode & 0o777
+        except FileNotFoundError:
+            continue  # the -wal and -shm files come and go; a missing DATA or database is refused elsewhere
+        if mode & OPEN_BITS:
+            raise ServiceError(
+                f"{path}: group or others can read it (mode {mode:04o}); expected only its owner: chmod go-rwx {path}"
+            )
 
 
 def default_database(data):

@@ -2,11 +2,12 @@
 
 A bundle's body streams to a temporary file of ``DATA/jobs/tmp`` (at most
 ``max_bundle_bytes`` as sent: 413; a stalling body: 408), is checked
-whole (``bundles.check_bundle``: 422 naming the member or the manifest's
-key) and only then becomes a queued job (202 with its id; 409 after the
-reveal; 429 while the team has a job queued or running, or past the
-day's count).  Records of revealed hidden rows are served like those of
-ranked open rows.
+whole (``bundles.check_bundle``, in a verifying process, counted with the
+uploads' verifications: 422 naming the member or the manifest's key) and
+only then becomes a queued job (202 with its id; 409 after the reveal;
+429 while the team has a job queued or running, or past the day's count,
+or while it sends another bundle).  Records of revealed hidden rows are
+served like those of ranked open rows.
 """
 
 import contextlib
@@ -20,7 +21,7 @@ from . import jobs, tables
 from .boards import load_board
 from .bundles import check_bundle
 from .hidden import revealed
-from .uploads import CLOSE, body_chunks
+from .uploads import CLOSE, body_chunks, in_process
 
 TMP_DIR = "tmp"
 
@@ -46,6 +47,7 @@ async def receive_bundle(service, request, threaded):
     length = request.headers.get("content-length")
     if length is not None and (not length.isdigit() or int(length) > limits.max_bundle_bytes):
         raise ServiceRefusal(413, f"the bundle is longer than {limits.max_bundle_bytes:,} bytes as sent", headers=CLOSE)
+    bundle_slot = await threaded(service.slots.take, team, ("bundle",))
     path = await threaded(_temporary, service)
     try:
         sent = 0
@@ -57,11 +59,17 @@ async def receive_bundle(service, request, threaded):
                         413, f"the bundle is longer than {limits.max_bundle_bytes:,} bytes as sent", headers=CLOSE
                     )
                 handle.write(chunk)
-        manifest, _ = await threaded(check_bundle, path, team.name, limits)
+        # Checked in a verifying process, counted with the uploads' verifications (service.md §9).
+        check_slot = await threaded(service.slots.take, team, ("verify",))
+        try:
+            manifest, _ = await threaded(in_process, service.verifiers, check_bundle, path, team.name, limits)
+        finally:
+            await threaded(service.slots.give_back, check_slot)
         job_id = await threaded(jobs.create, service.config, service.db, board, team, path, manifest)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
+        await threaded(service.slots.give_back, bundle_slot)
     from starlette.responses import JSONResponse
 
     return JSONResponse({"id": job_id}, 202)

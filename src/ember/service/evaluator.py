@@ -123,9 +123,10 @@ class Evaluator:
         """The job's files: the bundle unpacked (once), the scenarios and the campaign file (every time: the same)."""
         files = jobs.JobFiles(self.config, job.id)
         root = jobs.jobs_root(self.config)
-        os.makedirs(root, mode=0o711, exist_ok=True)
-        os.chmod(root, 0o711)  # the sandbox's uid reaches its own bundle's folder, lists no other
-        os.makedirs(files.folder, mode=0o711, exist_ok=True)
+        # The operator's alone (service.md §9): the sandbox's mounts are made with the service's rights, so the
+        # sandbox's uid reaches its bundle copy through its bind only, never through these folders.
+        os.makedirs(root, mode=0o700, exist_ok=True)
+        os.makedirs(files.folder, mode=0o700, exist_ok=True)
         if not os.path.isdir(files.agent):
             partial = files.agent + ".part"
             shutil.rmtree(partial, ignore_errors=True)

@@ -2,7 +2,9 @@
 
 import json
 import os
+import shutil
 import sqlite3
+import subprocess
 
 import sqlalchemy as sa
 
@@ -11,7 +13,7 @@ from ..engine import authenticate_record
 from ..errors import EmberError, ServiceError
 from . import audit, tables
 from .boards import compiled_scenario, load_board
-from .config import RECORDS_DIR
+from .config import RECORDS_DIR, private_files
 from .store import RecordStore
 
 
@@ -58,14 +60,29 @@ def reverify(config, db, name):
 
 
 def backup(config, db, out):
-    """A consistent copy of a SQLite database at ``out`` and ``out.records`` (the stored records it names).
+    """A consistent copy of the database at ``out`` and ``out.records`` (the stored records it names).
 
-    Returns the number of records named.  PostgreSQL: a ``ServiceError`` saying to use ``pg_dump``.
+    SQLite: the database file copied by SQLite's online backup.  PostgreSQL: ``pg_dump --format=custom``
+    (restore with ``pg_restore``) of a snapshot exported by a repeatable-read transaction that also lists
+    the records, so the list and the dump are one moment.  Both files are the operator's alone (0600: the
+    copy holds the hidden seeds).  Returns the number of records named.
     """
-    if not db.sqlite:
-        raise ServiceError(f"the database {db.shown} is PostgreSQL: back it up with pg_dump (and copy DATA/records)")
-    if os.path.exists(out):
+    if os.path.lexists(out):
         raise ServiceError(f"{out}: exists already; a backup goes to a new file")
+    with private_files():
+        try:
+            named = _sqlite_copy(db, out) if db.sqlite else _pg_dump(db, out)
+            with open(out + ".records", "x", encoding="utf-8") as handle:
+                handle.writelines(os.path.join(RECORDS_DIR, stored) + "\n" for stored in named)
+        except BaseException:
+            for path in (out, out + ".records"):
+                if os.path.lexists(path):
+                    os.remove(path)
+            raise
+    return len(named)
+
+
+def _sqlite_copy(db, out):
     raw = db.engine.raw_connection()
     try:
         target = sqlite3.connect(out)
@@ -77,9 +94,32 @@ def backup(config, db, out):
         raw.close()
     copy = sqlite3.connect(out)
     try:
-        named = sorted({row[0] for row in copy.execute("SELECT stored FROM rows")})
+        return sorted({row[0] for row in copy.execute("SELECT stored FROM rows")})
     finally:
         copy.close()
-    with open(out + ".records", "w", encoding="utf-8") as handle:
-        handle.writelines(os.path.join(RECORDS_DIR, stored) + "\n" for stored in named)
-    return len(named)
+
+
+def _pg_dump(db, out):
+    program = shutil.which("pg_dump")
+    if program is None:
+        raise ServiceError("pg_dump is not on PATH: install PostgreSQL's client programs (the server's major version)")
+    url = db.engine.url
+    env = dict(os.environ)
+    if url.password is not None:
+        env["PGPASSWORD"] = url.password  # never on the command line, which other users can read
+    uri = url.set(drivername="postgresql", password=None).render_as_string(hide_password=False)
+    try:
+        connect = db.engine.connect().execution_options(isolation_level="REPEATABLE READ")
+        with connect as connection, connection.begin():
+            snapshot = connection.execute(sa.text("SELECT pg_export_snapshot()")).scalar_one()
+            named = sorted(set(connection.execute(sa.select(tables.rows.c.stored)).scalars()))
+            done = subprocess.run(
+                [program, "--format=custom", "--no-password", f"--snapshot={snapshot}", f"--file={out}", uri],
+                env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+    except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:
+        raise db.unavailable(exc) from None
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines() or [f"exit {done.returncode}"]
+        raise ServiceError(f"pg_dump of {db.shown} failed: {lines[-1]}")
+    return named

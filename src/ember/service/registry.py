@@ -10,6 +10,7 @@ import hmac
 import os
 import re
 import secrets
+from typing import NamedTuple
 
 import sqlalchemy as sa
 
@@ -19,7 +20,16 @@ from ..errors import CampaignError, ServiceError
 from ..scenario import ID_PATTERN
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION, STATISTICS_VERSION
 from . import anchor, audit, tables
-from .config import CONFIG_FILE, DATABASE_VARIABLE, RECORDS_DIR, config_text, default_database, read_config
+from .config import (
+    CONFIG_FILE,
+    DATA_MODE,
+    DATABASE_VARIABLE,
+    RECORDS_DIR,
+    config_text,
+    default_database,
+    private_files,
+    read_config,
+)
 from .database import Database
 
 TEAM_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,23}")
@@ -35,28 +45,71 @@ MAX_SEED = 2**63
 def init_service(data, database=None):
     """Make (or bring up to date) the service directory ``data``; returns the ``ServiceConfig``.
 
-    On a new DATA: ``service.toml`` (mode 0600), ``records/``, the database
-    with every migration applied, the signing key pair (``anchor``).  On an
-    existing one: the pending migrations, and the key pair when it has none
-    (a DATA made before service 1.1), nothing else.
+    On a new DATA (mode 0700): ``service.toml``, ``records/``, the database
+    with every migration applied, the signing key pair (``anchor``), each its
+    owner's alone (0600, 0700).  On an existing one: the pending migrations,
+    and the key pair when it has none (a DATA made before service 1.1),
+    nothing else.
     """
-    path = os.path.join(data, CONFIG_FILE)
-    if not os.path.exists(path):
-        url = database or os.environ.get(DATABASE_VARIABLE) or default_database(data)
-        Database(url)  # a bad URL is refused before anything is written
-        os.makedirs(data, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(config_text(url))
+    with private_files():
+        path = os.path.join(data, CONFIG_FILE)
+        if not os.path.exists(path):
+            url = database or os.environ.get(DATABASE_VARIABLE) or default_database(data)
+            Database(url)  # a bad URL is refused before anything is written
+            os.makedirs(data, exist_ok=True)
+            os.chmod(data, DATA_MODE)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(config_text(url))
+        config = read_config(data)
+        os.makedirs(os.path.join(data, RECORDS_DIR), exist_ok=True)
+        anchor.ensure_key(data)
+        db = Database(config.database)
+        try:
+            db.migrate()
+        finally:
+            db.dispose()
+    return config
+
+
+def existing_service(data, database=None):
+    """What ``init`` finds in ``data`` before it acts: None for a new DATA, else a ``Found``.
+
+    A ``--database`` naming another database than the one ``service.toml`` holds is refused: ``init`` on a
+    service directory never points it elsewhere.
+    """
+    if not os.path.exists(os.path.join(data, CONFIG_FILE)):
+        return None
     config = read_config(data)
-    os.makedirs(os.path.join(data, RECORDS_DIR), exist_ok=True)
-    anchor.ensure_key(data)
+    if database is not None and database != config.database:
+        shown = sa.engine.make_url(config.database).render_as_string(hide_password=True)
+        raise ServiceError(
+            f"{data}: a service directory already, on the database {shown}; --database names another: "
+            "init never moves a service to another database"
+        )
     db = Database(config.database)
     try:
-        db.migrate()
+        return Found(db.shown, db.pending(), os.path.exists(os.path.join(data, anchor.KEY_FILE)))
     finally:
         db.dispose()
-    return config
+
+
+def contents(db):
+    """The number of boards, teams, submissions and jobs, in that order (a dict)."""
+    with db.transaction(read=True) as connection:
+        return {
+            name: connection.execute(sa.select(sa.func.count()).select_from(getattr(tables, name))).scalar_one()
+            for name in ("boards", "teams", "submissions", "jobs")
+        }
+
+
+class Found(NamedTuple):
+    """An existing service directory: its database (password hidden), whether migrations were pending,
+    whether it had its key pair."""
+
+    database: str
+    pending: bool
+    had_key: bool
 
 
 def open_service(data, migrated=True):

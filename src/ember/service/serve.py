@@ -20,6 +20,7 @@ from . import tables
 from .anchor import load_key
 from .app import DATA_VARIABLE
 from .bounds import Bounder, remove_partial
+from .config import UMASK, check_private
 from .derived import Deriver
 from .evaluation import TMP_DIR
 from .evaluator import Evaluator
@@ -49,10 +50,23 @@ def start_up(config, db):
     return RecordStore(config.records).sweep(named)
 
 
+def checked(data):
+    """(config, db) of a DATA ``serve`` may run on: migrated, the operator's alone (service.md §9); from now on
+    this process and its children create files with the service's umask."""
+    os.umask(UMASK)
+    config, db = open_service(data)
+    try:
+        check_private(config)
+    except BaseException:
+        db.dispose()
+        raise
+    return config, db
+
+
 def serve(data, host="127.0.0.1", port=8000, workers=1, log_level="warning", scheduler=None):
     import uvicorn
 
-    config, db = open_service(data)
+    config, db = checked(data)
     load_key(config.data)  # a DATA without its signing key is refused here, not in each worker
     start_up(config, db)
     remove_partial(config)

@@ -159,19 +159,31 @@ def _must_be_open(connection, submission_id):
 
 
 def accept(db, board, submission, row, stored):
-    """Commit an accepted row and its ``row`` entry in one transaction; returns (status, row dict).
+    """Commit an accepted row, its ``row`` entry and the record's ownership in one transaction; returns
+    (status, row dict).
 
     (201, row) when new; (200, the stored row) when this key holds the same record already; 409 when it
-    holds another, or the submission is no longer open.
+    holds another, when another team's submission (open or closed) owns this record on the board (a
+    copy), or when the submission is no longer open.
     """
     line = canonical_json_reference(row)
     key = (row["scenario_id"], row["seed"])
+    sha256 = row["record_sha256"]
     try:
         with db.transaction() as connection:
             audit.lock_board(connection, board.id)
             _must_be_open(connection, submission.id)
             existing = accepted(connection, submission.id, *key)
             if existing is None:
+                owner = _owner(connection, board.id, sha256)
+                if owner is None:
+                    connection.execute(
+                        sa.insert(tables.record_owners).values(
+                            board_id=board.id, record_sha256=sha256, submission_id=submission.id
+                        )
+                    )
+                elif owner.team_id != submission.team_id:
+                    raise ServiceRefusal(409, f"a copy of a record accepted for {owner.team}.{owner.policy}")
                 seq = audit.append(
                     connection, board.id, "row", team=submission.team, policy=submission.policy, row=row,
                     row_sha256=row_sha256(row),
@@ -179,23 +191,66 @@ def accept(db, board, submission, row, stored):
                 connection.execute(
                     sa.insert(tables.rows).values(
                         submission_id=submission.id, scenario_id=key[0], seed=key[1], row=line,
-                        record_sha256=row["record_sha256"], stored=stored, seq=seq,
+                        record_sha256=sha256, stored=stored, seq=seq,
                     )
                 )  # fmt: skip
                 return 201, row
     except sa.exc.IntegrityError:
         with db.transaction(read=True) as connection:
             existing = accepted(connection, submission.id, *key)
-    return same_record(existing, row["record_sha256"], key)
+            owner = _owner(connection, board.id, sha256)
+        if existing is None and owner is not None and owner.team_id != submission.team_id:
+            raise ServiceRefusal(409, f"a copy of a record accepted for {owner.team}.{owner.policy}") from None
+        if existing is None:
+            raise
+    return same_record(existing, sha256, key)
+
+
+def _owner(connection, board_id, sha256):
+    """The submission (its team id, team name and policy) that owns record ``sha256`` on the board, or None."""
+    o, s = tables.record_owners.c, tables.submissions.c
+    return connection.execute(
+        sa.select(s.id, s.team_id, s.policy, tables.teams.c.name.label("team"))
+        .join(tables.submissions, s.id == o.submission_id)
+        .join(tables.teams, tables.teams.c.id == s.team_id)
+        .where(o.board_id == board_id, o.record_sha256 == sha256)
+    ).first()
+
+
+def _free_records(connection, board_id, submission_id):
+    """A withdrawn submission's records: each goes to the first other submission not withdrawn that holds it
+    too (its team's), or is freed (another team's upload of it is then its first acceptance)."""
+    o, r, s = tables.record_owners.c, tables.rows.c, tables.submissions.c
+    owned = (
+        connection.execute(sa.select(o.record_sha256).where(o.board_id == board_id, o.submission_id == submission_id))
+        .scalars()
+        .all()
+    )
+    for sha256 in owned:
+        heir = connection.execute(
+            sa.select(r.submission_id)
+            .join(tables.submissions, s.id == r.submission_id)
+            .where(s.board_id == board_id, s.state != "withdrawn", s.id != submission_id, r.record_sha256 == sha256)
+            .order_by(r.seq)
+            .limit(1)
+        ).scalar()
+        where = (o.board_id == board_id) & (o.record_sha256 == sha256)
+        if heir is None:
+            connection.execute(sa.delete(tables.record_owners).where(where))
+        else:
+            connection.execute(sa.update(tables.record_owners).where(where).values(submission_id=heir))
 
 
 def same_record(existing, sha256, key):
     """A re-upload's answer: (200, the accepted row) for the same record, else a 409 refusal."""
     if existing.record_sha256 == sha256:
         return 200, json.loads(bytes(existing.row))
-    raise ServiceRefusal(
-        409, f"another record (sha256 {existing.record_sha256}) is accepted for {key[0]} seed {key[1]}"
-    )
+    raise ServiceRefusal(409, other_record(existing.record_sha256, key))
+
+
+def other_record(sha256, key):
+    """The 409's message for a record that is not the one accepted (``sha256``) for ``key``."""
+    return f"another record (sha256 {sha256}) is accepted for {key[0]} seed {key[1]}"
 
 
 def close(db, board, submission):
@@ -229,6 +284,7 @@ def withdraw(db, board, submission):
         connection.execute(
             sa.update(tables.submissions).where(tables.submissions.c.id == submission.id).values(state="withdrawn")
         )
+        _free_records(connection, board.id, submission.id)
         audit.append(connection, board.id, "withdraw", team=submission.team, policy=submission.policy)
     return {"id": submission.id, "state": "withdrawn"}
 

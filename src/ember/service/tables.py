@@ -164,3 +164,23 @@ jobs.append_column(sa.Column("key_set", sa.String(8), nullable=True))  # "live" 
 jobs.append_column(sa.Column("origin", sa.String(36), nullable=True))  # a final job: the live job it runs again
 # The episode's stderr tail (at most 64 KiB), kept once its job's folder is gone; served after the reveal.
 hidden_rows.append_column(sa.Column("stderr", sa.LargeBinary, nullable=True))
+
+# --- the fifth schema version: who owns a record on a board, the lock of the limits counted across processes ---
+
+record_owners = sa.Table(
+    "record_owners",
+    metadata,
+    # The first acceptance of a record (by its SHA-256) on a board owns it: another team's copy is refused
+    # (service.md §9).  Written in the accepting transaction; a withdrawn submission's records are freed.
+    sa.Column("board_id", sa.Integer, sa.ForeignKey("boards.id"), primary_key=True),
+    sa.Column("record_sha256", sa.String(64), primary_key=True),
+    sa.Column("submission_id", sa.String(36), sa.ForeignKey("submissions.id"), nullable=False),
+)
+
+locks = sa.Table(
+    "locks",
+    metadata,
+    # Rows locked (FOR UPDATE) around a count and the insert it allows, so that no two server processes
+    # both count under a limit and both insert (on SQLite ``BEGIN IMMEDIATE`` does the same).
+    sa.Column("name", sa.String(16), primary_key=True),
+)

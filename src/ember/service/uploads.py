@@ -9,8 +9,9 @@ record store and through the engine's push form
 (``AuthenticationStream``: decompression, the board's scenario, the
 path's seed expected).  At the first refusal verification stops and the
 temporary file goes; the rest of the body is only counted.  A key that
-already holds an accepted record is only hashed (``DigestStream``), never
-verified again.  Limits counted in the database (``Slots``) hold across
+already holds an accepted record is only compared with it as it streams
+(``ComparisonStream``), never verified again: 409 at the first byte past
+its length or different from it.  Limits counted in the database (``Slots``) hold across
 server processes.
 """
 
@@ -22,7 +23,7 @@ import uuid
 
 import sqlalchemy as sa
 
-from ..engine import AuthenticationStream, DigestStream
+from ..engine import AuthenticationStream, ComparisonStream
 from ..errors import EmberError, RecordStoreFullError, ServiceRefusal
 from . import audit, tables
 
@@ -34,6 +35,10 @@ CLOSE = {"Connection": "close"}
 VERIFY_NICE = 10
 #: How long a verifying process may take to leave once told to (it then is killed).
 VERIFIER_EXIT_S = 5.0
+#: Bundle uploads in flight per team (service.md §9).
+BUNDLES_PER_TEAM = 1
+#: The row ``Slots`` locks (tables.locks).
+SLOTS_LOCK = "slots"
 
 
 def one_line(text):
@@ -43,17 +48,24 @@ def one_line(text):
 class Upload:
     """The verification of one body: ``feed(chunk)``, then ``finish()`` (in a ``VerifyingProcess``)."""
 
-    def __init__(self, scenario, seed, limits, store=None, verify=True):
+    def __init__(self, scenario, seed, limits, store=None, known=None):
         self.max_bytes = limits.max_record_bytes
-        if verify:
+        self.known = known  # (stored file, its SHA-256, the 409's message) of the key's accepted record
+        self.handle = None
+        if known is None:
             self.stream = AuthenticationStream(scenario, seed, limits.max_decompressed_bytes)
         else:
-            self.stream = DigestStream(limits.max_decompressed_bytes)
-        self.verify = verify
-        self.temp = store.temporary() if verify else None
+            self.handle = open(known[0], "rb")  # noqa: SIM115 (closed by finish or discard)
+            self.stream = ComparisonStream(self.handle)
+        self.temp = store.temporary() if known is None else None
         self.refusal = None
         self.sent = 0
         self.busy = 0.0  # wall time spent verifying: the row's elapsed_s
+
+    def _other(self):
+        """A re-upload that is not the accepted record: 409 now, the rest of its body unread."""
+        self.discard()
+        return ServiceRefusal(409, self.known[2], headers=CLOSE)
 
     def feed(self, chunk):
         self.sent += len(chunk)
@@ -71,6 +83,8 @@ class Upload:
             self.discard()
             raise
         except EmberError as exc:
+            if self.known is not None:
+                raise self._other() from None
             self.refuse(exc)
         finally:
             self.busy += time.perf_counter() - started
@@ -80,19 +94,24 @@ class Upload:
         self.discard()
 
     def finish(self):
-        """(metrics dict, sha256) of an accepted record, or (None, sha256) when only hashing; None if refused."""
+        """(metrics dict, sha256) of an accepted record, or (None, sha256) when it is the key's accepted record
+        again; None if refused."""
         if self.refusal is not None:
             return None
         started = time.perf_counter()
         try:
-            if not self.verify:
-                return None, self.stream.close()
+            if self.known is not None:
+                self.stream.close()
+                self.discard()
+                return None, self.known[1]
             metrics, sha = self.stream.close()
             return metrics.to_dict(), sha
         except RecordStoreFullError:
             self.discard()
             raise
         except EmberError as exc:
+            if self.known is not None:
+                raise self._other() from None
             self.refuse(exc)
             return None
         finally:
@@ -108,6 +127,9 @@ class Upload:
         if self.temp is not None:
             self.temp.discard()
             self.temp = None
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
 
 
 def _verifier(connection):
@@ -164,8 +186,10 @@ class VerifyingProcess:
 
     IN_FLIGHT = 8
 
-    def __init__(self, context, scenario, seed, limits, store=None, verify=True):
+    def __init__(self, context, scenario, seed, limits, store=None, known=None):
         self.refusal, self.sent, self.busy = None, 0, 0.0
+        # A comparison is cheap and its 409 must not wait for more of the body: each chunk waits for its answer.
+        self.in_flight = 1 if known is not None else self.IN_FLIGHT
         self.max_bytes = limits.max_record_bytes
         self.temp_path = None  # the process's temporary file, removed here if the process dies before it can
         self.pending = 0  # calls sent and not answered yet
@@ -175,7 +199,7 @@ class VerifyingProcess:
             self.process.start()
         finally:
             theirs.close()
-        self.temp_path = self._call("start", (scenario, seed, limits, store, verify))
+        self.temp_path = self._call("start", (scenario, seed, limits, store, known))
 
     def _stopped(self):
         self.close(died=True)
@@ -222,9 +246,11 @@ class VerifyingProcess:
         if self.sent > self.max_bytes:
             self.close()
             raise ServiceRefusal(413, f"the record is longer than {self.max_bytes:,} bytes as sent", headers=CLOSE)
-        while self.pending >= self.IN_FLIGHT or (self.pending and self.connection.poll(0)):
+        while self.pending >= self.in_flight or (self.pending and self.connection.poll(0)):
             self._answer()
         self._send("feed", chunk)
+        if self.in_flight == 1:
+            self._answer()
 
     def finish(self):
         return self._call("finish")
@@ -254,6 +280,49 @@ class VerifyingProcess:
         if self.temp_path is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.temp_path)  # killed with its file open: nothing of this upload stays
+
+
+def _run_once(connection, function, args):
+    """A verifying process that runs one call (``in_process``) and sends back its value or its refusal."""
+    with contextlib.suppress(OSError):
+        os.nice(VERIFY_NICE)
+    try:
+        answer = ("value", function(*args))
+    except ServiceRefusal as exc:
+        answer = ("refusal", exc.status, str(exc), exc.extra, exc.headers)
+    except Exception as exc:  # noqa: BLE001 (a defect: the server answers 500)
+        answer = ("defect", f"{type(exc).__name__}: {exc}")
+    with contextlib.suppress(OSError):
+        connection.send(answer)
+    connection.close()
+
+
+def in_process(context, function, *args):
+    """``function(*args)`` in a verifying process of its own (``context``: the verifiers' multiprocessing
+    context), as bundles are checked: never in a server's thread.  Its death is a 503."""
+    mine, theirs = context.Pipe(duplex=False)
+    process = context.Process(target=_run_once, args=(theirs, function, args), name="ember-verify", daemon=True)
+    try:
+        process.start()
+    finally:
+        theirs.close()
+    try:
+        answer = mine.recv()
+    except (EOFError, OSError):
+        answer = ("stopped",)
+    finally:
+        mine.close()
+        process.join(VERIFIER_EXIT_S)
+        if process.exitcode is None:
+            process.kill()
+            process.join(VERIFIER_EXIT_S)
+    if answer[0] == "value":
+        return answer[1]
+    if answer[0] == "refusal":
+        raise ServiceRefusal(answer[1], answer[2], answer[3], headers=answer[4])
+    if answer[0] == "defect":
+        raise RuntimeError(f"the verifying process failed: {answer[1]}")
+    raise ServiceRefusal(503, "the check stopped; nothing was accepted: send it again", headers=RETRY_AFTER)
 
 
 async def body_chunks(request, limits):
@@ -290,47 +359,56 @@ async def body_chunks(request, limits):
 
 
 class Slots:
-    """Limits counted in the database across server processes: uploads in flight per team, verifications."""
+    """Limits counted in the database across server processes (service.md §3, §9): per team, its uploads and
+    its bundle uploads in flight, and its verifications; on the server, all verifications.
+
+    Every count and the insert it allows are one transaction holding the ``slots`` lock row (``FOR UPDATE``
+    on PostgreSQL; on SQLite the transaction's ``BEGIN IMMEDIATE``): two server processes never both count
+    under a limit and both take the last slot.
+    """
 
     def __init__(self, db, limits):
         self.db = db
         self.limits = limits
 
-    def _take(self, team_id, kind, limit, status, message):
-        slot = str(uuid.uuid4())
-        c = tables.in_flight.c
-        with self.db.transaction() as connection:
-            where = c.kind == kind if kind == "verify" else (c.kind == kind) & (c.team_id == team_id)
-            count = connection.execute(sa.select(sa.func.count()).select_from(tables.in_flight).where(where))
-            if count.scalar_one() >= limit:
-                raise ServiceRefusal(status, message, headers=RETRY_AFTER)
-            connection.execute(
-                sa.insert(tables.in_flight).values(id=slot, team_id=team_id, kind=kind, started_at=audit.now())
-            )
-        return slot
-
-    def take(self, team, verify):
-        """The slots of one upload (its team's, and a verification's unless it is only hashed); 429 or 503
-        when a limit is reached.  Give them back with ``give_back``."""
+    def _refusal(self, connection, team, kind, taken):
+        """The refusal of one more slot of ``kind`` for ``team`` (``taken``: those of this call), or None."""
         limits = self.limits
-        taken = [
-            self._take(
-                team.id, "upload", limits.uploads_per_team, 429,
-                f"team {team.name} has {limits.uploads_per_team} uploads in flight (the limit)",
-            )
-        ]  # fmt: skip
-        if verify:
-            try:
-                taken.append(
-                    self._take(
-                        team.id, "verify", limits.verifications(), 503,
-                        f"the server is verifying {limits.verifications()} records (the limit); try again shortly",
-                    )
-                )  # fmt: skip
-            except BaseException:
-                self.give_back(taken)
-                raise
-        return taken
+        c = tables.in_flight.c
+
+        def count(where):
+            found = connection.execute(sa.select(sa.func.count()).select_from(tables.in_flight).where(where))
+            return found.scalar_one() + sum(1 for other in taken if other == kind)
+
+        if kind == "upload" and count((c.kind == kind) & (c.team_id == team.id)) >= limits.uploads_per_team:
+            return 429, f"team {team.name} has {limits.uploads_per_team} uploads in flight (the limit)"
+        if kind == "bundle" and count((c.kind == kind) & (c.team_id == team.id)) >= BUNDLES_PER_TEAM:
+            return 429, f"team {team.name} has a bundle upload in flight (the limit)"
+        if kind == "verify":
+            if count((c.kind == kind) & (c.team_id == team.id)) >= limits.verifications_per_team:
+                return 429, f"team {team.name} has {limits.verifications_per_team} verifications running (the limit)"
+            if count(c.kind == kind) >= limits.verifications():
+                return 503, f"the server is verifying {limits.verifications()} records (the limit); try again shortly"
+        return None
+
+    def take(self, team, kinds):
+        """One slot of each of ``kinds`` (``upload``, ``bundle``, ``verify``) for ``team``, all or none; 429 or
+        503 when a limit is reached.  Give them back with ``give_back``."""
+        taken, ids = [], []
+        with self.db.transaction() as connection:
+            lock = sa.select(tables.locks.c.name).where(tables.locks.c.name == SLOTS_LOCK).with_for_update()
+            connection.execute(lock).one()
+            for kind in kinds:
+                refusal = self._refusal(connection, team, kind, taken)
+                if refusal is not None:
+                    raise ServiceRefusal(*refusal, headers=RETRY_AFTER)
+                taken.append(kind)
+            for kind in taken:
+                ids.append(str(uuid.uuid4()))
+                connection.execute(
+                    sa.insert(tables.in_flight).values(id=ids[-1], team_id=team.id, kind=kind, started_at=audit.now())
+                )
+        return ids
 
     def give_back(self, taken):
         with contextlib.suppress(EmberError), self.db.transaction() as connection:
