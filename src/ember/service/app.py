@@ -29,9 +29,8 @@ from starlette.routing import Route
 from ..campaign.driver import package_version
 from ..errors import DatabaseUnavailableError, RecordStoreFullError, ServiceRefusal
 from ..results.layout import EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
-from . import anchor, audit, evaluation, pages, submissions, tables
+from . import anchor, audit, bounds, evaluation, pages, submissions, tables
 from .boards import compiled_scenario, load_board
-from .bounds import bounds_path
 from .config import read_config
 from .database import Database
 from .derived import latest
@@ -249,14 +248,6 @@ def routes(service):
         return derived_file(request, name, streamed=name == EPISODES_FILE, track=chosen)
 
     @answers(cors=True)
-    def board_bounds(request):
-        board = service.board(request.path_params["board"])
-        path = bounds_path(service.config, board.name)
-        if not os.path.exists(path):
-            raise ServiceRefusal(404, f"board {board.name}'s bounds are not computed yet")
-        return FileResponse(path, media_type="application/x-ndjson", headers=CORS)
-
-    @answers(cors=True)
     def board_log(request):
         board = service.board(request.path_params["board"])
         after = _count_parameter(request, "after", 0, None)
@@ -350,9 +341,10 @@ def routes(service):
         Route(f"/api/boards/{{board}}/{RANKING_FILE}", ranking, methods=["GET"]),
         Route(f"/api/boards/{{board}}/{STATISTICS_FILE}", statistics, methods=["GET"]),
         Route(f"/api/boards/{{board}}/{EPISODES_FILE}", episodes, methods=["GET"]),
+        Route("/api/boards/{board}/hidden/{set}/bounds.jsonl", answers(True)(bounds.hidden_bounds), methods=["GET"]),
         Route("/api/boards/{board}/hidden/{file}", hidden, methods=["GET"]),
         Route("/api/boards/{board}/hidden/{set}/{file}", hidden, methods=["GET"]),
-        Route("/api/boards/{board}/bounds.jsonl", board_bounds, methods=["GET"]),
+        Route("/api/boards/{board}/bounds.jsonl", answers(True)(bounds.board_bounds), methods=["GET"]),
         Route("/api/boards/{board}/log", board_log, methods=["GET"]),
         Route("/api/boards/{board}/log/head", log_head, methods=["GET"]),
         Route("/api/boards/{board}/submissions", board_submissions, methods=["GET"]),
