@@ -37,7 +37,7 @@ from .derived import board_folder, latest
 
 PAGE_PREFIX = "page-"
 PAGE_SUFFIX = ".html"
-BOUNDS_SUFFIX = ".bounds"
+MARKER_PREFIX = "shown-bounds-"  # not "page-": only pages are named so
 KEEP = 2  # pages kept: a page being sent while the next one is written stays readable
 
 
@@ -160,7 +160,7 @@ def board_tracks(config, board, folder, bounds=()):
 
 def _bounds_marker(config, name, version):
     # Beside the page: the tracks whose bounds it shows, so that a page made before them is made again.
-    return os.path.join(board_folder(config, name), f"{PAGE_PREFIX}{version}{BOUNDS_SUFFIX}")
+    return os.path.join(board_folder(config, name), f"{MARKER_PREFIX}{version}")
 
 
 def _shown_bounds(config, name, version):
