@@ -1,10 +1,11 @@
 """campaign/processes.py: ending an episode's session, whatever the deadline left."""
 
+import os
 import subprocess
 import sys
 import time
 
-from ember.campaign.processes import end_orphans, end_session
+from ember.campaign.processes import become_subreaper, end_orphans, end_session, stop_being_subreaper
 
 # A session leader whose child moved to a process group of its own (still in the session), so
 # that only the sweep over the process table, not the group kill, can find it.
@@ -90,14 +91,23 @@ def test_regression_the_leader_is_killed_after_its_tree():
 
 def test_end_orphans_ends_children_in_other_sessions_only_and_spares_those_kept():
     sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
-    orphan = subprocess.Popen(sleeper, start_new_session=True)  # stands for an adopted orphan
+    # A real orphan: a child that starts a sleeper in a session of its own and exits, so the sleeper is
+    # adopted by this process (a child subreaper), as an episode's leftovers come to a campaign command.
+    adopting = become_subreaper()
+    leave = "import subprocess, sys; print(subprocess.Popen(sys.argv[1:], start_new_session=True).pid)"
+    leaver = subprocess.run([sys.executable, "-c", leave, *sleeper], capture_output=True, text=True, check=True)
+    orphan = int(leaver.stdout)
     kept = subprocess.Popen(sleeper, start_new_session=True)
     same_session = subprocess.Popen(sleeper)  # a worker of ours: the command's session
     try:
+        assert os.path.exists(f"/proc/{orphan}")
         end_orphans({kept.pid})
-        assert orphan.wait(30) == -9
+        # Killed and reaped: not even a zombie is left of it.
+        assert not os.path.exists(f"/proc/{orphan}")
         assert kept.poll() is None and same_session.poll() is None
     finally:
-        for process in (orphan, kept, same_session):
+        for process in (kept, same_session):
             process.kill()
             process.wait(30)
+        if adopting:
+            stop_being_subreaper()

@@ -131,7 +131,7 @@ def test_the_samples_write_stdout_where_the_table_says():
     # The matrix below tests both branches: commands whose sample writes stdout, and those whose does not.
     class Paths:
         record = campaign = results = "x"
-        service = SimpleNamespace(data="x", url="http://127.0.0.1:9", token_file="x", source="x")
+        service = SimpleNamespace(data="x", url="http://127.0.0.1:9", token_file="x", source="x", job="x")
 
         def results_copy(self):
             return "x"

@@ -26,7 +26,7 @@ INPUTS = SimpleNamespace(
     results="results",
     campaign="campaign.toml",
     results_copy=lambda: "results-copy",
-    service=SimpleNamespace(data="DATA", url="http://127.0.0.1:9", token_file="token", source="source"),
+    service=SimpleNamespace(data="DATA", url="http://127.0.0.1:9", token_file="token", source="source", job="job"),
 )
 
 

@@ -39,4 +39,5 @@ SAMPLES = {
         "greedy",
         i.service.source,
     ],
+    "jobs": lambda i, out: ["jobs", i.service.url, "--token-file", i.service.token_file, i.service.job],
 }

@@ -320,6 +320,22 @@ class SampleService:
         self.server = Server(self.data)
         self.url = self.server.url
         ember("submit", self.url, "office", "--token-file", self.token_file, "--policy", "greedy", self.source)
+        # A done hidden-track job on board ``secret``: 'jobs' shows it.
+        from helpers.bundles import python_bundle
+
+        hidden = os.path.join(base, "hidden.toml")
+        with open(campaign, encoding="utf-8") as source, open(hidden, "w", encoding="utf-8") as handle:
+            handle.write(source.read())
+        ember("service", "board", "add", self.data, "secret", "--campaign", campaign, "--hidden", hidden)
+        bundle = python_bundle(os.path.join(base, "walker.tar.gz"))
+        sent = ember("submit", self.url, "secret", "--token-file", self.token_file, "--agent", bundle)
+        self.job = sent.stdout.split()[3]
+        with open(self.token_file, encoding="utf-8") as handle:
+            headers = {"Authorization": f"Bearer {handle.read().strip()}"}
+        wait_for(
+            lambda: httpx.get(f"{self.url}/api/jobs/{self.job}", headers=headers).json()["state"] in ("done", "failed"),
+            timeout=300, what=f"job {self.job} to end",
+        )  # fmt: skip
 
     def close(self):
         self.server.stop()

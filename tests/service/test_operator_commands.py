@@ -1,11 +1,14 @@
 """The operator's everyday commands as real processes: ``team add -o`` / ``token add -o`` (a token file the
 operator's alone), ``init`` on a service directory that exists, ``backup`` of PostgreSQL through pg_dump."""
 
+import json
 import os
 import re
 import shutil
 import subprocess
+import time
 
+import httpx
 import pytest
 
 from ember.service.registry import contents, open_service, team_of_token
@@ -144,3 +147,113 @@ def test_a_failing_pg_dump_leaves_no_file(tmp_path):
         assert not out.exists() and not (tmp_path / "down.dump.records").exists()
     finally:
         cluster.close()
+
+
+# -- list, withdraw, disable, rerun ------------------------------------------------------------------
+
+
+def log_of(url, board="office"):
+    return [json.loads(line) for line in httpx.get(f"{url}/api/boards/{board}/log").content.splitlines()]
+
+
+def listed(data, what, *more):
+    done = ember("service", "list", data, what, "--format", "json", *more)
+    return json.loads(done.stdout)
+
+
+def test_the_operator_lists_withdraws_and_disables_and_each_act_is_logged(service, runs, tmp_path):
+    server = service.serve()
+    for team in ("alpha", "beta"):
+        results, policy = runs[team]
+        ember("submit", server.url, "office", "--token-file", service.token_file(team), "--policy", policy, results)
+    boards = listed(service.data, "boards")
+    assert [(b["board"], b["closed submissions"], b["teams"], b["hidden track"]) for b in boards] == [
+        ("office", 2, 2, "no")
+    ]
+    subs = listed(service.data, "submissions", "--board", "office")
+    assert [(s["team"], s["state"], s["rows"]) for s in subs] == [("alpha", "closed", 2), ("beta", "closed", 2)]
+    teams = {t["team"]: t for t in listed(service.data, "teams")}
+    assert teams["gamma"]["submissions"] == 0 and teams["alpha"]["state"] == "active"
+    assert teams["alpha"]["live tokens"] == 1
+    assert [t["team"] for t in listed(service.data, "teams", "--board", "office")] == ["alpha", "beta"]
+    table = ember("service", "list", service.data, "submissions").stdout
+    assert table.splitlines()[0].split()[:4] == ["id", "board", "team", "policy"] and subs[0]["id"] in table
+    assert listed(service.data, "jobs") == []
+
+    # The operator withdraws beta's submission: the ranking loses it, the log says who did.
+    beta = subs[1]["id"]
+    done = ember("service", "submission", "withdraw", service.data, beta)
+    assert f"withdrew submission {beta} (beta." in done.stderr and done.stdout == ""
+    again = ember("service", "submission", "withdraw", service.data, beta, check=False)
+    assert again.returncode == 2 and "withdrawn already" in again.stderr
+    unknown = ember("service", "submission", "withdraw", service.data, "nope", check=False)
+    assert unknown.returncode == 2 and "no such submission" in unknown.stderr
+    entry = log_of(server.url)[-1]
+    assert (entry["event"], entry["team"], entry["data"]) == ("operator_withdraw", "beta", {"submission": beta})
+    assert wait_ranked(server.url, 1) == ["alpha"]
+    export = tmp_path / "export"
+    ember("service", "export", service.data, "office", "-o", export)
+    ember("verify", export, "--log", export / "log.jsonl")
+
+    # Team alpha disabled: its token stops working at once; its closed submission stays ranked.
+    with service.client("alpha") as alpha:
+        assert alpha.get("/api/boards/office/submissions").status_code == 200
+        done = ember("service", "team", "disable", service.data, "alpha")
+        assert "team alpha disabled" in done.stderr and "logged on 1 board" in done.stderr
+        answer = alpha.post("/api/boards/office/submissions", json={"policy": "more"})
+        assert answer.status_code == 401, answer.text
+    entry = log_of(server.url)[-1]
+    assert (entry["event"], entry["team"], entry["data"]) == ("team_disable", "alpha", {"team": "alpha"})
+    assert {t["team"]: t["state"] for t in listed(service.data, "teams")}["alpha"] == "disabled"
+    ember("service", "token", "add", service.data, "alpha", "-o", tmp_path / "new.token")
+    with service.client() as anyone:
+        token = (tmp_path / "new.token").read_text().strip()
+        answer = anyone.post(
+            "/api/boards/office/submissions", json={"policy": "more"}, headers={"Authorization": f"Bearer {token}"}
+        )
+        assert answer.status_code == 401
+    twice = ember("service", "team", "disable", service.data, "alpha", check=False)
+    assert twice.returncode == 2 and "disabled already" in twice.stderr
+    assert wait_ranked(server.url, 1) == ["alpha"]
+
+
+def wait_ranked(url, count):
+    for _ in range(300):
+        answer = httpx.get(f"{url}/api/boards/office/ranking.json")
+        if answer.status_code == 200 and len(answer.json()["ranked"]) == count:
+            return [entry["policy"].split(".")[0] for entry in answer.json()["ranked"]]
+        time.sleep(0.1)
+    raise AssertionError(f"the ranking never had {count} policies: {answer.text}")
+
+
+def test_a_job_run_again_is_a_new_job_for_the_same_bundle_and_is_logged(tmp_path):
+    from helpers.bundles import python_bundle
+    from helpers.hidden import HiddenService
+
+    hidden = HiddenService(hidden_seeds=2, teams=("alpha",))
+    try:
+        hidden.serve()
+        job = hidden.submit("alpha", python_bundle(tmp_path / "walker.tar.gz"))
+        running = ember("service", "job", "rerun", hidden.data, job, check=False)
+        if running.returncode == 2:  # still queued or running: refused, and nothing queued
+            assert "only a job that ended can run again" in running.stderr
+        hidden.wait_job("alpha", job)
+        jobs = listed(hidden.data, "jobs")
+        before = [j for j in jobs if j["id"] != job]
+        done = ember("service", "job", "rerun", hidden.data, job)
+        new = done.stdout.strip()
+        assert new != job and f"job {new} queued" in done.stderr
+        entry = log_of(hidden.server.url)[-1]
+        assert (entry["event"], entry["team"], entry["data"]) == ("job_rerun", "alpha", {"job": job, "new_job": new})
+        finished = hidden.wait_job("alpha", new)
+        assert finished["state"] == "done"
+        jobs = {j["id"]: j for j in listed(hidden.data, "jobs")}
+        assert jobs[job]["state"] == "done" and jobs[new]["state"] == "done" and len(jobs) == len(before) + 2
+        for bad, said in (("nope", "no such job"), ("0" * 8 + "-0000-4000-8000-" + "0" * 12, "no such job")):
+            refused = ember("service", "job", "rerun", hidden.data, bad, check=False)
+            assert refused.returncode == 2 and said in refused.stderr and refused.stdout == ""
+        ember("service", "board", "reveal", hidden.data, "office")
+        after = ember("service", "job", "rerun", hidden.data, job, check=False)
+        assert after.returncode == 2 and "revealed" in after.stderr
+    finally:
+        hidden.close()

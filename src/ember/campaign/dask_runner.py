@@ -18,8 +18,9 @@ DASK_CLOSE_S = 10
 
 #: Episodes per Dask task until the first rows say how long an episode
 #: takes.  A task costs milliseconds to tens of milliseconds of scheduling
-#: and transfer (shared/notes/campaign-cost.md), as much as a short
-#: episode; a batch pays it once.
+#: and transfer (the scheduler's round trip and the pickled task, paid per
+#: task, not per worker start), as much as a short episode; a batch pays it
+#: once.
 DASK_BATCH = 8
 #: Then a batch is sized to take about this long (mean episode time of the
 #: rows so far), between 1 and ``DASK_BATCH_MAX`` episodes: short episodes

@@ -271,17 +271,26 @@ def end_orphans(keep, deadline_s=END_SESSION_S):
 
     Every process EMBER starts in a session of its own is an episode's (an episode process leads
     one), so a child in another session that is not in ``keep`` came here as an orphan of an
-    episode whose worker died.  The children are never reaped: those this process started are
-    collected by their owners (a reaped worker would leave its pool waiting).
+    episode whose worker died.  Once they are dead, those adopted orphans (and only they) are reaped: a
+    worker that ends hands this process the episode processes it killed and had not collected, and
+    nobody else would ever wait for them.  This process's own children (in its session, or in ``keep``)
+    are never reaped here: their owners collect them (a reaped worker would leave its pool waiting).
     """
     me, session = os.getpid(), os.getsid(0)
 
-    def find(table):
-        adopted = {
+    def adopted(table, dead):
+        return {
             info.pid
             for info in table
-            if info.ppid == me and info.pid not in keep and info.session != session and info.state not in ("Z", "X")
-        }
-        return adopted | _descendants(table, adopted)
+            if info.ppid == me and info.pid not in keep and info.session != session
+            and (info.state == "Z" if dead else info.state not in ("Z", "X"))
+        }  # fmt: skip
+
+    def find(table):
+        alive = adopted(table, dead=False)
+        return alive | _descendants(table, alive)
 
     _kill_until_none(find, time.monotonic() + deadline_s)
+    for pid in adopted(process_table(), dead=True):
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)

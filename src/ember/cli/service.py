@@ -221,6 +221,97 @@ def cmd_check_commitment(args, console):
     return 0 if found.holds else EXIT_MISMATCH
 
 
+# -- the operator's list and acts ---------------------------------------------------------------
+
+
+def list_arguments(parser):
+    _data(parser)
+    parser.add_argument("what", choices=("boards", "teams", "submissions", "jobs"), help="what to list")
+    parser.add_argument("--board", metavar="B", help="only board B's (teams: those with a submission or job on B)")
+    parser.add_argument("--format", choices=("table", "json"), default="table", help="a table (default) or JSON")
+
+
+def cmd_list(args, console):
+    _service()
+    from ..service.operator import listing
+    from ..service.registry import open_service
+
+    _, db = open_service(args.data)
+    try:
+        columns, rows = listing(db, args.what, args.board)
+    finally:
+        db.dispose()
+    if args.format == "json":
+        from ..canonical import canonical_json
+
+        console.line(canonical_json([dict(zip(columns, row)) for row in rows]).decode("utf-8"))
+        return 0
+    from ..summary import format_table
+
+    shown = [["" if value is None else value for value in row] for row in rows]
+    if rows:
+        console.line(format_table(columns, shown))
+    else:
+        console.say(f"ember: no {args.what}.")
+    return 0
+
+
+def submission_arguments(parser):
+    _data(parser)
+    parser.add_argument("id", metavar="ID", help="the submission's id (ember service list DATA submissions)")
+
+
+def cmd_submission_withdraw(args, console):
+    _service()
+    from ..service.operator import withdraw
+    from ..service.registry import open_service
+
+    _, db = open_service(args.data)
+    try:
+        found = withdraw(db, args.id)
+    finally:
+        db.dispose()
+    console.say(f"ember: withdrew submission {found.id} ({found.team}.{found.policy} on board {found.board}).")
+    return 0
+
+
+def cmd_team_disable(args, console):
+    _service()
+    from ..service.operator import disable_team
+    from ..service.registry import open_service
+
+    _, db = open_service(args.data)
+    try:
+        boards = disable_team(db, args.team)
+    finally:
+        db.dispose()
+    console.say(
+        f"ember: team {args.team} disabled: its tokens no longer work; its closed submissions stay ranked "
+        f"(logged on {boards} board{'s' if boards != 1 else ''})."
+    )
+    return 0
+
+
+def job_arguments(parser):
+    _data(parser)
+    parser.add_argument("id", metavar="ID", help="the job's id (ember service list DATA jobs)")
+
+
+def cmd_job_rerun(args, console):
+    _service()
+    from ..service.operator import rerun_job
+    from ..service.registry import open_service
+
+    config, db = open_service(args.data)
+    try:
+        new = rerun_job(config, db, args.id)
+    finally:
+        db.dispose()
+    console.line(new)
+    console.say(f"ember: job {new} queued: job {args.id}'s bundle again ('serve' runs it).")
+    return 0
+
+
 # -- serve, export, reverify, backup ---------------------------------------------------------------
 
 
@@ -320,6 +411,14 @@ def _service_commands():
             token_output_arguments, cmd_token_add, arguments.without_output_file),
         row("token revoke", "revoke a team's tokens (--all, or one by its prefix)", token_revoke_arguments,
             cmd_token_revoke),
+        row("list", "list boards, teams, submissions or jobs (a table, or --format json)", list_arguments, cmd_list,
+            always),
+        row("submission withdraw", "withdraw a team's submission (an operator_withdraw log entry)",
+            submission_arguments, cmd_submission_withdraw),
+        row("team disable", "disable a team: its tokens stop working, its ranked submissions stay",
+            team_arguments, cmd_team_disable),
+        row("job rerun", "queue a new job for an ended job's bundle (prints the new job's id)", job_arguments,
+            cmd_job_rerun, always),
         row("serve", "run the HTTP service (uvicorn)", serve_arguments, cmd_serve),
         row("export", "write a board's track as a results directory", export_arguments, cmd_export, never, "-o"),
         row("reverify", "re-authenticate every stored record of a board", reverify_arguments, cmd_reverify, always),
@@ -372,7 +471,7 @@ def submit_arguments(parser):
     parser.add_argument("--policy", metavar="NAME", help="the submission's policy name (not with --agent)")
     parser.add_argument(
         "source", metavar="SOURCE", help="a results directory (--keep-records) or a records folder; with --agent, "
-        "the bundle"
+        "the bundle; with --status, the submission's id"
     )  # fmt: skip
     # --agent BUNDLE reads as the flag and SOURCE (argparse cannot take an optional positional before options).
     parser.add_argument(
@@ -380,6 +479,12 @@ def submit_arguments(parser):
     )
     parser.add_argument("--jobs", type=arguments.count(1), default=4, metavar="N", help="uploads at once (default 4)")
     parser.add_argument("--no-close", action="store_true", help="do not close the submission when it is complete")
+    # --status ID reads as the flag and SOURCE, as --agent BUNDLE does.
+    parser.add_argument(
+        "--status", action="store_true", help="SOURCE is a submission's id (the team's own): show its state, the "
+        "episodes done and missing, its refusals, instead of submitting"
+    )  # fmt: skip
+    parser.add_argument("--format", choices=("table", "json"), default="table", help="with --status: the output form")
 
 
 def cmd_submit(args, console):
@@ -388,6 +493,14 @@ def cmd_submit(args, console):
     from ..progress import items_progress
     from ..service.client import read_token, submit
 
+    if args.status:
+        if args.agent or args.policy is not None:
+            raise ServiceError("ember submit --status ID: takes no --policy or --agent")
+        from ..service.client import submission_status
+
+        answer = submission_status(args.url, read_token(args.token_file), args.source)
+        console.line(_status_text(answer, args.format, SUBMISSION_FIELDS))
+        return 0
     if args.agent == (args.policy is not None):
         raise ServiceError("ember submit: expected --policy NAME SOURCE (the open track) or --agent BUNDLE (hidden)")
     token = read_token(args.token_file)
@@ -406,4 +519,53 @@ def cmd_submit(args, console):
     return 0
 
 
-__all__ = ["cmd_service", "cmd_submit", "service_arguments", "service_writes_stdout", "submit_arguments"]
+#: The scalar fields of a status shown first, in this order; lists follow as tables or counts.
+SUBMISSION_FIELDS = ("id", "board", "team", "policy", "state")
+JOB_FIELDS = ("id", "state", "done", "total")
+
+
+def _status_text(answer, form, fields):
+    """A status answer as JSON (canonical), or as tables: its fields, then each list of objects, then each
+    list of keys (episodes done, missing) as a count."""
+    if form == "json":
+        from ..canonical import canonical_json
+
+        return canonical_json(answer).decode("utf-8")
+    from ..summary import format_table
+
+    blocks = [format_table(("field", "value"), [(key, answer[key]) for key in fields if key in answer])]
+    for key, value in answer.items():
+        if key in fields or not isinstance(value, list):
+            continue
+        if value and all(isinstance(item, dict) for item in value):
+            columns = [c for c in value[0] if not isinstance(value[0][c], (dict, list))]
+            rows = [["" if item.get(c) is None else item.get(c) for c in columns] for item in value]
+            blocks.append(f"{key}\n{format_table(columns, rows)}")
+        elif value and all(isinstance(item, str) for item in value):
+            blocks.append(f"{key}\n" + "\n".join(value))
+        elif key != "rows":
+            shown = ", ".join(f"{k[0]} seed {k[1]}" for k in value[:10]) + (", ..." if len(value) > 10 else "")
+            blocks.append(f"{key}: {len(value)}" + (f" ({shown})" if value else ""))
+    return "\n\n".join(blocks)
+
+
+def jobs_arguments(parser):
+    parser.add_argument("url", metavar="URL", help="the service (https://HOST; http:// only to a loopback address)")
+    parser.add_argument("--token-file", metavar="F", required=True, help="a file holding the team's API token")
+    parser.add_argument("id", metavar="ID", help="the job's id ('ember submit --agent' printed it)")
+    parser.add_argument("--format", choices=("table", "json"), default="table", help="a table (default) or JSON")
+
+
+def cmd_jobs(args, console):
+    _service()
+    from ..service.client import job_status, read_token
+
+    answer = job_status(args.url, read_token(args.token_file), args.id)
+    console.line(_status_text(answer, args.format, JOB_FIELDS))
+    return 0
+
+
+__all__ = [
+    "cmd_jobs", "cmd_service", "cmd_submit", "jobs_arguments", "service_arguments", "service_writes_stdout",
+    "submit_arguments",
+]  # fmt: skip

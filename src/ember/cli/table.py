@@ -191,9 +191,10 @@ COMMANDS = (
         "service",
         help="run a benchmark service: boards, teams, tokens, the HTTP API, exports",
         description="The EMBER service (docs/service.md): 'ember service init DATA' makes a service directory, "
-        "'board add', 'team add' and 'token add|revoke' administer it, 'serve' runs the HTTP API (uvicorn), "
+        "'board add', 'team add' and 'token add|revoke' administer it, 'list' shows what is there, "
+        "'submission withdraw', 'team disable' and 'job rerun' act on it, 'serve' runs the HTTP API (uvicorn), "
         "'export' writes a board as a results directory, 'reverify' re-checks every stored record, 'backup' copies "
-        "the database. Needs the service extra: pip install 'ember-eval[service]'.",
+        "the database (docs/operating.md). Needs the service extra: pip install 'ember-eval[service]'.",
         arguments=service.service_arguments,
         handler=service.cmd_service,
         writes_stdout=service.service_writes_stdout,
@@ -204,10 +205,22 @@ COMMANDS = (
         help="submit a policy's records to a board of an EMBER service",
         description="Create (or find) the submission of --policy NAME on BOARD, upload the episodes it is missing "
         "from SOURCE (a results directory made with --keep-records, or a folder laid out like a records entry), "
-        "each verified by the service as it streams, and close the submission when it is complete.",
+        "each verified by the service as it streams, and close the submission when it is complete; with --status "
+        "ID, show a submission of the team's instead.",
         epilog=service.SUBMIT_EPILOG,
         arguments=service.submit_arguments,
         handler=service.cmd_submit,
+        writes_stdout=always,
+        output=None,
+    ),
+    Command(
+        "jobs",
+        help="show a hidden-track job of the team's on an EMBER service",
+        description="The state of job ID (sent with 'ember submit --agent'): episodes done of the total, per "
+        "scenario, and its failures, as the service tells the team (before the reveal: live keys only, fixed "
+        "reasons).",
+        arguments=service.jobs_arguments,
+        handler=service.cmd_jobs,
         writes_stdout=always,
         output=None,
     ),

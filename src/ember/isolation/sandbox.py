@@ -69,8 +69,9 @@ _NAMESPACES = (
     "--die-with-parent",
     "--clearenv",
 )
-#: Run by root: no user namespace (bubblewrap's mounts are made with root's rights; a user namespace would
-#: map the sandbox's uid to host root, notes/sandbox.md), each other namespace by name.
+#: Run by root: no user namespace (bubblewrap's mounts are made with root's rights; in a user namespace made by
+#: root, bwrap maps the sandbox's uid to host root, which then reads root's 0600 files), each other namespace by
+#: name.
 _ROOT_NAMESPACES = (
     "--unshare-pid",
     "--unshare-net",

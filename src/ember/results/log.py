@@ -29,7 +29,12 @@ from .schema import MAX_LINE_BYTES, shown, strict_json
 
 GENESIS = "0" * 64
 LOG_KEYS = ("at", "board", "data", "event", "policy", "prev", "row", "row_sha256", "seq", "team")
-EVENTS = ("board", "row", "close", "withdraw", "hidden_row", "reveal", "reverify")
+EVENTS = (
+    "board", "row", "close", "withdraw", "hidden_row", "reveal", "reverify",
+    "operator_withdraw", "team_disable", "job_rerun",
+)  # fmt: skip
+#: The entries that take a submission out of the ranking: its team's, and the operator's.
+WITHDRAWALS = ("withdraw", "operator_withdraw")
 
 
 def entry_hash(entry):
@@ -102,20 +107,24 @@ def check_log_entries(lines):
     return entries, []
 
 
-def ranked_rows(entries):
-    """The rows the board ranks, in log order: the ``row`` entries of submissions closed and not withdrawn."""
-    state = {}
+def ranked_submissions(entries):
+    """The (team, policy) of each submission the log ranks (closed and not withdrawn since), in the order of
+    their last ``close`` entries."""
+    ranked = {}
     for entry in entries:
         submission = (entry["team"], entry["policy"])
         if entry["event"] == "close":
-            state[submission] = "closed"
-        elif entry["event"] == "withdraw":
-            state[submission] = "withdrawn"
-    return [
-        entry["row"]
-        for entry in entries
-        if entry["event"] == "row" and state.get((entry["team"], entry["policy"])) == "closed"
-    ]
+            ranked.pop(submission, None)
+            ranked[submission] = True
+        elif entry["event"] in WITHDRAWALS:
+            ranked.pop(submission, None)
+    return list(ranked)
+
+
+def ranked_rows(entries):
+    """The rows the board ranks, in log order: the ``row`` entries of submissions closed and not withdrawn."""
+    ranked = set(ranked_submissions(entries))
+    return [entry["row"] for entry in entries if entry["event"] == "row" and (entry["team"], entry["policy"]) in ranked]
 
 
 def _entry_set(entry):

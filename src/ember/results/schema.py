@@ -297,8 +297,11 @@ class CountingTable:
         """
         index = self._policies.get(policy)
         ok = failed = 0
-        for (owner, _), statuses in self._statuses.items():
-            if owner == index:
+        if index is None:
+            return ok, failed
+        for scenario_hash in self._members:  # this policy's slots only: a board asks once per policy
+            statuses = self._statuses.get((index, scenario_hash))
+            if statuses is not None:
                 ok += statuses.count(2)
                 failed += statuses.count(1)
         return ok, failed
@@ -445,13 +448,19 @@ def _sandbox_keys(policy, kind, path):
 def exposure_of(histogram):
     """Σ count / d for a {d: count} histogram as an exact ``Fraction`` (ranking.md §2's x).
 
-    Summed pairwise, smallest distances first, so that denominators grow
-    evenly (a left-to-right sum of thousands of terms is much slower).
+    Summed in integers over one common denominator, the least common
+    multiple of the distances so far, and reduced once at the end: no
+    ``Fraction`` per term, whose construction and reduction dominated the
+    ranking of a board of a thousand policies.
     """
-    terms = [Fraction(count, d) for d, count in sorted(histogram.items()) if count]
-    while len(terms) > 1:
-        terms = [sum(terms[i : i + 2], Fraction(0)) for i in range(0, len(terms), 2)]
-    return terms[0] if terms else Fraction(0)
+    numerator, denominator = 0, 1
+    for d, count in histogram.items():
+        if count:
+            common = math.gcd(denominator, d)
+            scale = d // common
+            numerator = numerator * scale + count * (denominator // common)
+            denominator *= scale
+    return Fraction(numerator, denominator)
 
 
 class Histogram(Mapping):

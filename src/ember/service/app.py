@@ -23,13 +23,14 @@ from multiprocessing import forkserver
 import sqlalchemy as sa
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from ..campaign.driver import package_version
 from ..errors import DatabaseUnavailableError, RecordStoreFullError, ServiceRefusal
 from ..results.layout import EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
-from . import anchor, audit, bounds, evaluation, pages, submissions, tables
+from . import anchor, audit, bounds, evaluation, metrics, pages, submissions, tables
 from .boards import compiled_scenario, load_board
 from .config import read_config
 from .database import Database
@@ -356,6 +357,8 @@ def routes(service):
         Route("/api/submissions/{id}/withdraw", withdraw, methods=["POST"]),
         Route("/api/submissions/{id}/episodes/{scenario}/{seed}", put_episode, methods=["PUT"]),
         Route("/api/jobs/{id}", job, methods=["GET"]),
+        Route("/healthz", answers()(metrics.healthz), methods=["GET"]),
+        Route("/metrics", answers()(metrics.metrics), methods=["GET"]),
     ]
 
 
@@ -462,6 +465,7 @@ def create_app(data=None):
     service = Service(data or os.environ[DATA_VARIABLE])
     app = Starlette(
         routes=routes(service),
+        middleware=[Middleware(metrics.RequestMetrics)],
         exception_handlers={HTTPException: _not_found, Exception: _failure},
     )
     app.state.service = service

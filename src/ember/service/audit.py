@@ -9,6 +9,7 @@ is the last ``seq``.
 """
 
 import datetime
+import math
 
 import sqlalchemy as sa
 
@@ -19,6 +20,13 @@ from . import tables
 def now():
     """UTC now as the log writes it: ``YYYY-MM-DDTHH:MM:SS.ffffffZ``."""
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def until_tomorrow():
+    """``Retry-After`` for a daily limit: the whole seconds from now to the next UTC midnight (when it resets)."""
+    moment = datetime.datetime.now(datetime.timezone.utc)
+    midnight = (moment + datetime.timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return {"Retry-After": str(max(1, math.ceil((midnight - moment).total_seconds())))}
 
 
 def lock_board(connection, board_id):

@@ -18,6 +18,8 @@ MAJOR = "1"
 RETRIES = 5
 #: How long an upload waits out 429 and 503 answers in all (the service's body_max_s default).
 UPLOAD_WAIT_S = 3600
+#: The longest ``Retry-After`` waited out; a longer one (a daily limit) ends the command at once.
+MAX_WAIT_S = 30
 
 
 class Outcome:
@@ -91,6 +93,20 @@ def _message(response):
     return value.get("error", f"HTTP {response.status_code}") if isinstance(value, dict) else str(value)
 
 
+def retry_after(response):
+    """The seconds a 429 or 503 asks to wait (``Retry-After``, delta-seconds; 1 when absent or unreadable)."""
+    text = response.headers.get("retry-after", "")
+    return int(text) if text.isdigit() else 1
+
+
+def _duration(seconds):
+    hours, rest = divmod(seconds, 3600)
+    minutes = -(-rest // 60)
+    if minutes == 60:
+        hours, minutes = hours + 1, 0
+    return f"{hours} h {minutes} min" if hours else f"{max(minutes, 1)} min"
+
+
 class Client:
     def __init__(self, url, token, transport=None):
         import httpx
@@ -104,15 +120,24 @@ class Client:
         )
 
     def call(self, method, path, **options):
-        """The response, after waiting out 429 and 503 (``Retry-After``) a few times; network errors are bad input."""
+        """The response, after waiting out 429 and 503 (``Retry-After``) a few times; network errors are bad input.
+
+        A ``Retry-After`` longer than ``MAX_WAIT_S`` (a daily limit: the seconds to the next UTC day) is not
+        waited out: the command ends at once, saying when to try again.
+        """
         for attempt in range(RETRIES + 1):
             try:
                 response = self.http.request(method, path, **options)
             except self.httpx.HTTPError as exc:
                 raise ServiceError(f"{method} {path}: {exc}") from None
-            if response.status_code not in (429, 503) or attempt == RETRIES or "content" in options:
+            if response.status_code not in (429, 503):
                 return response
-            time.sleep(min(float(response.headers.get("retry-after", "1") or 1), 30.0))
+            wait = retry_after(response)
+            if wait > MAX_WAIT_S:
+                raise ServiceError(f"{_message(response)}: try again in {_duration(wait)}")
+            if attempt == RETRIES or "content" in options:
+                return response
+            time.sleep(wait)
         return response
 
     def check_version(self):
@@ -145,7 +170,7 @@ class Client:
             if response.status_code in (200, 201):
                 return None
             if response.status_code in (429, 503) and time.monotonic() < deadline:
-                time.sleep(min(float(response.headers.get("retry-after", "1") or 1), 30.0))
+                time.sleep(retry_after(response))
                 continue
             return _message(response)
 
@@ -207,3 +232,20 @@ def submit_agent(url, board, token, bundle, transport=None):
     if response.status_code != 202:
         raise ServiceError(f"board {board}: the bundle is refused: {_message(response)}")
     return response.json()["id"]
+
+
+def submission_status(url, token, submission_id, transport=None):
+    """``GET /api/submissions/{id}`` as the team sees it (its own submission only)."""
+    client = Client(url, token, transport)
+    client.check_version()
+    return client.status(submission_id)
+
+
+def job_status(url, token, job_id, transport=None):
+    """``GET /api/jobs/{id}`` as the team sees it (its own job only)."""
+    client = Client(url, token, transport)
+    client.check_version()
+    response = client.call("GET", f"/api/jobs/{job_id}")
+    if response.status_code != 200:
+        raise ServiceError(f"job {job_id}: {_message(response)}")
+    return response.json()

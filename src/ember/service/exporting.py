@@ -36,7 +36,7 @@ from ..canonical import canonical_json_reference
 from ..errors import ServiceError
 from ..results import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
 from ..results.layout import LOG_HEAD_FILE
-from ..results.log import LOG_FILE
+from ..results.log import LOG_FILE, ranked_submissions
 from . import anchor, audit, tables
 from .boards import load_board
 from .hidden import set_scenarios
@@ -59,14 +59,7 @@ def snapshot(db, name):
         if board is None:
             raise ServiceError(f"board {name!r}: no such board")
         lines = audit.entries(connection, board.id)
-        ranked = {}
-        for line in lines:
-            entry = json.loads(line)
-            if entry["event"] == "close":
-                ranked[(entry["team"], entry["policy"])] = True
-            elif entry["event"] == "withdraw":
-                ranked.pop((entry["team"], entry["policy"]), None)
-        order = list(ranked)
+        order = ranked_submissions(json.loads(line) for line in lines)
         found = connection.execute(
             sa.select(s.id, s.policy, tables.teams.c.name.label("team"))
             .join(tables.teams, tables.teams.c.id == s.team_id)

@@ -126,8 +126,9 @@ def create(config, db, board, team, upload, manifest):
             ).scalar_one()
             if today >= limits.jobs_per_day:
                 raise ServiceRefusal(
-                    429, f"team {team.name} sent {today} bundles to this board today (the limit)", headers=RETRY_AFTER
-                )
+                    429, f"team {team.name} sent {today} bundles to this board today (the limit; it resets at "
+                    "00:00 UTC)", headers=audit.until_tomorrow(),
+                )  # fmt: skip
             connection.execute(
                 sa.insert(tables.jobs).values(
                     id=job_id, board_id=board.id, team_id=team.id, policy=manifest.name, state="queued",

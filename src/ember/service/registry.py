@@ -183,13 +183,15 @@ def revoke_tokens(db, name, prefix=None):
 
 
 def team_of_token(connection, token):
-    """The team row a bearer token belongs to, or None (unknown, revoked or malformed)."""
+    """The team row a bearer token belongs to, or None (unknown, revoked, malformed, or its team disabled)."""
     if not isinstance(token, str) or not token.startswith(TOKEN_PREFIX) or len(token) > 200:
         return None
     digest = token_sha256(token)
     c = tables.tokens.c
     found = connection.execute(
-        sa.select(c.sha256, tables.teams).join(tables.teams).where(c.sha256 == digest, c.revoked_at.is_(None))
+        sa.select(c.sha256, tables.teams)
+        .join(tables.teams)
+        .where(c.sha256 == digest, c.revoked_at.is_(None), tables.teams.c.disabled_at.is_(None))
     ).first()
     if found is None or not hmac.compare_digest(found.sha256, digest):
         return None

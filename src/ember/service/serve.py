@@ -16,7 +16,7 @@ import os
 
 import sqlalchemy as sa
 
-from . import tables
+from . import metrics, tables
 from .anchor import load_key
 from .app import DATA_VARIABLE
 from .bounds import Bounder, remove_partial
@@ -63,7 +63,37 @@ def checked(data):
     return config, db
 
 
-def serve(data, host="127.0.0.1", port=8000, workers=1, log_level="warning", scheduler=None):
+#: uvicorn's loggers: its own messages from warnings up, and its access log, one line per request (the
+#: time, the client, the request line and the status), all on standard error (the journal, under systemd).
+LOG_CONFIG = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "default": {
+            "()": "uvicorn.logging.DefaultFormatter",
+            "fmt": "%(levelprefix)s %(message)s",
+            "use_colors": False,
+        },
+        "access": {
+            "()": "uvicorn.logging.AccessFormatter",
+            "fmt": '%(asctime)s %(client_addr)s "%(request_line)s" %(status_code)s',
+            "datefmt": "%Y-%m-%dT%H:%M:%S%z",
+            "use_colors": False,
+        },
+    },
+    "handlers": {
+        "default": {"formatter": "default", "class": "logging.StreamHandler", "stream": "ext://sys.stderr"},
+        "access": {"formatter": "access", "class": "logging.StreamHandler", "stream": "ext://sys.stderr"},
+    },
+    "loggers": {
+        "uvicorn": {"handlers": ["default"], "level": "WARNING", "propagate": False},
+        "uvicorn.error": {"level": "WARNING"},
+        "uvicorn.access": {"handlers": ["access"], "level": "INFO", "propagate": False},
+    },
+}
+
+
+def serve(data, host="127.0.0.1", port=8000, workers=1, scheduler=None):
     import uvicorn
 
     config, db = checked(data)
@@ -77,6 +107,7 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, log_level="warning", sch
     evaluator = Evaluator(config, db, scheduler=scheduler)
     evaluator.start()
     os.environ[DATA_VARIABLE] = config.data
+    metrics.prepare(config.data)
     limits = config.limits
     try:
         uvicorn.run(
@@ -89,8 +120,8 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, log_level="warning", sch
             h11_max_incomplete_event_size=limits.max_header_bytes,
             timeout_keep_alive=5,
             timeout_graceful_shutdown=5,
-            log_level=log_level,
-            access_log=False,
+            log_config=LOG_CONFIG,
+            access_log=True,
             server_header=False,
         )
     finally:

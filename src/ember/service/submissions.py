@@ -64,8 +64,9 @@ def create(db, board, team, policy, per_day):
         ).scalar_one()
         if today >= per_day:
             raise ServiceRefusal(
-                429, f"team {team.name} made {today} submissions to this board today (the limit)", headers=RETRY_AFTER
-            )
+                429, f"team {team.name} made {today} submissions to this board today (the limit; it resets at "
+                "00:00 UTC)", headers=audit.until_tomorrow(),
+            )  # fmt: skip
         submission_id = str(uuid.uuid4())
         connection.execute(
             sa.insert(tables.submissions).values(
@@ -273,7 +274,9 @@ def close(db, board, submission):
     return {"id": submission.id, "state": "closed", "closed_at": at}
 
 
-def withdraw(db, board, submission):
+def withdraw(db, board, submission, event="withdraw", data=None):
+    """The submission withdrawn (its rows leave the ranking, its records are freed); ``event`` and ``data``:
+    the log entry (the team's ``withdraw``, or the operator's ``operator_withdraw``)."""
     with db.transaction() as connection:
         audit.lock_board(connection, board.id)
         state = connection.execute(
@@ -285,7 +288,7 @@ def withdraw(db, board, submission):
             sa.update(tables.submissions).where(tables.submissions.c.id == submission.id).values(state="withdrawn")
         )
         _free_records(connection, board.id, submission.id)
-        audit.append(connection, board.id, "withdraw", team=submission.team, policy=submission.policy)
+        audit.append(connection, board.id, event, team=submission.team, policy=submission.policy, data=data)
     return {"id": submission.id, "state": "withdrawn"}
 
 

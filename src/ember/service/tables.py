@@ -1,16 +1,21 @@
 """The service's tables (service.md §1), in SQLAlchemy Core: one schema for SQLite and PostgreSQL.
 
 The migrations (``migrations/versions``) create exactly these; the code
-reads and writes through these ``Table`` objects.  Canonical JSON (rows,
-log entries, scenarios) is stored as bytes, never as a JSON column: a
-database's JSON type may rewrite numbers (PostgreSQL's JSONB writes
-``5e-05`` as ``0.00005``).  Seeds are below 2^63, so a signed 64-bit
-integer holds them.
+reads and writes through these ``Table`` objects.  The tables are listed in
+the order of the migration that creates each, and a column that a later
+migration adds to an existing table is appended to it (``append_column``)
+under that migration's heading, so each ``Table`` lists its columns in the
+order the database holds them.  Canonical JSON (rows, log entries,
+scenarios) is stored as bytes, never as a JSON column: a database's JSON
+type may rewrite numbers (PostgreSQL's JSONB writes ``5e-05`` as
+``0.00005``).  Seeds are below 2^63, so a signed 64-bit integer holds them.
 """
 
 import sqlalchemy as sa
 
 metadata = sa.MetaData()
+
+# --- 0001_first: teams and tokens, boards and their scenarios, submissions, rows, refusals, the log ---
 
 teams = sa.Table(
     "teams",
@@ -108,7 +113,7 @@ log = sa.Table(
     sa.Column("hash", sa.String(64), nullable=False),
 )
 
-# --- the second schema version: limits counted across server processes, and hidden-track jobs ---
+# --- 0002_limits_and_jobs: limits counted across server processes, and hidden-track jobs ---
 
 in_flight = sa.Table(
     "in_flight",
@@ -135,7 +140,7 @@ jobs = sa.Table(
     sa.Column("data", sa.LargeBinary, nullable=True),
 )
 
-# --- the third schema version: the hidden track's rows, a job's manifest and failure ---
+# --- 0003_hidden_rows: the hidden track's rows, a job's manifest and failure ---
 
 jobs.append_column(sa.Column("manifest", sa.LargeBinary, nullable=True))  # canonical JSON of ember-agent.toml
 jobs.append_column(sa.Column("error", sa.Text, nullable=True))  # why a job failed (never a seed)
@@ -156,7 +161,7 @@ hidden_rows = sa.Table(
     sa.UniqueConstraint("job_id", "scenario_id", "seed"),
 )
 
-# --- the fourth schema version: the hidden track's live and final keys, its closing, kept stderr tails ---
+# --- 0004_hidden: the hidden track's live and final keys, its closing, kept stderr tails ---
 
 # null, or "closed" once the reveal has begun: no bundle is taken while the final keys are evaluated.
 boards.append_column(sa.Column("hidden_state", sa.String(12), nullable=True))
@@ -165,7 +170,7 @@ jobs.append_column(sa.Column("origin", sa.String(36), nullable=True))  # a final
 # The episode's stderr tail (at most 64 KiB), kept once its job's folder is gone; served after the reveal.
 hidden_rows.append_column(sa.Column("stderr", sa.LargeBinary, nullable=True))
 
-# --- the fifth schema version: who owns a record on a board, the lock of the limits counted across processes ---
+# --- 0005_doors: who owns a record on a board, the lock of the limits counted across processes ---
 
 record_owners = sa.Table(
     "record_owners",
@@ -184,3 +189,7 @@ locks = sa.Table(
     # both count under a limit and both insert (on SQLite ``BEGIN IMMEDIATE`` does the same).
     sa.Column("name", sa.String(16), primary_key=True),
 )
+
+# --- the sixth schema version: a team the operator disabled (its tokens stop working) ---
+
+teams.append_column(sa.Column("disabled_at", sa.String(32), nullable=True))

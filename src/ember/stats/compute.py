@@ -10,6 +10,7 @@ machine (integers are exact, every float is rounded once from an exact
 value, and the resampling stream is SplitMix64 on unsigned 64-bit integers).
 """
 
+import functools
 from fractions import Fraction
 
 from ..canonical import canonical_json_reference
@@ -101,19 +102,19 @@ def percentile_bounds(replicates):
 
 
 def percentile_intervals(values, in_place=False):
-    """[v[lo], v[hi]] of the sorted replicate values along axis 0, for every other index: shape (2, ...).
+    """[v[lo], v[hi]] of the sorted replicate values along the last axis, for every other index: shape (..., 2).
 
     Partitioning puts exactly the sorted values at positions lo and hi (an
     exact order statistic, not an interpolated quantile).  ``in_place``
-    reorders ``values`` itself (each column independently) instead of a copy.
+    reorders ``values`` itself (each row independently) instead of a copy.
     """
-    import numpy as np
-
-    lo, hi = percentile_bounds(len(values))
+    lo, hi = percentile_bounds(values.shape[-1])
     if not in_place:
-        return np.partition(values, (lo, hi), axis=0)[[lo, hi]]
-    values.partition((lo, hi), axis=0)
-    return values[[lo, hi]]
+        import numpy as np
+
+        return np.partition(values, (lo, hi), axis=-1)[..., [lo, hi]]
+    values.partition((lo, hi), axis=-1)
+    return values[..., [lo, hi]]
 
 
 def _int_interval(bounds):
@@ -123,58 +124,84 @@ def _int_interval(bounds):
 # --- statistics.json --------------------------------------------------------------------
 
 
-def _episode_values(resolved, ok_rows, policies):
-    """|K| × |P| object arrays of c, s, p, e (Python ints) and a function giving float(x) (statistics.md §1)."""
+#: The integer per-key values of statistics.md §1 (replicate totals name, ``EpisodeOutcome`` field).
+VALUE_FIELDS = (
+    ("casualties", "casualties"),
+    ("stranded", "stranded"),
+    ("person_time", "time_to_safety"),
+    ("evacuated", "evacuated"),
+)
+
+
+class PolicyValues:
+    """One ranked policy's per-key values in K order (statistics.md §1): c, s, p, e (ints) and float(x).
+
+    float(x), the one costly value (an exact rational rounded once), is
+    computed when first asked for, and kept.
+    """
+
+    __slots__ = ("_episodes", "_exposures", "columns", "with_casualties", "with_loss")
+
+    def __init__(self, episodes):
+        self._episodes = episodes
+        self.columns = {name: [getattr(episode, field) for episode in episodes] for name, field in VALUE_FIELDS}
+        self.with_casualties = sum(1 for episode in episodes if episode.casualties >= 1)
+        self.with_loss = sum(1 for episode in episodes if episode.casualties + episode.stranded >= 1)
+        self._exposures = None
+
+    def exposures(self):
+        """float(x) per key: the correctly rounded float of the exact exposure."""
+        if self._exposures is None:
+            self._exposures = [float(episode.exposure()) for episode in self._episodes]
+            self._episodes = None  # nothing else is read of them
+        return self._exposures
+
+
+def _episode_values(policy_values):
+    """|K| × |P| object arrays of c, s, p, e (Python ints) and a function giving float(x)'s (statistics.md §1)."""
     import numpy as np
 
-    rows = [[ok_rows[name, key].episode for name in policies] for key in resolved.keys]
-    fields = {
-        "casualties": "casualties",
-        "stranded": "stranded",
-        "person_time": "time_to_safety",
-        "evacuated": "evacuated",
-    }
-    values = {}
-    for name, field in fields.items():
-        array = np.empty((len(rows), len(policies)), dtype=object)
-        array[:] = [[getattr(episode, field) for episode in row] for row in rows]
-        values[name] = array
-
-    def exposures():
-        array = np.empty((len(rows), len(policies)), dtype=object)
-        array[:] = [[float(episode.exposure()) for episode in row] for row in rows]
+    def matrix(columns):
+        array = np.empty((len(columns[0]), len(columns)), dtype=object)
+        for j, column in enumerate(columns):
+            array[:, j] = column
         return array
 
-    return rows, values, exposures
+    values = {name: matrix([entry.columns[name] for entry in policy_values]) for name, _ in VALUE_FIELDS}
+
+    def exposures():
+        return matrix([entry.exposures() for entry in policy_values])
+
+    return values, exposures
 
 
 def _share(count, replicates):
     return count / replicates  # int / int: correctly rounded
 
 
-def _policy_entry(entry, j, rank_count, replicates, bounds, population, episodes, rows, scenario_ids):
-    from .clopper_pearson import clopper_pearson
-
+def _policy_entry(entry, j, rank_count, replicates, bounds, population, episodes, values, scenario_ids, interval):
+    """One ``policies`` entry (statistics.md §5); ``values``: its ``PolicyValues``; ``interval(k)``: Clopper–Pearson."""
     result = {"policy": entry["policy"], "rank": entry["rank"]}
     for field, ranking_field, name in TOTALS:
-        result[field] = {"total": entry[ranking_field], "interval": _int_interval(bounds[name][:, j])}
+        result[field] = {"total": entry[ranking_field], "interval": _int_interval(bounds[name][j])}
     for field, total in (("casualty_rate", "casualties"), ("stranded_rate", "stranded")):
-        low, high = bounds[total][:, j]
+        low, high = bounds[total][j]
         result[field] = {
             "value": float(Fraction(entry[total], population)),
             "interval": [float(Fraction(int(low), population)), float(Fraction(int(high), population))],
         }
-    result["rank_interval"] = _int_interval(bounds["ranks"][:, j])
+    result["rank_interval"] = _int_interval(bounds["ranks"][j])
     result["rank_share"] = _share(rank_count, replicates)
-    casualties = sum(1 for row in rows if row[j].casualties >= 1)
-    losses = sum(1 for row in rows if row[j].casualties + row[j].stranded >= 1)
-    for field, count in (("episodes_with_casualties", casualties), ("episodes_with_loss", losses)):
-        result[field] = {"count": count, "of": episodes, "interval": clopper_pearson(count, episodes)}
+    for field, count in (
+        ("episodes_with_casualties", values.with_casualties),
+        ("episodes_with_loss", values.with_loss),
+    ):
+        result[field] = {"count": count, "of": episodes, "interval": list(interval(count))}
     result["by_scenario"] = {
         scenario_id: {
             "casualties": {
                 "total": entry["by_scenario"][scenario_id]["casualties"],
-                "interval": _int_interval(bounds["stratum_casualties"][:, h, j]),
+                "interval": _int_interval(bounds["stratum_casualties"][h, j]),
             }
         }
         for h, scenario_id in enumerate(scenario_ids)
@@ -185,7 +212,7 @@ def _policy_entry(entry, j, rank_count, replicates, bounds, population, episodes
 def _pair_entry(j, above, below, ranking_pair, samples, replicates):
     result = {"above": above["policy"], "below": below["policy"]}
     for field, ranking_field, name in DIFFERENCES:
-        difference = samples.totals[name][:, j + 1] - samples.totals[name][:, j]
+        difference = samples.totals[name][j + 1] - samples.totals[name][j]
         result[field] = {
             "value": below[ranking_field] - above[ranking_field],
             "interval": _int_interval(percentile_intervals(difference, in_place=True)),
@@ -216,35 +243,47 @@ def statistics_of(results, ok_rows, replicates=DEFAULT_REPLICATES, seed=DEFAULT_
     check_statistics_rules(results, ok_rows)
     if ranking is None:
         ranking = ranking_of(results, ok_rows)
-    return _statistics(results.campaign, ok_rows, ranking, replicates, seed, progress)
+    keys = list(results.campaign.keys)
+    policy_values = [
+        PolicyValues([ok_rows[entry["policy"], key].episode for key in keys]) for entry in ranking["ranked"]
+    ]
+    return _statistics(results.campaign, policy_values, ranking, replicates, seed, progress)
 
 
-def _statistics(resolved, ok_rows, ranking, replicates, seed, progress):
+def _statistics(resolved, policy_values, ranking, replicates, seed, progress):
+    """statistics.json's dict from the ranking and the ranked policies' ``PolicyValues`` (ranking order)."""
+    import numpy as np
+
     from .bootstrap import resample
+    from .clopper_pearson import clopper_pearson
 
     ranked = ranking["ranked"]
-    policies = [entry["policy"] for entry in ranked]
     scenario_ids = [scenario_id for scenario_id, _ in resolved.scenarios.values()]
     sizes = [len(seeds) for _, seeds in resolved.scenarios.values()]
     episodes = len(resolved.keys)
     policy_entries, pair_entries = [], []
     if ranked:
-        rows, values, exposures = _episode_values(resolved, ok_rows, policies)
+        values, exposures = _episode_values(policy_values)
         samples = resample(values, exposures, sizes, replicates, seed, progress)
         # Pairs first: their differences need each replicate's totals side by side; then every
         # interval partitions the replicate values in place (no copy of the arrays that grow with B).
         for j, ranking_pair in enumerate(ranking["pairs"]):
             pair = _pair_entry(j, ranked[j], ranked[j + 1], ranking_pair, samples, replicates)
             pair_entries.append(pair)
-        rank_counts = [int((samples.ranks[:, j] == entry["rank"]).sum()) for j, entry in enumerate(ranked)]
+        point_ranks = np.array([entry["rank"] for entry in ranked], dtype=np.int64)
+        rank_counts = (samples.ranks == point_ranks[:, None]).sum(axis=1).tolist()
         bounds = {name: percentile_intervals(samples.totals[name], in_place=True) for name in samples.totals}
         bounds["ranks"] = percentile_intervals(samples.ranks, in_place=True)
         bounds["stratum_casualties"] = percentile_intervals(samples.stratum_casualties, in_place=True)
         population = ranked[0]["population"]  # one N for every ranked policy (statistics.md §1, StatisticsRules)
+        interval = functools.cache(lambda count: clopper_pearson(count, episodes))  # one per count, not per policy
         for j, entry in enumerate(ranked):
             policy_entries.append(
-                _policy_entry(entry, j, rank_counts[j], replicates, bounds, population, episodes, rows, scenario_ids)
-            )
+                _policy_entry(
+                    entry, j, rank_counts[j], replicates, bounds, population, episodes, policy_values[j], scenario_ids,
+                    interval,
+                )
+            )  # fmt: skip
         group = 1
         for j, entry in enumerate(policy_entries):
             if j and pair_entries[j - 1]["separated"]:
@@ -267,6 +306,67 @@ def _statistics(resolved, ok_rows, ranking, replicates, seed, progress):
         "pairs": pair_entries,
         "unranked": [entry["policy"] for entry in ranking["unranked"]],
     }
+
+
+class BoardStatistics:
+    """``statistics.json`` of a results directory that grows by rows, keeping each ranked policy's per-key values.
+
+    For a service that recomputes a board's statistics whenever rows are
+    added: ``update(results, ok_rows)`` takes a new reading of the directory
+    (``ember.results``, as ``statistics_of`` does) and keeps, per ranked
+    policy, the ``PolicyValues`` of the previous update when the policy's
+    rows are the same rows (same line, place and counts: rows are only ever
+    appended, and nothing follows an ok row); a new policy, or one whose
+    rows changed, gets its values from the new rows.  ``statistics(B, σ)``
+    then redoes the resampling only.  A change of the campaign's episode
+    keys drops every kept value.  The dict is the one ``statistics_of``
+    gives for the same reading, B and σ (tests/stats/test_board_statistics.py).
+    """
+
+    def __init__(self):
+        self._keys = None
+        self._kept = {}  # policy -> (its rows' identity, PolicyValues)
+        self._campaign = self._ranking = None
+
+    def update(self, results, ok_rows, ranking=None):
+        """Take a reading (``Results`` and their ``OkRows``); ``ranking``: ``ranking_of`` of it if the caller has it.
+
+        Raises ``ResultsError`` for statistics.md §1's further rules, as
+        ``statistics_of`` does.  Returns the names of the ranked policies
+        whose values were taken from the rows (the others were kept).
+        """
+        check_statistics_rules(results, ok_rows)
+        if ranking is None:
+            ranking = ranking_of(results, ok_rows)
+        keys = list(results.campaign.keys)
+        if keys != self._keys:
+            self._keys, self._kept = keys, {}
+        kept, taken = {}, []
+        for entry in ranking["ranked"]:
+            name = entry["policy"]
+            rows = [ok_rows[name, key] for key in keys]
+            identity = tuple((row.line, row.offset, row.length, row.episode.counts_key()) for row in rows)
+            previous = self._kept.get(name)
+            if previous is None or previous[0] != identity:
+                previous = (identity, PolicyValues([row.episode for row in rows]))
+                taken.append(name)
+            kept[name] = previous
+        self._kept, self._campaign, self._ranking = kept, results.campaign, ranking
+        return taken
+
+    def values(self):
+        """{ranked policy: its kept ``PolicyValues``} of the last update."""
+        return {name: values for name, (_, values) in self._kept.items()}
+
+    def statistics(self, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, progress=None):
+        """``statistics.json``'s dict of the last update's reading with B = ``replicates`` and σ = ``seed``."""
+        check_replicates(replicates)
+        check_seed(seed)
+        require()
+        if self._ranking is None:
+            raise ValueError("BoardStatistics.statistics before any update")
+        policy_values = [self._kept[entry["policy"]][1] for entry in self._ranking["ranked"]]
+        return _statistics(self._campaign, policy_values, self._ranking, replicates, seed, progress)
 
 
 def compute_statistics(campaign, episodes, replicates=DEFAULT_REPLICATES, seed=DEFAULT_SEED, progress=None):

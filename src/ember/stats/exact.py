@@ -69,29 +69,40 @@ class ExactProduct:
         # Transposed (columns × keys) in CSR: sparse @ dense is scipy's fast product.
         return sparse.csr_matrix((part.ravel(), (cols, rows)), shape=(strata * self.columns, self.keys))
 
-    def apply(self, counts):
-        """The exact totals for the count columns ``counts`` (float64, keys × replicates).
+    def totals(self, counts):
+        """The exact totals for the count columns ``counts`` (float64, keys × replicates), columns × replicates.
 
         Counts come keys × replicates so that neither product needs a
         transposed copy of them (dense BLAS and scipy's CSR @ dense both read
-        them as stored).  Returns replicates × columns (or replicates ×
-        strata × columns with ``groups``): int64 unless a total could reach
-        2^63, then Python ints.
+        them as stored), and the totals come out column by column, the layout
+        the replicate values are kept in.  int64 unless a total could reach
+        2^63, then Python ints.  With ``groups`` the rows are (stratum, column)
+        pairs, stratum major.
         """
         total = None
         for limb, matrix in enumerate(self.matrices):
-            part = np.asarray(matrix @ counts).T.astype(np.int64)
+            part = np.asarray(matrix @ counts).astype(np.int64)
             if self.wide:
                 part = part.astype(object)
             part <<= limb * self.bits
             total = part if total is None else total + part
+        return total
+
+    def apply(self, counts):
+        """``totals`` transposed: replicates × columns (replicates × strata × columns with ``groups``)."""
+        total = self.totals(counts).T
         if self.groups is not None:
             total = total.reshape(counts.shape[1], len(self.groups), self.columns)
         return total
 
 
 def storage_dtype(bound):
-    """The narrowest of int32, int64 and Python ints (object) that holds every integer 0 <= v <= ``bound``."""
+    """The narrowest of int16, int32, int64 and Python ints (object) holding every integer −``bound`` <= v <= ``bound``.
+
+    (Signed: a difference of two totals in [0, bound] fits the same type.)
+    """
+    if bound < 1 << 15:
+        return np.int16
     if bound < 1 << 31:
         return np.int32
     return np.int64 if bound < INT64_LIMIT else object
