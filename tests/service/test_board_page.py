@@ -246,6 +246,8 @@ def test_anonymous_requests_never_compute(board, monkeypatch):
 
     url = board.server.url
     current_page(url)
+    # The page is made again once the board's bounds exist (bounds.md §5); from then on it is final.
+    wait_for(lambda: "evacuated of possible" in httpx.get(f"{url}/boards/{BOARD}", timeout=30).text, what="bounds")
     calls = []
     for module, name in COMPUTING:
         target = importlib.import_module(module)

@@ -346,11 +346,11 @@ def export_arguments(parser):
 
 def cmd_export(args, console):
     _service()
-    from ..service.export import export_board
+    from ..service.bounds import export_with_bounds
     from ..service.registry import open_service
 
     config, db = open_service(args.data)
-    count = export_board(db, config, args.board, args.output, args.track)
+    count = export_with_bounds(db, config, args.board, args.output, args.track)
     console.say(f"ember: wrote {args.output}: {count} rows.")
     return 0
 

@@ -12,6 +12,8 @@ served (its ``Ember-Board-Version`` header), so no page stays stale.
 import functools
 
 from ..results import OkRows, StatisticsRules, results_of_bytes
+from ..results.bounds_file import bounds_of_bytes
+from ..results.distance import Distances
 from ..versions import RANKING_VERSION
 from .data import collect
 from .page import PUBLIC_SEEDS, cell, document, escape, policy_cell, ranking_sections, section, table
@@ -71,14 +73,15 @@ class Track:
 
     ``record_url(sha256)`` gives the link of a row's record; None: no record links (the hidden track
     before the reveal).  ``public_seeds``: the policies could have known the seeds (the open track; the
-    leaderboard says so too).
+    leaderboard says so too).  ``distances``: the rows' distance to the possible (bounds.md §5), or None.
     """
 
     def __init__(
         self, name, label, campaign=None, results=None, ranking=None, statistics=None, record_url=None,
-        public_seeds=False, ok_rows=None,
+        public_seeds=False, ok_rows=None, distances=None,
     ):  # fmt: skip
         self.ok_rows = ok_rows
+        self.distances = distances
         self.name = name
         self.label = label
         self.campaign = campaign
@@ -93,15 +96,19 @@ class Track:
         return self.ranking is not None and bool(self.ranking["ranked"])
 
 
-def track_of_rows(name, label, campaign, episodes, ranking, statistics, record_url=None, public_seeds=False):
+def track_of_rows(
+    name, label, campaign, episodes, ranking, statistics, record_url=None, public_seeds=False, bounds=None
+):
     """A ``Track`` of parsed ``campaign.json``, ``episodes.jsonl`` bytes, and parsed ``ranking.json`` and
-    ``statistics.json`` computed from them (by Ranking and Statistics, never here).
+    ``statistics.json`` computed from them (by Ranking and Statistics, never here); ``bounds``: the bytes of
+    the campaign's ``bounds.jsonl`` (Bounds'), when the track shows the distance to the possible.
 
     Bad input is a ``ResultsError``.
     """
     ok_rows = OkRows()
     results = results_of_bytes(campaign, episodes, rules=StatisticsRules(), consumers=(ok_rows,))
-    return Track(name, label, campaign, results, ranking, statistics, record_url, public_seeds, ok_rows)
+    distances = None if bounds is None else Distances(ok_rows, bounds_of_bytes(bounds, results.campaign))
+    return Track(name, label, campaign, results, ranking, statistics, record_url, public_seeds, ok_rows, distances)
 
 
 class Progress:
@@ -160,7 +167,14 @@ def track_sections(track):
         )
     head = section(f"{anchor}track", f"{track.name.capitalize()} track", heading + note, "track")
     parts = ranking_sections(
-        track.campaign, track.ranking, views, track.statistics, anchor, after, public_seeds=track.public_seeds
+        track.campaign,
+        track.ranking,
+        views,
+        track.statistics,
+        anchor,
+        after,
+        public_seeds=track.public_seeds,
+        distances=track.distances,
     )
     return "\n".join([head, *(section(a, f"{track.name.capitalize()} track: {title}", b) for a, title, b in parts)])
 

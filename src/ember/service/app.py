@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from ..errors import DatabaseUnavailableError, RecordStoreFullError
 from ..results.layout import EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
-from . import metrics
+from . import bounds, metrics
 from .config import read_config
 from .endpoints import about, boards, derived, submissions
 from .errors import ServiceRefusal
@@ -35,8 +35,10 @@ ROUTES = [
     Route(f"/api/boards/{{board}}/{RANKING_FILE}", derived.ranking, methods=["GET"]),
     Route(f"/api/boards/{{board}}/{STATISTICS_FILE}", derived.statistics, methods=["GET"]),
     Route(f"/api/boards/{{board}}/{EPISODES_FILE}", derived.episodes, methods=["GET"]),
+    Route("/api/boards/{board}/hidden/{set}/bounds.jsonl", bounds.hidden_bounds, methods=["GET"]),
     Route("/api/boards/{board}/hidden/{file}", derived.hidden, methods=["GET"]),
     Route("/api/boards/{board}/hidden/{set}/{file}", derived.hidden, methods=["GET"]),
+    Route("/api/boards/{board}/bounds.jsonl", bounds.board_bounds, methods=["GET"]),
     Route("/api/boards/{board}/log", boards.board_log, methods=["GET"]),
     Route("/api/boards/{board}/log/head", boards.log_head, methods=["GET"]),
     Route("/api/boards/{board}/submissions", boards.board_submissions, methods=["GET"]),

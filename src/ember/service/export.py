@@ -39,6 +39,7 @@ from ..results.log import LOG_FILE, ranked_submissions
 from ..versions import package_version
 from . import anchor, audit, tables
 from .boards import load_board
+from .hidden import set_scenarios
 from .store import RecordStore
 
 #: The campaign.json versions (campaign.md §4); a board also fixes ``statistics``, which campaign.json has no key for.
@@ -130,10 +131,7 @@ def export_board(db, config, name, out, track="open", link=False, replicates=Non
         scenarios = [(s, list(s.seeds)) for s in board.open]
     else:
         board, policies, rows, lines, keys = hidden_snapshot(db, name, track)
-        seeds = {}
-        for scenario_id, _, seed in keys:
-            seeds.setdefault(scenario_id, []).append(seed)
-        scenarios = [(s, sorted(seeds[s.scenario_id])) for s in board.hidden_scenarios if s.scenario_id in seeds]
+        scenarios = set_scenarios(board, keys)
         if not scenarios:
             raise NothingRanked(f"board {name!r}: has no {board.hidden_track(track)} key")
     if not policies:

@@ -13,9 +13,11 @@ a ranking or a bootstrap.
 import contextlib
 import json
 import os
+import sys
 
 import sqlalchemy as sa
 
+from ..errors import ResultsError
 from ..files import replace_file
 from ..report.board import (
     HIDDEN_LABEL,
@@ -28,13 +30,15 @@ from ..report.board import (
     pending_page,
     track_of_rows,
 )
-from ..results.layout import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, RECORDS_DIR, STATISTICS_FILE
+from ..results.layout import BOUNDS_FILE, CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, RECORDS_DIR, STATISTICS_FILE
 from . import tables
 from .boards import board_names, load_board
+from .bounds import HIDDEN_SETS, bounds_path, shown_sets
 from .derived import board_folder, latest
 
 PAGE_PREFIX = "page-"
 PAGE_SUFFIX = ".html"
+MARKER_PREFIX = "shown-bounds-"  # not "page-": only pages are named so
 KEEP = 2  # pages kept: a page being sent while the next one is written stays readable
 
 
@@ -84,10 +88,10 @@ def record_url(sha256):
     return f"/api/{RECORDS_DIR}/{sha256}"
 
 
-def _track(name, label, folder, links, public_seeds):
+def _track(name, label, folder, links, public_seeds, bounds=None):
     if folder is None:
         return Track(name, label, public_seeds=public_seeds)
-    return track_of_rows(
+    parts = (
         name,
         label,
         json.loads(_read(folder, CAMPAIGN_FILE)),
@@ -95,13 +99,21 @@ def _track(name, label, folder, links, public_seeds):
         json.loads(_read(folder, RANKING_FILE)),
         json.loads(_read(folder, STATISTICS_FILE)),
         links,
-        public_seeds=public_seeds,
     )
+    try:
+        return track_of_rows(*parts, public_seeds=public_seeds, bounds=bounds)
+    except ResultsError as exc:
+        if bounds is None:
+            raise
+        # Bounds that are not this export's keys (a file changed by hand): the page without the distance.
+        print(f"ember: board page, {name} track: {exc}", file=sys.stderr, flush=True)
+        return track_of_rows(*parts, public_seeds=public_seeds)
 
 
-def open_track(folder):
-    """The open track of a derived export ``folder`` (None: nothing ranked at that version)."""
-    return _track("open", OPEN_LABEL, folder, record_url, public_seeds=True)
+def open_track(folder, bounds=None):
+    """The open track of a derived export ``folder`` (None: nothing ranked at that version); ``bounds``: the
+    bytes of its keys' ``bounds.jsonl``, to show the distance to the possible."""
+    return _track("open", OPEN_LABEL, folder, record_url, public_seeds=True, bounds=bounds)
 
 
 LIVE_LABEL = (
@@ -111,7 +123,7 @@ LIVE_LABEL = (
 FINAL_LABEL = "secret final seeds: run only after the board stopped taking bundles; the official hidden ranking"
 
 
-def hidden_track(board, folder, name="hidden"):
+def hidden_track(board, folder, name="hidden", bounds=None):
     """A hidden key set's track of its derived export ``folder`` (None: nothing ranked yet).
 
     Before the reveal the track has no record links: a link names a record, and the per-seed tables under
@@ -119,26 +131,50 @@ def hidden_track(board, folder, name="hidden"):
     none.  ``name``: ``hidden`` on a board without final keys, else ``live`` or ``final``.
     """
     label = {"hidden": HIDDEN_LABEL, "live": LIVE_LABEL, "final": FINAL_LABEL}[name]
-    return _track(name, label, folder, record_url if board.revealed else None, public_seeds=False)
+    bounds = bounds if board.revealed else None  # a set's bounds name its seeds' fires: never before the reveal
+    return _track(name, label, folder, record_url if board.revealed else None, public_seeds=False, bounds=bounds)
 
 
-def board_tracks(config, board, folder):
+def board_tracks(config, board, folder, bounds=()):
     """The tracks the page shows: the open one (of ``folder``), then the hidden ones when the board has them
     (each its newest derived export): the live set's before the reveal, the final then the live one after it
-    (service.md §9).  A board without final keys shows its one hidden track as under 1.0."""
-    tracks = [open_track(folder)]
+    (service.md §9).  A board without final keys shows its one hidden track as under 1.0.  ``bounds``: the
+    tracks (open, live, final) whose ``bounds.jsonl`` the page reads, to show their distance to the possible."""
+
+    def read(track):
+        return _read(board_folder(config, board.name, track), BOUNDS_FILE) if track in bounds else None
+
+    tracks = [open_track(folder, read("open"))]
     if board.hidden is None:
         return tracks
     if not board.has_final:
         found = latest(config, board.name, "live")
-        return [*tracks, hidden_track(board, None if found is None else found[1])]
+        return [*tracks, hidden_track(board, None if found is None else found[1], bounds=read("live"))]
     shown = ("final", "live") if board.revealed else ("live",)
     for chosen in shown:
         if chosen == "live" and not board.has_live:
             continue
         found = latest(config, board.name, chosen)
-        tracks.append(hidden_track(board, None if found is None else found[1], chosen))
+        tracks.append(hidden_track(board, None if found is None else found[1], chosen, read(chosen)))
     return tracks
+
+
+def _bounds_marker(config, name, version):
+    # Beside the page: the tracks whose bounds it shows, so that a page made before them is made again.
+    return os.path.join(board_folder(config, name), f"{MARKER_PREFIX}{version}")
+
+
+def _shown_bounds(config, name, version):
+    try:
+        with open(_bounds_marker(config, name, version), encoding="utf-8") as handle:
+            return set(handle.read().split())
+    except FileNotFoundError:
+        return set()
+
+
+def _present_bounds(config, name):
+    """The tracks whose ``bounds.jsonl`` the ``Bounder`` has made (a hidden set's only after the reveal)."""
+    return {track for track in ("open", *HIDDEN_SETS) if os.path.exists(bounds_path(config, name, track))}
 
 
 def api_paths(board):
@@ -158,15 +194,19 @@ def write_page(config, db, name):
         return None
     version, folder = found
     path = page_path(config, name, version)
-    if os.path.exists(path):
+    # Bounds made after the page (bounds.md §5): the same version's page again, with their distance.
+    present = _present_bounds(config, name)
+    if os.path.exists(path) and present <= _shown_bounds(config, name, version):
         return version
     with db.transaction(read=True) as connection:
         board = load_board(connection, name)
         progress = open_progress(connection, board, version)
     poll, files = api_paths(board)
-    tracks = board_tracks(config, board, folder)
+    shown = [track for track in shown_sets(board) if track in present]
+    tracks = board_tracks(config, board, folder, shown)
     page = board_page(board.name, board.versions, version, tracks, progress, poll, files if folder else ())
     replace_file(path, page.encode("utf-8"), durable=True)
+    replace_file(_bounds_marker(config, name, version), " ".join(shown).encode("utf-8"), durable=True)
     _prune(config, name)
     return version
 
@@ -178,9 +218,10 @@ def _prune(config, name):
         stem = entry[len(PAGE_PREFIX) : -len(PAGE_SUFFIX)]
         if entry.startswith(PAGE_PREFIX) and entry.endswith(PAGE_SUFFIX) and stem.isdigit():
             pages.append((int(stem), entry))
-    for _, entry in sorted(pages)[:-KEEP]:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(os.path.join(folder, entry))
+    for version, entry in sorted(pages)[:-KEEP]:
+        for old in (os.path.join(folder, entry), _bounds_marker(config, name, version)):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(old)
 
 
 def page_headers(version):

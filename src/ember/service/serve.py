@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from . import metrics, tables
 from .anchor import load_key
 from .app import DATA_VARIABLE
+from .bounds import Bounder, remove_partial
 from .config import UMASK, check_private
 from .derived import Deriver
 from .hidden.endpoints import TMP_DIR
@@ -98,6 +99,9 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, scheduler=None):
     config, db = checked(data)
     load_key(config.data)  # a DATA without its signing key is refused here, not in each worker
     start_up(config, db)
+    remove_partial(config)
+    bounder = Bounder(config, db)
+    bounder.start()
     deriver = Deriver(config, db, also=(write_page,))
     deriver.start()
     evaluator = Evaluator(config, db, scheduler=scheduler)
@@ -121,5 +125,6 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, scheduler=None):
             server_header=False,
         )
     finally:
+        bounder.close()
         deriver.stop.set()
         evaluator.stop.set()

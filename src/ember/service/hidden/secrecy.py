@@ -42,6 +42,16 @@ def keys_of(keys, chosen):
     return [tuple(key[:3]) for key in keys if key_set(key) == chosen]
 
 
+def set_scenarios(board, keys):
+    """A key set's campaign: the hidden scenarios of ``board`` with a key in ``keys`` (``keys_of``'s), in board
+    order, each with its seeds of those keys ascending, as (``BoardScenario``, seeds).  The export and the
+    bounds of a set both take its episodes from here, so they cover the same keys in the same order."""
+    seeds = {}
+    for scenario_id, _, seed in keys:
+        seeds.setdefault(scenario_id, []).append(seed)
+    return [(s, sorted(seeds[s.scenario_id])) for s in board.hidden_scenarios if s.scenario_id in seeds]
+
+
 class RevealState:
     """Where a board's reveal stands: ``revealed`` (keys, salt and rows published), ``keys`` (how many),
     ``final_jobs`` (queued by the reveal) and ``finished`` (of those, done or failed)."""
