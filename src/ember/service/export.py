@@ -39,7 +39,7 @@ from ..results.log import LOG_FILE, ranked_submissions
 from ..versions import package_version
 from . import anchor, audit, tables
 from .boards import load_board
-from .hidden import set_scenarios
+from .hidden.secrecy import set_scenarios
 from .store import RecordStore
 
 #: The campaign.json versions (campaign.md §4); a board also fixes ``statistics``, which campaign.json has no key for.
