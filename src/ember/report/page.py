@@ -662,10 +662,8 @@ and <code>{CAMPAIGN_FILE}</code>; <code>ember rank</code> recomputes <code>{RANK
 <nav><a href="#leaderboard">Leaderboard</a><a href="#statistics">How sure</a><a href="#pairs">Pairwise evidence</a>
 <a href="#scenarios">Per scenario</a><a href="#plots">Plots</a></nav>"""
     plots = ['<p class="note">Every plot shows the spread over seeds, not only the mean.</p>\n', *figure_parts]
-    main = [
-        section(*part) + "\n"
-        for part in ranking_sections(campaign, ranking, views, statistics, public_seeds=public_seeds, distances=distances)
-    ]
+    parts = ranking_sections(campaign, ranking, views, statistics, public_seeds=public_seeds, distances=distances)
+    main = [section(*part) + "\n" for part in parts]
     main += _section_parts("plots", "Plots", plots)
     footer = f"""Made by <code>ember report</code>. The numbers are the official per-episode metrics (metrics
 {escape(ranking["metrics_version"])}) in <code>{EPISODES_FILE}</code>; this page only arranges them."""
