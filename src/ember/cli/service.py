@@ -231,16 +231,22 @@ def list_arguments(parser):
     parser.add_argument("--format", choices=("table", "json"), default="table", help="a table (default) or JSON")
 
 
-def cmd_list(args, console):
+def _operate(args, act):
+    """``act(config, db)`` on the service directory ``args.data`` (migrated), its database closed after."""
     _service()
-    from ..service.operator import listing
     from ..service.registry import open_service
 
-    _, db = open_service(args.data)
+    config, db = open_service(args.data)
     try:
-        columns, rows = listing(db, args.what, args.board)
+        return act(config, db)
     finally:
         db.dispose()
+
+
+def cmd_list(args, console):
+    from ..service.operator import listing
+
+    columns, rows = _operate(args, lambda config, db: listing(db, args.what, args.board))
     if args.format == "json":
         from ..canonical import canonical_json
 
@@ -262,29 +268,17 @@ def submission_arguments(parser):
 
 
 def cmd_submission_withdraw(args, console):
-    _service()
     from ..service.operator import withdraw
-    from ..service.registry import open_service
 
-    _, db = open_service(args.data)
-    try:
-        found = withdraw(db, args.id)
-    finally:
-        db.dispose()
+    found = _operate(args, lambda config, db: withdraw(db, args.id))
     console.say(f"ember: withdrew submission {found.id} ({found.team}.{found.policy} on board {found.board}).")
     return 0
 
 
 def cmd_team_disable(args, console):
-    _service()
     from ..service.operator import disable_team
-    from ..service.registry import open_service
 
-    _, db = open_service(args.data)
-    try:
-        boards = disable_team(db, args.team)
-    finally:
-        db.dispose()
+    boards = _operate(args, lambda config, db: disable_team(db, args.team))
     console.say(
         f"ember: team {args.team} disabled: its tokens no longer work; its closed submissions stay ranked "
         f"(logged on {boards} board{'s' if boards != 1 else ''})."
@@ -298,15 +292,9 @@ def job_arguments(parser):
 
 
 def cmd_job_rerun(args, console):
-    _service()
     from ..service.operator import rerun_job
-    from ..service.registry import open_service
 
-    config, db = open_service(args.data)
-    try:
-        new = rerun_job(config, db, args.id)
-    finally:
-        db.dispose()
+    new = _operate(args, lambda config, db: rerun_job(config, db, args.id))
     console.line(new)
     console.say(f"ember: job {new} queued: job {args.id}'s bundle again ('serve' runs it).")
     return 0
