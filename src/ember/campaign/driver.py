@@ -18,6 +18,7 @@ from ..ranking import write_ranking
 from ..results import CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, OkRows, read_results
 from ..results.code_lists import read_code_list
 from ..results.layout import BOUNDS_FILE, log_file
+from ..results.rows import RowLine
 from ..results.writer import ResultsWriter, write_file
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION
 from .bounds import BoundsTask, kept_lines, line_key
@@ -337,8 +338,9 @@ def _run(
             if isinstance(row, bytes):  # a BoundsTask's line
                 lines[line_key(row)] = row
                 return
-            row = store.append(row)
-            if row["status"] == "ok":
+            # A worker's RowLine is written as it came; a row made here (a lost worker's) is encoded first.
+            line = store.append_line(row) if isinstance(row, RowLine) else store.append(row)
+            if line.ok:
                 summary.this_run_ok += 1
             else:
                 summary.this_run_failed += 1

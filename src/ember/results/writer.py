@@ -16,7 +16,7 @@ directory itself is the one path that may be a link (the operator gave it).
 Public API (used by campaigns and the hosted service):
 
 - ``ResultsWriter(path)`` with ``lock()``, ``existing()``, ``prepare(campaign)``,
-  ``start(torn, scenarios)``, ``append(row)``, ``end_rows()``, ``remove_temporary_files()``,
+  ``start(torn, scenarios)``, ``append(row)``, ``append_line(line)``, ``end_rows()``, ``remove_temporary_files()``,
   ``discard_if_created()``, ``close()`` (also a context manager), ``file(name)``;
 - ``write_file(directory, name, data)``: a top-level file (ranking.json) atomically;
 - ``make_folder(directory, relative)``: the folders of ``relative`` inside ``directory``;
@@ -31,7 +31,6 @@ import fcntl
 import os
 import stat
 
-# rows hold floats: json.dumps spelling (5e-05), which orjson does not write
 from ..canonical import canonical_json, canonical_json_reference
 from ..errors import CampaignError, ResultsError, ResultsIOError
 from ..files import fsync_directory
@@ -52,8 +51,8 @@ from .layout import (
     scenario_file,
 )
 from .reader import check_campaign, read_results
-from .rows import failed_row
-from .schema import MAX_CAMPAIGN_BYTES, MAX_LINE_BYTES, Invalid, check_row
+from .rows import row_line
+from .schema import MAX_CAMPAIGN_BYTES
 
 LINKED = "is a symbolic link: EMBER writes no file of a results directory through a link"
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -374,46 +373,45 @@ class ResultsWriter:
                 fsync_directory(folder)
 
     def append(self, row):
-        """One row, complete on disk before this returns (one write, then fsync), or not there at all.
+        """One row (a dict), complete on disk before this returns (one write, then fsync), or not there at all.
 
-        The row is checked by the results layer first: what is written is
-        what every reader accepts.  A row longer than a reader reads
-        (``MAX_LINE_BYTES``) becomes a failed row saying so.  On a short
-        write or any error the file is cut back to its last whole row and
-        a ``ResultsIOError`` names it: never a torn row.  Returns the row written.
+        The row is checked by the results layer first (``rows.row_line``):
+        what is written is what every reader accepts.  A row longer than a
+        reader reads (``MAX_LINE_BYTES``) becomes a failed row saying so.  On
+        a short write or any error the file is cut back to its last whole row
+        and a ``ResultsIOError`` names it: never a torn row.  Returns the
+        ``RowLine`` written.
+        """
+        return self.append_line(row_line(row, self.path))
+
+    def append_line(self, line):
+        """One ``RowLine`` (a row a worker made and checked), its bytes written as they are, as ``append`` writes.
+
+        Only its identity is held against the campaign here: a policy and an
+        episode of the campaign; the row's bytes are never decoded again.
+        Returns ``line``.
         """
         if self._episodes is None:
             raise ValueError("append: no row may be written before start() or after end_rows()")
-        line = canonical_json_reference(row) + b"\n"
-        if len(line) > MAX_LINE_BYTES:
-            error = (
-                f"the row is {len(line):,} bytes, more than the {MAX_LINE_BYTES:,} a row may have (docs/campaigns.md)"
+        key = (line.scenario_hash, line.seed)
+        if line.policy not in self._campaign.policies or key not in self._campaign.keys:
+            reason = (
+                f"refusing to write a row that is not a row: policy {line.policy!r} with scenario "
+                f"{line.scenario_hash!r} and seed {line.seed!r} is not an episode of the campaign"
             )
-            row = failed_row(
-                scenario_id=row["scenario_id"],
-                scenario_hash=row["scenario_hash"],
-                seed=row["seed"],
-                policy=row["policy"],
-                error=error,
-                elapsed_s=row["elapsed_s"],
-            )
-            line = canonical_json_reference(row) + b"\n"
+            raise ResultsError(EPISODES_FILE, None, reason, self.path)
+        data = line.line
         try:
-            check_row(row, self._campaign)
-        except Invalid as exc:  # EMBER made a row it cannot read back: a defect, never written
-            reason = f"refusing to write a row that is not a row: {exc}"
-            raise ResultsError(EPISODES_FILE, None, reason, self.path) from None
-        try:
-            written = os.write(self._episodes, line)
-            if written != len(line):
-                raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (wrote {written} of {len(line)} bytes)")
+            written = os.write(self._episodes, data)
+            if written != len(data):
+                raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (wrote {written} of {len(data)} bytes)")
             os.fsync(self._episodes)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.ftruncate(self._episodes, self._size)
             raise ResultsIOError(exc.errno, exc.strerror or str(exc), self.file(EPISODES_FILE)) from None
-        self._size += len(line)
-        return row
+        self._size += len(data)
+        return line
 
     def end_rows(self):
         """The run's last row is written: close episodes.jsonl and let go of the campaign rows were checked against.
