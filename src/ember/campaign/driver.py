@@ -26,6 +26,7 @@ from .dask_runner import DaskRunner
 from .plan import Plan
 from .resume import merge_campaign
 from .runner import drive
+from .seeds import compact_seeds
 from .spec import check_python_policies, check_size, foreign_policies, load_campaign, policy_files
 from .workers import LocalRunner
 
@@ -59,11 +60,21 @@ def versions():
 
 
 def resolve(campaign):
-    """The campaign.json dict of a loaded ``ResolvedCampaign``."""
+    """The campaign.json dict of a loaded ``ResolvedCampaign``, its seeds compact (``seeds.compact_seeds``).
+
+    The entries' own seed lists are replaced by the compact seeds too: a
+    run never holds a Python int per seed for the campaign file.
+    """
+    scenarios = []
+    for entry in campaign.scenarios:
+        entry.seeds = compact_seeds(entry.seeds)
+        # ScenarioEntry.resolved()'s fields, without its list of the seeds.
+        fields = ("scenario_id", "scenario_hash", "source", "seeds")
+        scenarios.append({field: getattr(entry, field) for field in fields})
     return {
         "campaign": campaign.name,
         "versions": versions(),
-        "scenarios": [entry.resolved() for entry in campaign.scenarios],
+        "scenarios": scenarios,
         "policies": [dict(p) for p in campaign.policies],
     }
 
@@ -300,12 +311,11 @@ def _run(
     ran = plan.count()
     # bounds.md §5: a line per key of K; the keys a bounds.jsonl already has keep their line, the others are
     # tasks beside the episodes (read before store.start, which drops a bounds.jsonl that no longer covers K).
-    keys = [(sc["scenario_hash"], seed) for sc in resolved["scenarios"] for seed in sorted(sc["seeds"])]
+    # Only with bounds: a pair per key of K is the most a run would hold per episode.
+    keys = [(sc["scenario_hash"], seed) for sc in resolved["scenarios"] for seed in sorted(sc["seeds"])] if bounds else []
     lines = kept_lines(store.file(BOUNDS_FILE)) if bounds else {}
-    data = {entry.resolved()["scenario_hash"]: entry.data for entry in campaign.scenarios}
+    data = {entry.scenario_hash: entry.data for entry in campaign.scenarios}
     bound_tasks = [(("bounds", *key), BoundsTask(data[key[0]], key[1])) for key in keys if key not in lines]
-    if not bounds:
-        bound_tasks = []
     runner = None
     if ran or bound_tasks:
         # Connect before writing: an unreachable scheduler is bad input, and nothing is written.

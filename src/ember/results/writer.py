@@ -25,6 +25,7 @@ Public API (used by campaigns and the hosted service):
 - ``refuse_links(directory)``: the check ``prepare`` makes, for any writer.
 """
 
+import array
 import contextlib
 import errno
 import fcntl
@@ -181,6 +182,53 @@ def write_file(directory, name, data):
         raise ResultsIOError(exc.errno, exc.strerror or str(exc), target) from None
 
 
+def campaign_bytes(resolved):
+    """campaign.json's bytes (canonical JSON and a newline) of the campaign.json dict ``resolved``.
+
+    A scenario's ``seeds`` may be a ``range`` or an ``array('q')`` (a run's
+    compact seeds, ``ember.campaign.seeds``): they are written as the list of
+    the same integers would be, a slice at a time, never as a Python int
+    and a string per seed all at once.  With lists only, the bytes are
+    ``canonical_json_reference``'s.
+    """
+    scenarios = resolved.get("scenarios")
+    if type(scenarios) is not list or not any(_compact(scenario) for scenario in scenarios):
+        return canonical_json_reference(resolved) + b"\n"
+    parts = []
+    for key in sorted(resolved):
+        if key == "scenarios":
+            encoded = b"[" + b",".join(_scenario_bytes(scenario) for scenario in scenarios) + b"]"
+        else:
+            encoded = canonical_json_reference(resolved[key])
+        parts.append(canonical_json_reference(key) + b":" + encoded)
+    return b"{" + b",".join(parts) + b"}\n"
+
+
+#: Seeds written per slice (a slice's strings are the most held at once).
+_SEED_SLICE = 1 << 14
+
+
+def _compact(scenario):
+    """Whether a campaign.json scenario's seeds are compact (a ``range`` or an ``array('q')``), not a list."""
+    return type(scenario) is dict and isinstance(scenario.get("seeds"), (range, array.array))
+
+
+def _scenario_bytes(scenario):
+    parts = []
+    for key in sorted(scenario):
+        value = scenario[key]
+        if key == "seeds" and _compact(scenario):
+            slices = (
+                ",".join(map(str, value[start : start + _SEED_SLICE])).encode()
+                for start in range(0, len(value), _SEED_SLICE)
+            )
+            encoded = b"[" + b",".join(slices) + b"]"
+        else:
+            encoded = canonical_json_reference(value)
+        parts.append(canonical_json_reference(key) + b":" + encoded)
+    return b"{" + b",".join(parts) + b"}"
+
+
 def refuse_links(directory):
     """Refuse a results directory where one of its entries is a symbolic link (``ResultsError``, one line).
 
@@ -312,13 +360,18 @@ class ResultsWriter:
         It must be a campaign.json the results layer reads back: no larger
         than ``MAX_CAMPAIGN_BYTES``, and of its schema.
         """
-        data = canonical_json_reference(resolved) + b"\n"
+        data = campaign_bytes(resolved)
         if len(data) > MAX_CAMPAIGN_BYTES:
             raise CampaignError(
                 f"{self.file(CAMPAIGN_FILE)}: the campaign's campaign.json would be {len(data):,} bytes, "
                 f"more than the {MAX_CAMPAIGN_BYTES:,} a results directory may hold (docs/campaigns.md)."
             )
-        self._campaign = check_campaign(resolved, self.path)
+        # The schema reads seed lists: a compact scenario's are listed for the check alone, then let go
+        # (the checked campaign keeps its own arrays, and the run's compact dict as its value).
+        listed = [dict(sc, seeds=list(sc["seeds"])) if _compact(sc) else sc for sc in resolved.get("scenarios", ())]
+        self._campaign = check_campaign(dict(resolved, scenarios=listed) if listed else resolved, self.path)
+        self._campaign.value = resolved
+        del listed
         self._campaign_bytes = data
 
     def start(self, torn, scenarios, code_lists=None):
