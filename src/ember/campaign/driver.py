@@ -136,21 +136,25 @@ class Summary:
 
 
 class FailedRows:
-    """A reader's consumer: each policy's failed counting rows (scenario ID, seed, error), to say the first."""
+    """Each policy's first failed counting row in file order (scenario ID, seed, error), found in the counting
+    table of the directory read back: nothing is kept per failed row while reading (a policy that fails 10^6
+    episodes would hold 10^6 reasons), and the one row is read again for its reason."""
 
-    def __init__(self):
-        self.by_key = {}  # (policy, episode key) -> (line, scenario_id, seed, error): failed counting rows only
-
-    def add(self, row):
-        if row.ok:
-            self.by_key.pop((row.policy, row.key), None)
-        else:
-            self.by_key[row.policy, row.key] = (row.line, row.scenario_id, row.key[1], row.value["error"])
+    def __init__(self, results):
+        self.results = results
 
     def first(self, policy):
         """(scenario_id, seed, error) of ``policy``'s first failed counting row in file order, or None."""
-        found = [value for (name, _), value in self.by_key.items() if name == policy]
-        return min(found)[1:] if found else None
+        statuses, first = self.results.statuses, None
+        for key in self.results.campaign.keys:
+            if statuses.get(policy, key) == "failed":
+                line = statuses.line(policy, key)
+                if first is None or line < first[0]:
+                    first = (line, key)
+        if first is None:
+            return None
+        row = next(self.results.counting_rows([(policy, first[1])]))
+        return row.scenario_id, first[1][1], row.value["error"]
 
 
 @contextlib.contextmanager
@@ -237,10 +241,10 @@ def evaluate(
         # The run's own structures (the campaign's seed lists, the plan, a resumed directory's counting
         # table) went with _run's frame, the writer's campaign with end_rows(): the reading's own seed
         # lists and counting table never sit in memory beside them (benchmarks/bench_campaign_memory.py).
-        ok_rows, failed_rows = OkRows(), FailedRows()
-        results = read_results(store.path, consumers=(ok_rows, failed_rows))
+        ok_rows = OkRows()
+        results = read_results(store.path, consumers=(ok_rows,))
         summary.count(results)
-        summary.explain(results, failed_rows)
+        summary.explain(results, FailedRows(results))
         summary.warnings = results.warnings
         summary.ranking = write_ranking(store.path, results, ok_rows)
     return summary

@@ -34,7 +34,6 @@ import importlib
 import json
 import os
 import sys
-import traceback
 
 from ..frozen import BurningCells, frozen_list, frozen_lists
 
@@ -112,6 +111,8 @@ class Host:
         self.answers.flush()
 
     def fail(self, phase, exc):
+        import traceback  # only on a failure: its import is a good share of the host's start
+
         traceback.print_exception(exc, file=sys.stderr)
         kind, message = _describe(exc)
         self.answers.write(
