@@ -1,6 +1,8 @@
 """Clopper–Pearson rounded outward (statistics.md §5) against a binary search on the exact binomial CDF."""
 
 import itertools
+import subprocess
+import sys
 from fractions import Fraction
 
 import pytest
@@ -62,3 +64,13 @@ def test_large_n_exact_decision_stays_exact():
 def test_bad_counts(bad):
     with pytest.raises(ValueError, match="expected 0 <= k <= n"):
         clopper_pearson(*bad)
+
+
+def test_the_interval_loads_no_scipy_stats():
+    # scipy.stats is some 45 MB of a report's peak; the interval needs only the inverse incomplete Beta.
+    code = (
+        "import sys; from ember.stats.clopper_pearson import clopper_pearson; from ember.stats import require; "
+        "require(); print(clopper_pearson(3, 20), 'scipy.stats' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == f"{reference_clopper_pearson(3, 20)} False\n"

@@ -583,14 +583,25 @@ physical dose). Click a column header to sort; the rank column restores the offi
 
 
 def section(anchor, title, body, cls=None):
+    return "".join(_section_parts(anchor, title, [body], cls))
+
+
+def _section_parts(anchor, title, body, cls=None):
+    """``section``'s text as pieces, ``body`` a list of pieces."""
     attribute = f' class="{escape(cls)}"' if cls else ""
-    return f'<section id="{escape(anchor)}"{attribute}>\n<h2>{escape(title)}</h2>\n{body}\n</section>'
+    return [f'<section id="{escape(anchor)}"{attribute}>\n<h2>{escape(title)}</h2>\n', *body, "\n</section>"]
 
 
 def document(title, header, main, footer, generator, script="", attributes=""):
     """A whole page in the report's look: its CSS, the sortable tables' script (then ``script``), and
     ``header``, ``main`` and ``footer`` as given (HTML).  ``attributes`` go on the ``html`` element."""
-    return f"""<!DOCTYPE html>
+    return "".join(document_parts(title, header, [main], footer, generator, script, attributes))
+
+
+def document_parts(title, header, main, footer, generator, script="", attributes=""):
+    """``document``'s text as a list of pieces, ``main`` a list of pieces itself (joined as they are): a
+    caller joins the page once, never copying its largest pieces (the plots' SVG) into each enclosing part."""
+    head = f"""<!DOCTYPE html>
 <html lang="en"{attributes}>
 <head>
 <meta charset="utf-8">
@@ -606,13 +617,15 @@ def document(title, header, main, footer, generator, script="", attributes=""):
 {header}
 </header>
 <main>
-{main}
+"""
+    tail = f"""
 </main>
 <footer>{footer}</footer>
 <script>{_SCRIPT}{script}</script>
 </body>
 </html>
 """
+    return [head, *main, tail]
 
 
 def render_page(campaign, ranking, views, figures, verifiable, statistics=None, public_seeds=True, distances=None):
@@ -629,31 +642,35 @@ def render_page(campaign, ranking, views, figures, verifiable, statistics=None, 
         + [f"{ranking['episodes']} episodes", f"{len(ranking['ranked']) + len(ranking['unranked'])} policies"]
     )
     source = ranking["source"]
-    figure_html = (
-        "\n".join(
-            f'<figure id="plot-{anchor}"><h3>{escape(title)}</h3>{svg}'
-            f"<figcaption>{escape(caption)}</figcaption></figure>"
-            for anchor, title, svg, caption in figures
-        )
-        or '<p class="empty">Nothing is ranked, so there is nothing to plot.</p>'
-    )
+    # The plots' SVG is most of a large campaign's page: its strings go into the page's one join as they
+    # are, never copied into a figures part, a section and a document first.
+    figure_parts = []
+    for anchor, title, svg, caption in figures:
+        if figure_parts:
+            figure_parts.append("\n")
+        figure_parts += [
+            f'<figure id="plot-{anchor}"><h3>{escape(title)}</h3>',
+            svg,
+            f"<figcaption>{escape(caption)}</figcaption></figure>",
+        ]
+    if not figure_parts:
+        figure_parts = ['<p class="empty">Nothing is ranked, so there is nothing to plot.</p>']
     header = f"""<p class="meta">{meta}</p>
 <p class="meta">computed from <code>{escape(source["file"])}</code> sha256 <code>{escape(source["sha256"])}</code>
 and <code>{CAMPAIGN_FILE}</code>; <code>ember rank</code> recomputes <code>{RANKING_FILE}</code> from them.</p>
 <p class="meta" id="verifiable">{escape(verifiable)}.</p>
 <nav><a href="#leaderboard">Leaderboard</a><a href="#statistics">How sure</a><a href="#pairs">Pairwise evidence</a>
 <a href="#scenarios">Per scenario</a><a href="#plots">Plots</a></nav>"""
-    plots = '<p class="note">Every plot shows the spread over seeds, not only the mean.</p>\n' + figure_html
-    sections = [
-        *ranking_sections(campaign, ranking, views, statistics, public_seeds=public_seeds, distances=distances),
-        ("plots", "Plots", plots),
+    plots = ['<p class="note">Every plot shows the spread over seeds, not only the mean.</p>\n', *figure_parts]
+    main = [
+        section(*part) + "\n"
+        for part in ranking_sections(campaign, ranking, views, statistics, public_seeds=public_seeds, distances=distances)
     ]
+    main += _section_parts("plots", "Plots", plots)
     footer = f"""Made by <code>ember report</code>. The numbers are the official per-episode metrics (metrics
 {escape(ranking["metrics_version"])}) in <code>{EPISODES_FILE}</code>; this page only arranges them."""
-    return document(
-        f"EMBER campaign {ranking['campaign']}",
-        header,
-        "\n".join(section(*part) for part in sections),
-        footer,
-        f"ember report (ranking {RANKING_VERSION})",
+    parts = document_parts(
+        f"EMBER campaign {ranking['campaign']}", header, main, footer, f"ember report (ranking {RANKING_VERSION})"
     )
+    del main, plots, figure_parts
+    return "".join(parts)

@@ -89,7 +89,7 @@ def require():
     try:
         import numpy  # noqa: F401
         import scipy.sparse  # noqa: F401
-        import scipy.stats  # noqa: F401
+        import scipy.special  # noqa: F401
         import threadpoolctl  # noqa: F401
     except ImportError:
         raise MissingExtraError(f"statistics need numpy, scipy and threadpoolctl: {STATS_EXTRA_HINT}") from None
