@@ -17,11 +17,10 @@ from ember.campaign import driver, evaluate
 from ember.campaign.attempt import run_task
 from ember.ranking import compute_ranking, ranking_bytes
 from ember.results import writer
-from ember.results.rows import failed_row
 from ember.results.reader import read_campaign_value
+from ember.results.rows import failed_row
 
 from helpers.campaigns import BASIC, by_key, read_rows, write_campaign
-
 
 SMALL_ONE = """
 campaign = "retries"

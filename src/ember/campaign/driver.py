@@ -316,7 +316,9 @@ def _run(
     # bounds.md §5: a line per key of K; the keys a bounds.jsonl already has keep their line, the others are
     # tasks beside the episodes (read before store.start, which drops a bounds.jsonl that no longer covers K).
     # Only with bounds: a pair per key of K is the most a run would hold per episode.
-    keys = [(sc["scenario_hash"], seed) for sc in resolved["scenarios"] for seed in sorted(sc["seeds"])] if bounds else []
+    keys = (
+        [(sc["scenario_hash"], seed) for sc in resolved["scenarios"] for seed in sorted(sc["seeds"])] if bounds else []
+    )
     lines = kept_lines(store.file(BOUNDS_FILE)) if bounds else {}
     data = {entry.scenario_hash: entry.data for entry in campaign.scenarios}
     bound_tasks = [(("bounds", *key), BoundsTask(data[key[0]], key[1])) for key in keys if key not in lines]

@@ -664,7 +664,9 @@ and <code>{CAMPAIGN_FILE}</code>; <code>ember rank</code> recomputes <code>{RANK
     plots = ['<p class="note">Every plot shows the spread over seeds, not only the mean.</p>\n', *figure_parts]
     main = [
         section(*part) + "\n"
-        for part in ranking_sections(campaign, ranking, views, statistics, public_seeds=public_seeds, distances=distances)
+        for part in ranking_sections(
+            campaign, ranking, views, statistics, public_seeds=public_seeds, distances=distances
+        )
     ]
     main += _section_parts("plots", "Plots", plots)
     footer = f"""Made by <code>ember report</code>. The numbers are the official per-episode metrics (metrics
