@@ -20,15 +20,24 @@ and the sandbox's start-up over ``--starts`` starts: ``python -c pass``
 bare and sandboxed (its cgroups made and removed), and a sandbox running
 ``/bin/true``, median and max in milliseconds.
 
+``--cpu`` measures instead the CPU time of a python policy's office
+episode (the whole process tree: the command, its worker, the sandbox and
+the policy's interpreter, from ``RUSAGE_CHILDREN``), as the difference
+between ``ember evaluate --workers 1`` of ``--seeds`` and of twice as many
+seeds over the extra episodes (start-up cancels), this tree and the base
+interleaved ``--rounds`` times.  Target: <= 0.1 s an episode.
+
 Usage::
 
     python benchmarks/bench_boundary.py                    # 3 rounds, 20 office seeds, base ea058d3
+    python benchmarks/bench_boundary.py --cpu --rounds 3 --base f92f092   # CPU s per python-policy episode
     python benchmarks/bench_boundary.py --rounds 1 --skip-large
 """
 
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -129,6 +138,54 @@ def start_ups(starts):
     return measured
 
 
+def python_only(seeds):
+    """A campaign folder of the python policy alone on the office, ``seeds`` seeds."""
+    folder = campaign_folder(OFFICE, seeds)
+    text = (
+        f'campaign = "boundary"\nseeds = {{ start = 0, count = {seeds} }}\nscenarios = ["{OFFICE}"]\n'
+        '[[policies]]\nname = "python"\npython = "greedy_module:make"\n'
+    )
+    with open(os.path.join(folder, "campaign.toml"), "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return folder
+
+
+def tree_cpu(src, folder, scratch):
+    """CPU seconds of ``ember evaluate --workers 1`` on ``folder``'s campaign and every process it waited for."""
+    results = os.path.join(tempfile.mkdtemp(dir=scratch), "res")
+    env = dict(os.environ, PYTHONPATH=src)
+    command = [sys.executable, "-m", "ember.cli", "evaluate", os.path.join(folder, "campaign.toml"), "-o", results]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([*command, "--workers", "1"], env=env, capture_output=True, timeout=3600, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"bench: {src}: evaluate exited {done.returncode}: {done.stderr.decode()[-2000:]}")
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def cpu_main(args, trees, scratch, folders):
+    small, large = python_only(args.seeds), python_only(2 * args.seeds)
+    folders += [small, large]
+    per = {name: [] for name in trees}
+    for round_number in range(args.rounds):
+        order = ("base", "new") if round_number % 2 == 0 else ("new", "base")
+        for name in order:
+            spent = tree_cpu(trees[name], large, scratch) - tree_cpu(trees[name], small, scratch)
+            per[name].append(spent / args.seeds)
+        print(f"bench: round {round_number + 1}: { ({n: v[-1] for n, v in per.items()}) }", file=sys.stderr, flush=True)
+    print(f"\n{args.rounds} rounds, base {args.base}, office, python policy, --workers 1; CPU s per episode")
+    print(f"(the whole process tree, {2 * args.seeds} against {args.seeds} seeds), median (min-max)\n")
+    print("| tree | CPU s/episode | new / base | target | met |")
+    print("|---|---:|---:|---:|:---:|")
+    ratios = [n / b for n, b in zip(per["new"], per["base"], strict=True)]
+    for name in ("base", "new"):
+        met = "yes" if statistics.median(per[name]) <= 0.1 else "**no**"
+        ratio = spread(ratios) if name == "new" else "1.00"
+        values = per[name]
+        shown = f"{statistics.median(values):.3f} ({min(values):.3f}–{max(values):.3f})"
+        print(f"| {name} | {shown} | {ratio} | 0.1 | {met} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -136,11 +193,15 @@ def main():
     parser.add_argument("--base", default="ea058d3", help="the commit to compare with (default ea058d3)")
     parser.add_argument("--starts", type=int, default=50)
     parser.add_argument("--skip-large", action="store_true", help="office only")
+    parser.add_argument("--cpu", action="store_true", help="CPU s per python-policy office episode (see above)")
     args = parser.parse_args()
     scratch = tempfile.mkdtemp(prefix="ember-bench-")
     folders = []
     try:
         trees = {"base": base_tree(args.base, scratch), "new": os.path.join(ROOT, "src")}
+        if args.cpu:
+            cpu_main(args, trees, scratch, folders)
+            return
         cases = [(OFFICE, args.seeds)] + ([] if args.skip_large else [(LARGE, 1)])
         ratios = {}
         seconds = {}

@@ -41,8 +41,16 @@ smaller one's, per extra episode (start-up cancels).  Rows are compared
 (sorted, without ``elapsed_s``) between the trees and with ``--workers 1``
 of this tree.  Target: <= 0.5 ms an episode.
 
+``--row-cost`` measures the command's own CPU per row in one process:
+unpickling what a worker sends and appending it to episodes.jsonl (fsync
+left out: the disk's time is not CPU), for the row dict the command
+re-encoded and re-checked before and the ``RowLine`` (the worker's checked
+bytes) it writes as they are now, on ``--seeds`` greedy office rows, and
+whether both wrote the same bytes.
+
 Usage::
 
+    python benchmarks/bench_campaign.py --row-cost             # the command's CPU per row, dict against RowLine
     python benchmarks/bench_campaign.py                        # office, 60 seeds, 3 rounds, old 2b1401f
     python benchmarks/bench_campaign.py --rounds 5 --old none  # this tree only
     python benchmarks/bench_campaign.py --skip-dask --where    # and where an episode's CPU goes
@@ -372,6 +380,59 @@ def marginal(args, folder):
     )
 
 
+def row_cost(args, folder):
+    """--row-cost: the command's CPU per row, a worker's row dict (decoded, re-encoded, re-checked) against its
+    ``RowLine`` (bytes written as they are), in this process."""
+    import pickle
+
+    sys.path.insert(0, os.path.join(ROOT, "src"))
+    from ember.campaign.attempt import run_task
+    from ember.campaign.driver import resolve
+    from ember.campaign.plan import Plan
+    from ember.campaign.spec import load_campaign
+    from ember.results.rows import row_line
+    from ember.results.writer import ResultsWriter
+
+    path = os.path.join(folder, "campaign.toml")
+    with open(path, "w") as handle:
+        handle.write(campaign_text(args.scenario, args.seeds))
+    campaign = load_campaign(path)
+    resolved = resolve(campaign)
+    plan = Plan(campaign, resolved, lambda key: None, False, os.path.join(folder, "res"), False)
+    rows = [run_task(task) for _, task in plan.tasks()]
+    sent = {"dict": [pickle.dumps(row, protocol=5) for row in rows]}
+    sent["RowLine"] = [pickle.dumps(row_line(row, folder), protocol=5) for row in rows]
+    spent, written = {}, {}
+    real_fsync = os.fsync
+    os.fsync = lambda fd: None  # noqa: ARG005 (the disk's time is not the command's CPU)
+    try:
+        for how, payloads in sent.items():
+            results = os.path.join(folder, f"res-{how}")
+            writer = ResultsWriter(results)
+            writer.lock()
+            writer.prepare(resolved)
+            writer.start(b"", [(entry.scenario_id, entry.data) for entry in campaign.scenarios])
+            append = writer.append if how == "dict" else writer.append_line
+            started = time.process_time()
+            for payload in payloads:
+                append(pickle.loads(payload))  # noqa: S301 (made just above)
+            spent[how] = (time.process_time() - started) / len(payloads)
+            writer.close()
+            with open(os.path.join(results, "episodes.jsonl"), "rb") as handle:
+                written[how] = handle.read()
+    finally:
+        os.fsync = real_fsync
+    print(f"{args.scenario}: {len(rows)} rows (greedy, random), {len(written['dict']) // len(rows):,} bytes a row;")
+    print(f"load average {os.getloadavg()[0]:.1f}; Python {sys.version.split()[0]}")
+    print()
+    print("| what the worker sends | command CPU µs/row (unpickle + append) | x dict |")
+    print("|---|---:|---:|")
+    for how in sent:
+        print(f"| {how} | {spent[how] * 1e6:.1f} | {spent[how] / spent['dict']:.2f} |")
+    print()
+    print(f"same episodes.jsonl bytes: {'yes' if written['dict'] == written['RowLine'] else '**NO**'}")
+
+
 def old_tree(commit, folder):
     target = os.path.join(folder, f"old-{commit}")
     os.makedirs(target)
@@ -393,7 +454,12 @@ def main():
     parser.add_argument("--skip-dask", action="store_true")
     parser.add_argument("--marginal", action="store_true", help="Dask CPU per episode beyond start-up (see above)")
     parser.add_argument("--where", action="store_true", help="then where an episode's CPU goes, layer by layer")
+    parser.add_argument("--row-cost", action="store_true", help="the command's CPU per row (see above)")
     args = parser.parse_args()
+    if args.row_cost:
+        with tempfile.TemporaryDirectory(prefix="ember-bench-") as folder:
+            row_cost(args, folder)
+        return
     if args.marginal:
         with tempfile.TemporaryDirectory(prefix="ember-bench-") as folder:
             marginal(args, folder)

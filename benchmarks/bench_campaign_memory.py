@@ -18,11 +18,16 @@ so only what the command itself keeps is measured:
              (keeping its counting table: a status and a row's place each),
              nothing is left to run
 
+Each mode runs under this tree's code and, in the same run, under an older
+commit's (``--old``, extracted with ``git archive``; ``none`` to skip), and
+the table gives new / old of each mode.
+
 Target: lazy, evaluate and resume <= 100 bytes per episode of K at |K| = 10^6.
 Usage::
 
-    python benchmarks/bench_campaign_memory.py            # |K| = 10^4, 10^5, 10^6
-    python benchmarks/bench_campaign_memory.py --sizes 1000 100000
+    python benchmarks/bench_campaign_memory.py            # |K| = 10^4, 10^5, 10^6, against f92f092
+    python benchmarks/bench_campaign_memory.py --sizes 1000000 --modes evaluate resume
+    python benchmarks/bench_campaign_memory.py --sizes 1000 100000 --old none
 """
 
 import argparse
@@ -35,6 +40,17 @@ import tempfile
 
 TARGET_BYTES = 100
 MODES = ("eager", "lazy", "evaluate", "resume")
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def old_tree(commit, folder):
+    """The ``src`` folder of ``commit``, extracted with ``git archive`` into ``folder``."""
+    target = os.path.join(folder, f"old-{commit}")
+    os.makedirs(target)
+    archive = subprocess.run(["git", "-C", ROOT, "archive", commit, "src"], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", target], input=archive, check=True)
+    return os.path.join(target, "src")
 
 
 def campaign_file(folder, size):
@@ -143,6 +159,8 @@ def child(mode, size):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    parser.add_argument("--old", default="f92f092", help="the commit to compare with, or 'none'")
     parser.add_argument("--child", nargs=2, metavar=("MODE", "SIZE"), help=argparse.SUPPRESS)
     parser.add_argument("--fill", nargs=2, metavar=("FOLDER", "SIZE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -152,23 +170,38 @@ def main():
     if args.fill:
         fill(args.fill[0], int(args.fill[1]))
         return
-    print(f"{'|K|':>10}  {'mode':<8}  {'peak growth':>12}  {'bytes/episode':>13}  {'vs eager':>8}  target")
-    for size in args.sizes:
-        measured = {}
-        for mode in MODES:
-            done = subprocess.run(
-                [sys.executable, __file__, "--child", mode, str(size)],
-                capture_output=True,
-                text=True,
-                check=True,
-                timeout=3600,
-            )
-            measured[mode] = json.loads(done.stdout)["bytes"]
-        for mode in MODES:
-            per = measured[mode] / size
-            ratio = measured[mode] / measured["eager"] if measured["eager"] else float("nan")
-            verdict = "" if mode == "eager" else ("ok" if per <= TARGET_BYTES else "OVER")
-            print(f"{size:>10,}  {mode:<7}  {measured[mode] / 2**20:>9.1f} MiB  {per:>13.1f}  {ratio:>8.2f}  {verdict}")
+    with tempfile.TemporaryDirectory(prefix="ember-bench-memory-trees-") as scratch:
+        trees = [("new", os.path.join(ROOT, "src"))]
+        if args.old != "none":
+            trees.append((f"old {args.old}", old_tree(args.old, scratch)))
+        print(f"load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
+        print()
+        print("| \\|K\\| | mode | tree | peak growth MiB | bytes/episode | x old | target |")
+        print("|---:|---|---|---:|---:|---:|---|")
+        for size in args.sizes:
+            for mode in args.modes:
+                measured = {}
+                for name, src in trees:  # the trees one after the other, mode by mode
+                    env = dict(os.environ, PYTHONPATH=src)
+                    done = subprocess.run(
+                        [sys.executable, __file__, "--child", mode, str(size)],
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                        timeout=3600,
+                        env=env,
+                    )
+                    measured[name] = json.loads(done.stdout)["bytes"]
+                for name, _ in trees:
+                    per = measured[name] / size
+                    old = measured.get(trees[-1][0]) if len(trees) > 1 else None
+                    ratio = f"{measured[name] / old:.2f}" if old else "-"
+                    verdict = "-" if mode == "eager" else ("met" if per <= TARGET_BYTES else "**not met**")
+                    print(
+                        f"| {size:,} | {mode} | {name} | {measured[name] / 2**20:.1f} | {per:.1f} | {ratio} | "
+                        f"<= {TARGET_BYTES} {verdict} |",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

@@ -2,11 +2,6 @@
 
 import json
 
-try:  # optional speed-up; the pure-Python encoder below is the definition
-    import orjson
-except ImportError:  # pragma: no cover - exercised when the 'fast' extra is absent
-    orjson = None
-
 _encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
@@ -15,30 +10,64 @@ def canonical_json_reference(value) -> bytes:
     return _encoder.encode(value).encode("utf-8")
 
 
-if orjson is not None:
-    _SORTED = orjson.OPT_SORT_KEYS
+def _fast_path():
+    """orjson's ``(dumps, loads)`` (the optional speed-up), imported at the first call that needs it, not with
+    this module: loading it costs a process tens of milliseconds of CPU, and a process that never encodes (a
+    python policy's, which imports the scenario module) should not pay them.  Without orjson: the reference
+    encoder and ``json.loads``."""
+    global _dumps, _loads, _SORTED
+    try:
+        import orjson  # optional speed-up; the pure-Python encoder above is the definition
+    except ImportError:  # pragma: no cover - exercised when the 'fast' extra is absent
+        _dumps, _loads = _reference_dumps, json.loads
+    else:
+        _dumps, _loads, _SORTED = orjson.dumps, orjson.loads, orjson.OPT_SORT_KEYS
+    return _dumps, _loads
 
-    def canonical_json(value) -> bytes:
-        """The canonical bytes of a JSON value: sorted keys, no spaces, UTF-8.
 
-        orjson emits the same bytes as the reference for the values records
-        hold (str keys, ASCII IDs, integers within 64 bits, lists, bools,
-        null; tests/test_canonical.py proves it by property).  Anything
-        outside that domain (a huge integer, a lone surrogate, a non-str
-        key) goes to the reference encoder.
-        """
-        try:
-            return orjson.dumps(value, option=_SORTED)
-        except TypeError:  # orjson.JSONEncodeError derives from TypeError
-            return canonical_json_reference(value)
+def _reference_dumps(value, option=None):
+    return canonical_json_reference(value)
 
-    def parse_json(data):
-        """A JSON text's value: orjson's parser when installed (the fast path's actions objects)."""
-        return orjson.loads(data)
 
-else:  # pragma: no cover
-    canonical_json = canonical_json_reference
-    parse_json = json.loads
+def _first_dumps(value, option=None):
+    return _fast_path()[0](value, option=_SORTED)
+
+
+def _first_loads(data):
+    return _fast_path()[1](data)
+
+
+_dumps, _loads = _first_dumps, _first_loads
+_SORTED = None  # orjson.OPT_SORT_KEYS once loaded
+
+
+def canonical_json(value) -> bytes:
+    """The canonical bytes of a JSON value: sorted keys, no spaces, UTF-8.
+
+    orjson emits the same bytes as the reference for the values records
+    hold (str keys, ASCII IDs, integers within 64 bits, lists, bools,
+    null; tests/test_canonical.py proves it by property).  Anything
+    outside that domain (a huge integer, a lone surrogate, a non-str
+    key) goes to the reference encoder.
+    """
+    try:
+        return _dumps(value, option=_SORTED)
+    except TypeError:  # orjson.JSONEncodeError derives from TypeError
+        return canonical_json_reference(value)
+
+
+def canonical_copy(value):
+    """``value`` through its canonical bytes and back (an exact deep copy of checked JSON data): by orjson once
+    this process has loaded it, else by the reference encoder and ``json.loads`` (the same bytes), so that a
+    process that only reads a scenario (a python policy's) never loads orjson for it."""
+    if _dumps is _first_dumps:
+        return json.loads(canonical_json_reference(value))
+    return json.loads(canonical_json(value))
+
+
+def parse_json(data):
+    """A JSON text's value: orjson's parser when installed (the fast path's actions objects)."""
+    return _loads(data)
 
 
 # The record framing of simulator.md §5: one part per line.

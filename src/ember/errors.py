@@ -70,6 +70,9 @@ class ResultsError(EmberError, ValueError):
         self.reason = reason
         self.directory = directory
 
+    def __reduce__(self):  # picklable across worker processes (a row a worker refused to send)
+        return (type(self), (self.file, self.line, self.reason, self.directory))
+
 
 class StatisticsParameterError(EmberError, ValueError):
     """A replicate count or resampling seed outside statistics.md §3 (the message names the parameter)."""

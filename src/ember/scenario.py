@@ -12,7 +12,7 @@ import json
 import os
 import re
 
-from .canonical import canonical_json
+from .canonical import canonical_copy, canonical_json
 from .errors import ScenarioError, did_you_mean
 from .grid.cells import UNREACHABLE
 from .grid.floor import Grid
@@ -418,7 +418,7 @@ def validate_scenario(value):
     _object(termination, "$.termination", ("max_steps",))
     _integer(termination["max_steps"], "$.termination.max_steps", 1, MAX_HORIZON)
     # Everything checked: the canonical round trip is a cheap exact deep copy.
-    return json.loads(canonical_json(value))
+    return canonical_copy(value)
 
 
 def load_scenario(source):
@@ -441,7 +441,7 @@ class CompiledScenario:
     def __init__(self, data):
         self.data = data
         self.scenario_id = data["scenario_id"]
-        self.hash = "sha256:" + hashlib.sha256(canonical_json(data)).hexdigest()
+        self._hash = None
         rows, cols = data["grid"]["rows"], data["grid"]["cols"]
         self.grid = Grid(rows, cols, [r * cols + c for r, c in data["walls"]])
         exits = sorted(data["exits"], key=lambda e: e["exit_id"])
@@ -460,6 +460,15 @@ class CompiledScenario:
         self.enter_fire = fire["enter_fire"]
         self.max_steps = data["termination"]["max_steps"]
         self._static_exit_distances = None
+
+    @property
+    def hash(self):
+        """``"sha256:" + sha256(canonical JSON of the scenario)`` (simulator.md §2), computed when first asked for:
+        a policy compiles its scenario and never asks (a python policy's process then never loads the
+        canonical encoder's fast path)."""
+        if self._hash is None:
+            self._hash = "sha256:" + hashlib.sha256(canonical_json(self.data)).hexdigest()
+        return self._hash
 
     def static_exit_distances(self):
         """L_i per person (metrics.md §7): walls only, fire and people ignored; computed once."""

@@ -18,8 +18,19 @@ from ember.campaign.attempt import run_task
 from ember.ranking import compute_ranking, ranking_bytes
 from ember.results import writer
 from ember.results.reader import read_campaign_value
+from ember.results.rows import failed_row
 
 from helpers.campaigns import BASIC, by_key, read_rows, write_campaign
+
+SMALL_ONE = """
+campaign = "retries"
+seeds = [0, 1]
+scenarios = ["builtin:small-room"]
+
+[[policies]]
+name = "g"
+builtin = "greedy"
+"""
 
 
 class InProcessRunner:
@@ -113,3 +124,32 @@ def test_the_run_is_let_go_before_the_rows_are_read_back(tmp_path, monkeypatch, 
     ran = 2 if resume else 8  # small-room's seeds 0-2 and tiny's 4, under two policies; 6 of them first
     assert summary.line() == f"8 episodes: 8 ok, 0 failed (this run: {ran} ok, 0 failed of {ran})."
     assert len(run) == (5 if resume else 3) and alive == []
+
+
+class ScriptedFailures(InProcessRunner):
+    """Every attempt a failed row whose reason names its run and seed, except the seeds in ``ok``."""
+
+    def __init__(self, run, ok=()):
+        super().__init__()
+        self.run, self.ok = run, set(ok)
+
+    def outcomes(self, done):
+        results = []
+        for future in done:
+            task = self.tasks.pop(future)
+            if task.seed in self.ok:
+                results.append((future, "row", run_task(task)))
+            else:
+                results.append((future, "row", failed_row(**task.row_fields(), error=f"{self.run} {task.seed}")))
+        return results
+
+
+def test_the_first_failed_reason_is_of_the_first_failed_counting_row_after_retries(tmp_path):
+    # Rows: seed 0 failed, seed 1 failed (run a); with --retry-failed seed 0 ok, seed 1 failed (run b).
+    path = write_campaign(tmp_path / "c", SMALL_ONE)
+    results = tmp_path / "res"
+    first = evaluate(path, results, make_runner=lambda w, s: ScriptedFailures("a"))
+    assert [reason for _, _, reason, _ in first.failures] == ["a 0"]
+    again = evaluate(path, results, retry_failed=True, make_runner=lambda w, s: ScriptedFailures("b", ok={0}))
+    assert [row["error"] for row in read_rows(results)] == ["a 0", "a 1", None, "b 1"]
+    assert [(policy, count, reason) for policy, count, reason, _ in again.failures] == [("g", 1, "b 1")]

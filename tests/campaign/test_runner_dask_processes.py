@@ -12,6 +12,9 @@ import sys
 
 import pytest
 
+from ember.campaign import dask_runner, evaluate
+from ember.results import rows as row_module
+
 from helpers.campaign_processes import DAEMON_POLICY, assert_daemons_ended, daemon_campaign
 from helpers.campaigns import ember_cli, read_rows, wait_for, without_timing, write_campaign
 from helpers.dask_processes import dask_processes
@@ -79,6 +82,38 @@ def test_a_dask_worker_process_killed_by_pid_mid_run_changes_no_row(tmp_path):
     rows = read_rows(results)
     assert len(rows) == 2 * SEEDS and all(row["status"] == "ok" for row in rows)
     assert_same(without_timing(rows), without_timing(read_rows(local)))
+
+
+def test_the_command_writes_the_dask_workers_row_bytes_as_they_are(tmp_path, monkeypatch):
+    # The worker encodes and checks each row; the command (this process) writes those bytes and never
+    # encodes or checks a row itself: its encoder and row check refuse to run here.
+    pytest.importorskip("distributed")
+    path = write_campaign(tmp_path / "c", OFFICE)
+    local = tmp_path / "local"
+    done = ember_cli("evaluate", "--sandbox", "off", path, "-o", local, "--workers", "1", timeout=300)
+    assert done.returncode == 0, done.stderr
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the command encoded or checked a row itself")
+
+    monkeypatch.setattr(row_module, "canonical_json_reference", refuse)
+    monkeypatch.setattr(row_module, "check_row", refuse)
+    received = []
+    outcomes = dask_runner.DaskRunner.outcomes
+
+    def recording(self, done):
+        results = outcomes(self, done)
+        received.extend(value for _, kind, value in results if kind == "row")
+        return results
+
+    monkeypatch.setattr(dask_runner.DaskRunner, "outcomes", recording)
+    results = tmp_path / "dask"
+    with dask_processes(tmp_path / "cluster", workers=1) as cluster:
+        summary = evaluate(path, results, scheduler=cluster.address, sandbox="off")
+    assert summary.this_run_ok == 2 * SEEDS
+    assert all(type(value) is row_module.RowLine for value in received)
+    assert (results / "episodes.jsonl").read_bytes() == b"".join(value.line for value in received)
+    assert_same(without_timing(read_rows(results)), without_timing(read_rows(local)))
 
 
 def test_a_daemon_started_by_a_python_policy_on_a_dask_worker_is_ended_with_its_episode(tmp_path):

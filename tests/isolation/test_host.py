@@ -102,6 +102,32 @@ def test_the_host_loads_no_part_of_ember_but_base_and_agent_before_the_policy(fo
     assert not [name for name in loaded if name.startswith(FORBIDDEN)]
 
 
+def test_a_python_policy_playing_greedy_loads_neither_orjson_nor_traceback(folder):
+    # Each is tens of milliseconds of every episode's fresh interpreter: the host and the policy's
+    # scenario need neither (the host loads traceback for a failure only, after this one's words are made).
+    module = write_file(
+        folder,
+        "lean.py",
+        """
+        import json, sys
+        from ember.sim.policies import GreedyPolicy
+
+        def make(scenario):
+            policy = GreedyPolicy(scenario)
+
+            def play(observation):
+                policy(observation)
+                raise RuntimeError(json.dumps([name for name in ("orjson", "traceback") if name in sys.modules]))
+
+            return play
+        """,
+    )
+    scenario = compile_scenario(load_scenario("builtin:office"))
+    with pytest.raises(AgentError) as caught:
+        episode(hosted(folder, "lean:make", module, scenario), scenario, 0)
+    assert str(caught.value) == "step 1: the python policy raised RuntimeError: []"
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [

@@ -38,15 +38,41 @@ def test_a_resume_rewrites_the_scenarios(kept_copy):
 
 
 def test_a_row_longer_than_a_reader_reads_is_written_as_a_failed_row(kept_copy, monkeypatch):
-    import ember.results.writer as store
+    # The line is made where the episode runs (rows.row_line): the attempts run in this process here,
+    # so that the lowered limit is the one they see.
+    import ember.results.rows as row_module
+    from ember.campaign import evaluate
+    from ember.campaign.attempt import run_task_line
+
+    class HereRunner:
+        window = 1
+
+        def __init__(self):
+            self.tasks = {}
+
+        def submit(self, task, key, attempt):
+            self.tasks[len(self.tasks)] = task
+            return len(self.tasks) - 1
+
+        def wait(self, futures):
+            return list(futures)
+
+        def outcomes(self, done):
+            return [(f, "row", run_task_line(self.tasks.pop(f))) for f in done]
+
+        def close(self, terminate=False):
+            pass
+
+        def check_sandbox(self, files):
+            pass
 
     path, results = kept_copy
     shortest = 1000  # an ok row's metrics alone are longer; a failed row is not
     assert all(len(line) > shortest for line in (results / "episodes.jsonl").read_bytes().splitlines())
-    monkeypatch.setattr(store, "MAX_LINE_BYTES", shortest)
+    monkeypatch.setattr(row_module, "MAX_LINE_BYTES", shortest)
     path.with_name("more.toml").write_text(path.read_text() + '\n[[policies]]\nname = "rnd"\nbuiltin = "random"\n')
-    status, out, err = in_process("evaluate", path.with_name("more.toml"), "-o", results, "--workers", "1")
-    assert status == 0, err
+    summary = evaluate(path.with_name("more.toml"), results, make_runner=lambda w, s: HereRunner())
+    assert summary.missing == 0
     added = [r for r in rows(results) if r["policy"] == "rnd"]
     assert len(added) == 4 and all(r["status"] == "failed" for r in added)
     assert all(

@@ -5,13 +5,14 @@ one-line reason (campaign.md §3).  Built-in and submitted episodes run
 right here (EMBER's own code); agent and python episodes run in an episode
 process watched from here (``watch.py``).  A ``ResultsIOError`` (the
 results directory cannot be written) is raised, not made a row: it is
-EMBER's failure, and the run stops.  Rows are made by ``ember.results.rows``.
+EMBER's failure, and the run stops.  Rows are made by ``ember.results.rows``;
+``run_task_line`` is what a worker sends: the row's checked line.
 """
 
 import time
 
 from ..errors import EmberError, ResultsIOError
-from ..results.rows import failed_row, ok_row
+from ..results.rows import failed_row, ok_row, row_line
 from ..scenario import compile_scenario
 from .bounds import BoundsTask
 from .episode import EpisodeFailure, KeptRecord, measure_submitted, run_builtin
@@ -53,3 +54,12 @@ def run_task(task, host=None):
         return failed_row(**task.row_fields(), error=error, elapsed_s=time.perf_counter() - started)
     elapsed = time.perf_counter() - started
     return ok_row(**task.row_fields(), metrics=metrics, record=record, record_sha256=sha, elapsed_s=elapsed)
+
+
+def run_task_line(task, host=None):
+    """``run_task`` as a worker sends it: the row's checked line (``rows.RowLine``), which the command writes as
+    it is (a ``BoundsTask``'s line as ``run_task`` gives it)."""
+    outcome = run_task(task, host)
+    if isinstance(task, BoundsTask):
+        return outcome
+    return row_line(outcome, task.results)

@@ -1,8 +1,10 @@
 """``DaskRunner``: episodes on an existing Dask distributed cluster (``--scheduler ADDRESS``, the 'dask' extra).
 
 A ``runner.Runner``: episodes travel in batches (one pickled payload per
-Dask task), each episode the same ``run_task`` as in a local worker, so its
-row never depends on the batching.  ``distributed`` is imported only when
+Dask task), each episode the same ``run_task_line`` as in a local worker, so
+its row never depends on the batching.  A row comes back as the worker made
+and checked it (a ``RowLine``: its bytes and a few scalars), which the
+command writes as it is: it neither decodes nor re-encodes a row.  ``distributed`` is imported only when
 a ``DaskRunner`` is made.
 """
 
@@ -10,8 +12,9 @@ import concurrent.futures
 import hashlib
 import pickle
 
-from ..errors import ResultsIOError, SandboxError
-from .attempt import run_task
+from ..errors import ResultsError, ResultsIOError, SandboxError
+from ..results.rows import RowLine
+from .attempt import run_task_line
 from .runner import Runner
 
 #: How long closing the Dask client may take.
@@ -52,8 +55,9 @@ def run_batch(payload):
     passes on as they are, where a list of tasks would be walked, every
     scenario's grid included, in the command's ``Client.submit`` looking for
     Dask keys (a tenth of the command's time on short episodes).  Each
-    episode is the same ``run_task`` as alone, so its row never depends on
-    the batching.  After a ``ResultsIOError`` the rest are not run (their
+    episode is the same ``run_task_line`` as alone, so its row never depends
+    on the batching.  After a ``ResultsIOError`` (or a row the results layer
+    refuses, a ``ResultsError``) the rest are not run (their
     outcome is ``("lost", False)``: nothing charged); the driver stops anyway.
     """
     tasks = pickle.loads(payload)  # noqa: S301 (made by this campaign's own command, just above)
@@ -63,8 +67,8 @@ def run_batch(payload):
             outcomes.append(("lost", False))
             continue
         try:
-            outcomes.append(("row", run_task(task)))
-        except ResultsIOError as exc:
+            outcomes.append(("row", run_task_line(task)))
+        except (ResultsIOError, ResultsError) as exc:
             outcomes.append(("fatal", exc))
         except Exception as exc:  # noqa: BLE001 (run_task returns failures as rows: this is the engine's own error)
             outcomes.append(("error", f"dask: {type(exc).__name__}: {exc}"))
@@ -206,8 +210,8 @@ class DaskRunner(Runner):
                 results.extend((m, *outcomes[m.index]) for m in members)
                 for kind, row in outcomes:
                     # A BoundsTask's outcome is its line (bytes), not an episode's row: no time to count.
-                    if kind == "row" and isinstance(row, dict) and isinstance(row.get("elapsed_s"), float):
-                        self._episode_s += row["elapsed_s"]
+                    if kind == "row" and isinstance(row, RowLine):
+                        self._episode_s += row.elapsed_s
                         self._episodes += 1
                 future.release()
                 continue
@@ -215,7 +219,7 @@ class DaskRunner(Runner):
                 future.result()
             except (KilledWorker, concurrent.futures.CancelledError):
                 outcome = ("lost", True)  # each episode of the batch is charged one attempt
-            except ResultsIOError as exc:
+            except (ResultsIOError, ResultsError) as exc:
                 outcome = ("fatal", exc)
             except Exception as exc:  # noqa: BLE001 (run_batch returns failures as outcomes: this is Dask's own error)
                 outcome = ("error", f"dask: {type(exc).__name__}: {exc}")

@@ -7,6 +7,7 @@ rows on disk are read back once: the summary is counted from them and
 
 import contextlib
 import itertools
+import json
 import os
 import signal
 import threading
@@ -20,6 +21,7 @@ from ..ranking import write_ranking
 from ..results import CAMPAIGN_FILE, EPISODES_FILE, TORN_FILE, OkRows, read_results
 from ..results.code_lists import read_code_list
 from ..results.layout import BOUNDS_FILE, log_file
+from ..results.rows import RowLine
 from ..results.writer import ResultsWriter
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION, package_version
 from .bounds import BoundsTask, kept_lines, line_key
@@ -30,6 +32,7 @@ from .local_runner import LocalRunner
 from .plan import Plan
 from .resume import merge_campaign
 from .runner import run_tasks
+from .seeds import compact_seeds
 
 DEFAULT_RETRIES = 2
 STOPPED = (
@@ -52,11 +55,21 @@ def versions():
 
 
 def resolve(campaign):
-    """The campaign.json dict of a loaded ``ResolvedCampaign``."""
+    """The campaign.json dict of a loaded ``ResolvedCampaign``, its seeds compact (``seeds.compact_seeds``).
+
+    The entries' own seed lists are replaced by the compact seeds too: a
+    run never holds a Python int per seed for the campaign file.
+    """
+    scenarios = []
+    for entry in campaign.scenarios:
+        entry.seeds = compact_seeds(entry.seeds)
+        # ScenarioEntry.resolved()'s fields, without its list of the seeds.
+        fields = ("scenario_id", "scenario_hash", "source", "seeds")
+        scenarios.append({field: getattr(entry, field) for field in fields})
     return {
         "campaign": campaign.name,
         "versions": versions(),
-        "scenarios": [entry.resolved() for entry in campaign.scenarios],
+        "scenarios": scenarios,
         "policies": [dict(p) for p in campaign.policies],
     }
 
@@ -118,21 +131,25 @@ class Summary:
 
 
 class FailedRows:
-    """A reader's consumer: each policy's failed counting rows (scenario ID, seed, error), to say the first."""
+    """Each policy's first failed counting row in file order (scenario ID, seed, error), found in the counting
+    table of the directory read back: nothing is kept per failed row while reading (a policy that fails 10^6
+    episodes would hold 10^6 reasons), and the one row is read again for its reason."""
 
-    def __init__(self):
-        self.by_key = {}  # (policy, episode key) -> (line, scenario_id, seed, error): failed counting rows only
-
-    def add(self, row):
-        if row.ok:
-            self.by_key.pop((row.policy, row.key), None)
-        else:
-            self.by_key[row.policy, row.key] = (row.line, row.scenario_id, row.key[1], row.value["error"])
+    def __init__(self, results):
+        self.results = results
 
     def first(self, policy):
         """(scenario_id, seed, error) of ``policy``'s first failed counting row in file order, or None."""
-        found = [value for (name, _), value in self.by_key.items() if name == policy]
-        return min(found)[1:] if found else None
+        statuses, first = self.results.statuses, None
+        for key in self.results.campaign.keys:
+            if statuses.get(policy, key) == "failed":
+                line = statuses.line(policy, key)
+                if first is None or line < first[0]:
+                    first = (line, key)
+        if first is None:
+            return None
+        row = next(self.results.counting_rows([(policy, first[1])]))
+        return row.scenario_id, first[1][1], row.value["error"]
 
 
 @contextlib.contextmanager
@@ -222,10 +239,10 @@ def evaluate(
         # The run's own structures (the campaign's seed lists, the plan, a resumed directory's counting
         # table) went with _run's frame, the writer's campaign with end_rows(): the reading's own seed
         # lists and counting table never sit in memory beside them (benchmarks/bench_campaign_memory.py).
-        ok_rows, failed_rows = OkRows(), FailedRows()
-        results = read_results(store.path, consumers=(ok_rows, failed_rows))
+        ok_rows = OkRows()
+        results = read_results(store.path, consumers=(ok_rows,))
         summary.count(results)
-        summary.explain(results, failed_rows)
+        summary.explain(results, FailedRows(results))
         summary.warnings = results.warnings
         summary.ranking = write_ranking(store.path, results, ok_rows)
     return summary
@@ -271,12 +288,13 @@ def _run(
     ran = plan.count()
     # bounds.md §5: a line per key of K; the keys a bounds.jsonl already has keep their line, the others are
     # tasks beside the episodes (read before store.start, which drops a bounds.jsonl that no longer covers K).
-    keys = [(sc["scenario_hash"], seed) for sc in resolved["scenarios"] for seed in sorted(sc["seeds"])]
+    # Only with bounds: a pair per key of K is the most a run would hold per episode.
+    keys = (
+        [(sc["scenario_hash"], seed) for sc in resolved["scenarios"] for seed in sorted(sc["seeds"])] if bounds else []
+    )
     lines = kept_lines(store.file(BOUNDS_FILE)) if bounds else {}
-    data = {entry.resolved()["scenario_hash"]: entry.data for entry in campaign.scenarios}
+    data = {entry.scenario_hash: entry.data for entry in campaign.scenarios}
     bound_tasks = [(("bounds", *key), BoundsTask(data[key[0]], key[1])) for key in keys if key not in lines]
-    if not bounds:
-        bound_tasks = []
     runner = None
     if ran or bound_tasks:
         runner = _connect(store, make_runner, workers, scheduler, files if foreign and mode == "required" else None)
@@ -362,10 +380,11 @@ def _write_rows(store, campaign, torn, runner, tasks, retries, summary, lines, p
             if isinstance(row, bytes):  # a BoundsTask's line
                 lines[line_key(row)] = row
                 return
-            row = store.append(row)
+            # A worker's RowLine is written as it came; a row made here (a lost worker's) is encoded first.
+            line = store.append_line(row) if isinstance(row, RowLine) else store.append(row)
             if rows is not None:
-                rows(row)
-            if row["status"] == "ok":
+                rows(json.loads(line.line))
+            if line.ok:
                 summary.this_run_ok += 1
             else:
                 summary.this_run_failed += 1

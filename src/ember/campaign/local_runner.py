@@ -47,9 +47,9 @@ import threading
 import time
 from multiprocessing import resource_tracker
 
-from ..errors import CampaignError, ResultsIOError
+from ..errors import CampaignError, ResultsError, ResultsIOError
 from . import processes
-from .attempt import run_task
+from .attempt import run_task_line
 from .runner import Runner
 from .watch import WatcherHost
 
@@ -117,7 +117,7 @@ def _exit_with_parent(parent):
 
 def _local_entry(task, ticket):
     _event(_STARTED, ticket, os.getpid())
-    return run_task(task, _host)
+    return run_task_line(task, _host)
 
 
 # -- in the command ----------------------------------------------------------------------
@@ -225,7 +225,7 @@ class LocalRunner(Runner):
                 lost.append((future, ticket))
                 continue
             self._started.pop(ticket, None)
-            if isinstance(error, ResultsIOError):
+            if isinstance(error, (ResultsIOError, ResultsError)):
                 results.append((future, "fatal", error))
             elif error is not None:  # run_task returns failures as rows: this is the pool's own error
                 results.append((future, "error", f"{type(error).__name__}: {error}"))

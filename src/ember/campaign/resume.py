@@ -86,27 +86,31 @@ def merge_campaign(old, new, where, code_lists=None, old_code_list=None, adopt_c
 def _seed_union(old, new):
     """(the ascending union of two seed lists, the smallest seed of ``old`` missing from ``new`` or None).
 
-    Both ascend (as campaign.json and the campaign file's seeds do): one
-    walk, no set of a million seeds.  Otherwise, with sets.
+    A resume may only add seeds, so a union without a lost seed holds
+    ``new``'s seeds alone: it is ``new`` itself when ``new`` ascends (as the
+    campaign file's seeds do, a ``range`` or an ``array('q')``, kept compact:
+    docs/campaigns.md, "Bounded memory"), never a new list of them.  Both
+    ascending: one walk, no set of a million seeds.  Otherwise, with sets.
     """
     if not (_ascending(old) and _ascending(new)):
         dropped = sorted(set(old) - set(new))
         return sorted(set(old) | set(new)), (dropped[0] if dropped else None)
-    union, i, j = [], 0, 0
-    while i < len(old) and j < len(new):
-        if old[i] < new[j]:
+    i = 0
+    for seed in new:
+        if i == len(old):
+            break
+        if old[i] < seed:
             return None, old[i]
-        if old[i] == new[j]:
+        if old[i] == seed:
             i += 1
-        union.append(new[j])
-        j += 1
     if i < len(old):
         return None, old[i]
-    union.extend(new[j:])
-    return union, None
+    return new, None
 
 
 def _ascending(seeds):
+    if isinstance(seeds, range):
+        return seeds.step > 0 or len(seeds) < 2
     return all(seeds[k - 1] < seeds[k] for k in range(1, len(seeds)))
 
 

@@ -34,7 +34,6 @@ import importlib
 import json
 import os
 import sys
-import traceback
 
 from ..canonical import one_line, split_module_name
 from ..errors import HOST_ERROR_KEY
@@ -98,6 +97,8 @@ class PolicyHost:
         self.answers.flush()
 
     def fail(self, phase, exc):
+        import traceback  # only on a failure: its import is a good share of the host's start
+
         traceback.print_exception(exc, file=sys.stderr)
         kind, message = _describe(exc)
         self.answers.write(

@@ -17,17 +17,17 @@ operator gave it).
 Public API (used by campaigns and the hosted service):
 
 - ``ResultsWriter(path)`` with ``lock()``, ``existing()``, ``prepare(campaign)``,
-  ``start(torn, scenarios)``, ``append(row)``, ``end_rows()``, ``remove_temporary_files()``,
+  ``start(torn, scenarios)``, ``append(row)``, ``append_line(line)``, ``end_rows()``, ``remove_temporary_files()``,
   ``discard_if_created()``, ``close()`` (also a context manager), ``file(name)``;
 - ``refuse_links(directory)``: the check ``prepare`` makes, for any writer.
 """
 
+import array
 import contextlib
 import errno
 import fcntl
 import os
 
-# rows hold floats: json.dumps spelling (5e-05), which orjson does not write
 from ..canonical import canonical_json, canonical_json_reference
 from ..errors import CampaignError, ResultsError, ResultsIOError
 from ..files import LINKED, fsync_directory, make_folder, write_fd, write_file
@@ -48,8 +48,55 @@ from .layout import (
     scenario_file,
 )
 from .reader import check_campaign, read_results
-from .rows import failed_row
-from .schema import MAX_CAMPAIGN_BYTES, MAX_LINE_BYTES, Invalid, check_row
+from .rows import row_line
+from .schema import MAX_CAMPAIGN_BYTES
+
+
+def campaign_bytes(resolved):
+    """campaign.json's bytes (canonical JSON and a newline) of the campaign.json dict ``resolved``.
+
+    A scenario's ``seeds`` may be a ``range`` or an ``array('q')`` (a run's
+    compact seeds, ``ember.campaign.seeds``): they are written as the list of
+    the same integers would be, a slice at a time, never as a Python int
+    and a string per seed all at once.  With lists only, the bytes are
+    ``canonical_json_reference``'s.
+    """
+    scenarios = resolved.get("scenarios")
+    if type(scenarios) is not list or not any(_compact(scenario) for scenario in scenarios):
+        return canonical_json_reference(resolved) + b"\n"
+    parts = []
+    for key in sorted(resolved):
+        if key == "scenarios":
+            encoded = b"[" + b",".join(_scenario_bytes(scenario) for scenario in scenarios) + b"]"
+        else:
+            encoded = canonical_json_reference(resolved[key])
+        parts.append(canonical_json_reference(key) + b":" + encoded)
+    return b"{" + b",".join(parts) + b"}\n"
+
+
+#: Seeds written per slice (a slice's strings are the most held at once).
+_SEED_SLICE = 1 << 14
+
+
+def _compact(scenario):
+    """Whether a campaign.json scenario's seeds are compact (a ``range`` or an ``array('q')``), not a list."""
+    return type(scenario) is dict and isinstance(scenario.get("seeds"), (range, array.array))
+
+
+def _scenario_bytes(scenario):
+    parts = []
+    for key in sorted(scenario):
+        value = scenario[key]
+        if key == "seeds" and _compact(scenario):
+            slices = (
+                ",".join(map(str, value[start : start + _SEED_SLICE])).encode()
+                for start in range(0, len(value), _SEED_SLICE)
+            )
+            encoded = b"[" + b",".join(slices) + b"]"
+        else:
+            encoded = canonical_json_reference(value)
+        parts.append(canonical_json_reference(key) + b":" + encoded)
+    return b"{" + b",".join(parts) + b"}"
 
 
 def refuse_links(directory):
@@ -183,13 +230,18 @@ class ResultsWriter:
         It must be a campaign.json the results layer reads back: no larger
         than ``MAX_CAMPAIGN_BYTES``, and of its schema.
         """
-        data = canonical_json_reference(resolved) + b"\n"
+        data = campaign_bytes(resolved)
         if len(data) > MAX_CAMPAIGN_BYTES:
             raise CampaignError(
                 f"{self.file(CAMPAIGN_FILE)}: the campaign's campaign.json would be {len(data):,} bytes, "
                 f"more than the {MAX_CAMPAIGN_BYTES:,} a results directory may hold (docs/campaigns.md)."
             )
-        self._campaign = check_campaign(resolved, self.path)
+        # The schema reads seed lists: a compact scenario's are listed for the check alone, then let go
+        # (the checked campaign keeps its own arrays, and the run's compact dict as its value).
+        listed = [dict(sc, seeds=list(sc["seeds"])) if _compact(sc) else sc for sc in resolved.get("scenarios", ())]
+        self._campaign = check_campaign(dict(resolved, scenarios=listed) if listed else resolved, self.path)
+        self._campaign.value = resolved
+        del listed
         self._campaign_bytes = data
 
     def start(self, torn, scenarios, code_lists=None):
@@ -244,46 +296,45 @@ class ResultsWriter:
                 fsync_directory(folder)
 
     def append(self, row):
-        """One row, complete on disk before this returns (one write, then fsync), or not there at all.
+        """One row (a dict), complete on disk before this returns (one write, then fsync), or not there at all.
 
-        The row is checked by the results layer first: what is written is
-        what every reader accepts.  A row longer than a reader reads
-        (``MAX_LINE_BYTES``) becomes a failed row saying so.  On a short
-        write or any error the file is cut back to its last whole row and
-        a ``ResultsIOError`` names it: never a torn row.  Returns the row written.
+        The row is checked by the results layer first (``rows.row_line``):
+        what is written is what every reader accepts.  A row longer than a
+        reader reads (``MAX_LINE_BYTES``) becomes a failed row saying so.  On
+        a short write or any error the file is cut back to its last whole row
+        and a ``ResultsIOError`` names it: never a torn row.  Returns the
+        ``RowLine`` written.
+        """
+        return self.append_line(row_line(row, self.path))
+
+    def append_line(self, line):
+        """One ``RowLine`` (a row a worker made and checked), its bytes written as they are, as ``append`` writes.
+
+        Only its identity is held against the campaign here: a policy and an
+        episode of the campaign; the row's bytes are never decoded again.
+        Returns ``line``.
         """
         if self._episodes is None:
             raise ValueError("append: no row may be written before start() or after end_rows()")
-        line = canonical_json_reference(row) + b"\n"
-        if len(line) > MAX_LINE_BYTES:
-            error = (
-                f"the row is {len(line):,} bytes, more than the {MAX_LINE_BYTES:,} a row may have (docs/campaigns.md)"
+        key = (line.scenario_hash, line.seed)
+        if line.policy not in self._campaign.policies or key not in self._campaign.keys:
+            reason = (
+                f"refusing to write a row that is not a row: policy {line.policy!r} with scenario "
+                f"{line.scenario_hash!r} and seed {line.seed!r} is not an episode of the campaign"
             )
-            row = failed_row(
-                scenario_id=row["scenario_id"],
-                scenario_hash=row["scenario_hash"],
-                seed=row["seed"],
-                policy=row["policy"],
-                error=error,
-                elapsed_s=row["elapsed_s"],
-            )
-            line = canonical_json_reference(row) + b"\n"
+            raise ResultsError(EPISODES_FILE, None, reason, self.path)
+        data = line.line
         try:
-            check_row(row, self._campaign)
-        except Invalid as exc:  # EMBER made a row it cannot read back: a defect, never written
-            reason = f"refusing to write a row that is not a row: {exc}"
-            raise ResultsError(EPISODES_FILE, None, reason, self.path) from None
-        try:
-            written = os.write(self._episodes, line)
-            if written != len(line):
-                raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (wrote {written} of {len(line)} bytes)")
+            written = os.write(self._episodes, data)
+            if written != len(data):
+                raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (wrote {written} of {len(data)} bytes)")
             os.fsync(self._episodes)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.ftruncate(self._episodes, self._size)
             raise ResultsIOError(exc.errno, exc.strerror or str(exc), self.file(EPISODES_FILE)) from None
-        self._size += len(line)
-        return row
+        self._size += len(data)
+        return line
 
     def end_rows(self):
         """The run's last row is written: close episodes.jsonl and let go of the campaign rows were checked against.
