@@ -63,7 +63,7 @@ CHOICES = ", ".join(
     repr(name)
     for name in (
         "run", "metrics", "replay", "demo", "render", "trajectories", "bounds", "scenarios", "rank", "stats", "report",
-        "evaluate", "export", "verify", "generate", "suite", "service", "submit",
+        "evaluate", "export", "verify", "generate", "suite", "service", "submit", "bundle", "jobs",
     )
 )  # fmt: skip
 

@@ -3,6 +3,7 @@
 import contextlib
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 
@@ -121,7 +122,10 @@ def test_the_cgroups_of_a_killed_episode_process_are_ended_and_removed_by_its_wa
                 pathlib.Path(path).write_text(str(os.getpid()))
             os.write(write_fd, b"x")
             os.execv("/bin/sleep", ["sleep", "30"])
-        os.pause()
+        try:
+            signal.pause()  # until killed
+        finally:
+            os._exit(1)  # never back into pytest in a forked child
     os.read(read_fd, 1)
     os.kill(child, 9)
     os.waitpid(child, 0)
@@ -143,7 +147,10 @@ def _killed_maker_with_a_sleeper():
                 pathlib.Path(path).write_text(str(os.getpid()))
             os.write(write_fd, str(os.getpid()).encode() + b"\n")
             os.execv("/bin/sleep", ["sleep", "60"])
-        os.pause()
+        try:
+            signal.pause()  # until killed
+        finally:
+            os._exit(1)  # never back into pytest in a forked child
     sleeper = int(os.read(read_fd, 64).split(b"\n")[0])
     os.close(read_fd)
     os.close(write_fd)
