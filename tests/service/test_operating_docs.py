@@ -43,16 +43,21 @@ def test_the_unit_names_what_the_service_needs():
 
 
 def descendants(pid):
-    found = []
+    """Every process below ``pid``: its children, theirs (the workers' fork servers), and so on."""
+    parents = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
                 with open(f"/proc/{name}/stat", encoding="utf-8") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
+                    parents[int(name)] = int(handle.read().rsplit(")", 1)[1].split()[1])
             except OSError:
                 continue
-            if int(fields[1]) == pid:
-                found.append(int(name))
+    found, below = [], [pid]
+    while below:
+        parent = below.pop()
+        children = [child for child, of in parents.items() if of == parent]
+        found += children
+        below += children
     return found
 
 
