@@ -33,6 +33,7 @@ import sqlalchemy as sa
 from ...canonical import canonical_json_reference
 from ...results.layout import log_file
 from .. import audit, tables
+from ..config import TMP_DIR
 from ..errors import ServiceRefusal, retry_after
 
 JOBS_DIR = "jobs"
@@ -52,6 +53,11 @@ RETRY_AFTER = retry_after(60)
 
 def jobs_root(config):
     return os.path.join(config.data, JOBS_DIR)
+
+
+def bundle_uploads(config):
+    """DATA/jobs/tmp: the bundles still streaming in, each to a file of its own."""
+    return os.path.join(jobs_root(config), TMP_DIR)
 
 
 def bundle_path(config, job_id):
