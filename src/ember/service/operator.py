@@ -17,6 +17,7 @@ from .boards import load_board
 from .errors import ServiceRefusal
 from .hidden.jobs import ACTIVE
 from .hidden.secrecy import revealed
+from .owned import with_names
 
 LISTS = ("boards", "teams", "submissions", "jobs")
 
@@ -82,12 +83,7 @@ def _listed(table, board_id, *columns):
     """The select of ``table``'s rows (submissions, jobs), oldest first, board ``board_id``'s when it is given:
     each row's id, its board's and its team's names (``board``, ``team``), then ``columns``."""
     c = table.c
-    query = (
-        sa.select(c.id, tables.boards.c.name.label("board"), tables.teams.c.name.label("team"), *columns)
-        .join(tables.boards, tables.boards.c.id == c.board_id)
-        .join(tables.teams, tables.teams.c.id == c.team_id)
-        .order_by(c.created_at, c.id)
-    )
+    query = with_names(table, c.id, *columns).order_by(c.created_at, c.id)
     return query if board_id is None else query.where(c.board_id == board_id)
 
 
