@@ -7,7 +7,6 @@ path.  The endpoints are the functions of ``endpoints``; what they share is ``ap
 once from the service directory's configuration when the application is made.
 """
 
-import contextlib
 import logging
 import os
 
@@ -72,16 +71,7 @@ def create_app(data=None):
         handler.setFormatter(logging.Formatter("%(asctime)s ember.service %(levelname)s: %(message)s"))
         LOG.addHandler(handler)
     app = Starlette(
-        routes=ROUTES,
-        middleware=[Middleware(metrics.RequestMetrics)],
-        exception_handlers=EXCEPTION_HANDLERS,
-        lifespan=lifespan,
+        routes=ROUTES, middleware=[Middleware(metrics.RequestMetrics)], exception_handlers=EXCEPTION_HANDLERS
     )
     app.state.service = Service(read_config(data or os.environ[DATA_VARIABLE]))
     return app
-
-
-@contextlib.asynccontextmanager
-async def lifespan(app):
-    yield
-    app.state.service.close()

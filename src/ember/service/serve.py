@@ -26,7 +26,6 @@ from .hidden.evaluator import Evaluator
 from .hidden.jobs import ACTIVE, bundle_uploads, jobs_root, remove_folder
 from .pages import write_page
 from .registry import open_service
-from .state import stop_helpers
 from .store import RecordStore
 from .uploads.slots import clear_slots
 
@@ -128,4 +127,3 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, scheduler=None):
         bounder.close()
         deriver.stop.set()
         evaluator.stop.set()
-        stop_helpers()

@@ -15,19 +15,6 @@ from .store import RecordStore
 from .uploads.slots import Slots
 
 
-def stop_helpers():
-    """Stop and reap the helper processes ``multiprocessing`` starts on first use (the fork server,
-    the resource tracker): they exit on their own only after this process has gone, so a service
-    that stops would leave them running behind it for a moment."""
-    from multiprocessing import resource_tracker
-
-    # Only what this process started: a spawned worker holds its parent's tracker and must leave it be.
-    for helper, started in ((forkserver._forkserver, "_forkserver_pid"), (resource_tracker._resource_tracker, "_pid")):
-        stop = getattr(helper, "_stop", None)  # the standard library's own way to stop them
-        if stop is not None and getattr(helper, started, None) is not None:
-            stop()
-
-
 class Service:
     """The configuration (read once, at start-up), the database, the record store, the verification pool."""
 
@@ -46,13 +33,6 @@ class Service:
         self.verifiers.set_forkserver_preload(["ember.service.uploads.verifier"])
         forkserver.ensure_running()  # now, not on the first upload: its start-up is no upload's time
         self._etags = {}
-
-    def close(self):
-        """The verification pool drained and the fork server stopped and waited for, so that nothing
-        this process started is left when it exits (the server would otherwise linger until it reads
-        the end of its pipe)."""
-        self.pool.shutdown(wait=True)
-        stop_helpers()
 
     # -- lookups -----------------------------------------------------------------------
 
