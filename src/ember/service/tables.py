@@ -193,3 +193,17 @@ locks = sa.Table(
 # --- the sixth schema version: a team the operator disabled (its tokens stop working) ---
 
 teams.append_column(sa.Column("disabled_at", sa.String(32), nullable=True))
+
+# --- 0007_cluster: leases of the work one of several serve hosts does for all of them ---
+
+leases = sa.Table(
+    "leases",
+    metadata,
+    # Who does a piece of shared work now: one row per (kind, name), e.g. ("board", NAME) for a board's
+    # derived files.  Taken when free, expired or its holder's process is gone; renewed while held.  (A
+    # hidden job's lease is its own row's ``owner`` and ``lease_until``.)
+    sa.Column("kind", sa.String(16), primary_key=True),
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("holder", sa.String(200), nullable=False),
+    sa.Column("expires_at", sa.String(32), nullable=False),
+)

@@ -10,13 +10,13 @@ or while it sends another bundle)."""
 
 import contextlib
 import os
-import uuid
 
 from starlette.responses import JSONResponse
 
 from ..boards import load_board
 from ..errors import CLOSE, ServiceRefusal
 from ..responses import threaded
+from ..store import temporary_name
 from ..uploads.body import body_chunks
 from ..uploads.verifier import in_process
 from . import jobs
@@ -28,7 +28,7 @@ TMP_DIR = "tmp"
 def _temporary(service):
     folder = os.path.join(jobs.jobs_root(service.config), TMP_DIR)
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    return os.path.join(folder, f"{uuid.uuid4()}.part")
+    return os.path.join(folder, temporary_name())
 
 
 async def agents(request):
