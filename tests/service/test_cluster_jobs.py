@@ -73,9 +73,7 @@ def busy_worker(address):
     return next((pids[worker] for worker, keys in sorted(processing.items()) if keys and worker in pids), None)
 
 
-def test_a_job_on_the_configured_cluster_loses_a_worker_mid_job_and_its_rows_are_the_local_workers(
-    hidden, tmp_path
-):
+def test_a_job_on_the_configured_cluster_loses_a_worker_mid_job_and_its_rows_are_the_local_workers(hidden, tmp_path):
     bundle = python_bundle(os.path.join(hidden.root, "slow.tar.gz"), policy=SLOW_POLICY)
     with dask_processes(tmp_path / "dask", workers=2) as cluster:
         name_scheduler(hidden, cluster.address)
