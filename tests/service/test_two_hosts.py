@@ -273,3 +273,27 @@ def test_a_hidden_job_runs_on_one_host_and_the_other_finishes_it_when_that_one_i
     again = rerun_locally(hidden, keys, bundle, "alpha.walker")
     assert sorted(map(json.dumps, again)) == sorted(json.dumps(without_elapsed(json.loads(line))) for line in lines)
     assert not os.path.exists(os.path.join(hosts.store, "jobs", job))  # its working folder went once it was done
+
+
+def test_a_killed_hosts_upload_slots_do_not_hold_its_team_back_on_the_other_host(hosts, runs):
+    record = gzip.decompress(record_of(runs["alpha"][0], "greedy", 0))
+    hosts.start("A")
+    hosts.start("B")
+    submission = new_submission(hosts, "B", "alpha", "planner")
+    sock = socket.create_connection(("127.0.0.1", hosts.servers["A"].port), timeout=60)
+    head = (
+        f"PUT /api/submissions/{submission}/episodes/office-floor/0 HTTP/1.1\r\nHost: x\r\n"
+        f"Authorization: Bearer {hosts.hidden.tokens['alpha']}\r\nContent-Length: {len(record)}\r\n\r\n"
+    )
+    sock.sendall(head.encode() + record[:30_000])
+    wait_for(lambda: [p for p in temporary_files(hosts.store) if os.path.getsize(p) == 30_000],
+             what="A's upload in a temporary file of the shared store")  # fmt: skip
+    url = f"{hosts.url('B')}/api/submissions/{submission}/episodes/office-floor/0"
+    busy = httpx.put(url, content=record, headers=hosts.headers("alpha"), timeout=60)
+    assert busy.status_code == 429 and "verifications running" in busy.json()["error"], busy.text  # counted on B
+    ((holder,),) = hosts.hidden.database_rows("SELECT DISTINCT holder FROM in_flight")
+    assert hosts.host_of(holder) == "A"
+    hosts.servers["A"].kill()
+    sock.close()
+    assert put(hosts, "B", "alpha", submission, record).status_code == 201  # A's slots freed, not held for ever
+    assert hosts.hidden.database_rows("SELECT id FROM in_flight WHERE holder = :h", h=holder) == []

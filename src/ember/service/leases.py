@@ -26,6 +26,10 @@ from . import audit, tables
 
 #: The kind of a board's lease: its derived files and bounds.
 BOARD = "board"
+#: The kind of a serve parent's own lease (its name: the holder): its servers' upload slots live while it does.
+SERVER = "server"
+#: The environment variable that tells a serve parent's server processes its holder name.
+SERVER_VARIABLE = "EMBER_SERVER_HOLDER"
 
 
 def holder_name():
@@ -110,6 +114,12 @@ def release(db, kind, name, holder):
     c = tables.leases.c
     with db.transaction() as connection:
         connection.execute(sa.delete(tables.leases).where(c.kind == kind, c.name == name, c.holder == holder))
+
+
+def live_servers(connection):
+    """A select of the holder names of the serve parents whose lease runs now."""
+    c = tables.leases.c
+    return sa.select(c.name).where(c.kind == SERVER, c.expires_at >= audit.now())
 
 
 def holder_of(db, kind, name):

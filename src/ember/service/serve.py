@@ -28,7 +28,7 @@ from .derived import Deriver
 from .hidden.endpoints import TMP_DIR
 from .hidden.evaluator import Evaluator
 from .hidden.jobs import ACTIVE, jobs_root, remove_folder
-from .leases import BOARD, Leases
+from .leases import BOARD, SERVER, SERVER_VARIABLE, Leases
 from .pages import write_page
 from .registry import open_service
 from .state import stop_helpers
@@ -111,6 +111,8 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, scheduler=None):
     # Each board's derived files and bounds are made by the one serve parent holding its lease, however many
     # hosts share the database and the store; the leases are renewed while this process lives.
     leases = Leases(db, config.limits.job_lease_s)
+    leases.hold(SERVER, leases.holder)  # this parent's own: its servers' upload slots live while it does
+    os.environ[SERVER_VARIABLE] = leases.holder
     remove_partial(config, mine=lambda board: leases.hold(BOARD, board))
     bounder = Bounder(config, db, leases=leases)
     bounder.start()

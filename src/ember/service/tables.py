@@ -207,3 +207,6 @@ leases = sa.Table(
     sa.Column("holder", sa.String(200), nullable=False),
     sa.Column("expires_at", sa.String(32), nullable=False),
 )
+# The serve parent whose servers hold a slot (its lease ("server", HOLDER) renewed while it lives): another
+# host's start or a limit reached frees only the slots of a server that is gone.  Null: a slot of before.
+in_flight.append_column(sa.Column("holder", sa.String(200), nullable=True))
