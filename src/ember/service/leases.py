@@ -8,8 +8,10 @@ expires.  A lease is taken when it is free, expired, or held by a process
 of this host that no longer runs; its holder renews it (``Leases``: every
 third of the lease while the process lives), so another host takes over
 only once a holder is gone (killed: at its expiry).  A hidden job's lease
-is the same rule on its own row (``hidden.jobs.claim``).  Holders are
-named ``HOST:PID:RANDOM``.
+is the same rule on its own row (``hidden.jobs.claim``).  Each ``serve``
+parent also holds a lease of its own (kind ``server``, named after its
+holder): the upload slots its servers take name it, and once it ends they
+are freed (``uploads.slots``).  Holders are named ``HOST:PID:RANDOM``.
 """
 
 import contextlib
@@ -116,7 +118,7 @@ def release(db, kind, name, holder):
         connection.execute(sa.delete(tables.leases).where(c.kind == kind, c.name == name, c.holder == holder))
 
 
-def live_servers(connection):
+def live_servers():
     """A select of the holder names of the serve parents whose lease runs now."""
     c = tables.leases.c
     return sa.select(c.name).where(c.kind == SERVER, c.expires_at >= audit.now())

@@ -203,7 +203,7 @@ leases = sa.Table(
     # derived files.  Taken when free, expired or its holder's process is gone; renewed while held.  (A
     # hidden job's lease is its own row's ``owner`` and ``lease_until``.)
     sa.Column("kind", sa.String(16), primary_key=True),
-    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(200), primary_key=True),  # a board's name, a serve parent's holder name
     sa.Column("holder", sa.String(200), nullable=False),
     sa.Column("expires_at", sa.String(32), nullable=False),
 )

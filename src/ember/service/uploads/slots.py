@@ -89,7 +89,7 @@ def _free_ended(connection):
     slot without a holder is left alone); True when there were some."""
     c = tables.in_flight.c
     holders = set(connection.execute(sa.select(c.holder).where(c.holder.is_not(None)).distinct()).scalars())
-    live = set(connection.execute(live_servers(connection)).scalars())
+    live = set(connection.execute(live_servers()).scalars())
     ended = sorted(holder for holder in holders if holder not in live or gone(holder))
     if ended:
         connection.execute(sa.delete(tables.in_flight).where(c.holder.in_(ended)))

@@ -14,7 +14,7 @@ def upgrade():
     op.create_table(
         "leases",
         sa.Column("kind", sa.String(16), primary_key=True),
-        sa.Column("name", sa.String(64), primary_key=True),
+        sa.Column("name", sa.String(200), primary_key=True),
         sa.Column("holder", sa.String(200), nullable=False),
         sa.Column("expires_at", sa.String(32), nullable=False),
     )
