@@ -46,6 +46,8 @@ SANDBOX = (
     "tests/service/test_participant_status.py::test_jobs",
     "tests/cli/test_commands.py",  # the samples' service has a done hidden job
     "tests/service/test_bundle_tools.py::test_check_runs",
+    "tests/service/test_cluster_jobs.py",  # hidden jobs on Dask workers, in the sandbox
+    "tests/service/test_two_hosts.py",  # two hosts' hidden jobs run in the sandbox
     "tests/test_agent.py",
 )
 
@@ -164,6 +166,7 @@ SLOW = (
     "tests/service/test_bundles.py::test_ten_to_the_fifth_members_are_refused_at_the_limit",
     "tests/service/test_check_commitment.py",
     "tests/service/test_client.py",
+    "tests/service/test_cluster_jobs.py",  # a Dask cluster, a server and hidden jobs
     "tests/service/test_commands.py",  # starts real servers, databases or jobs
     "tests/service/test_copies.py",  # starts real servers, databases or jobs
     "tests/service/test_data_directory.py",
@@ -184,6 +187,7 @@ SLOW = (
     "tests/service/test_operating_docs.py",  # starts real servers, databases or jobs
     "tests/service/test_operator_commands.py",  # starts real servers, databases or jobs
     "tests/service/test_participant_status.py",  # starts real servers, databases or jobs
+    "tests/service/test_two_hosts.py",  # two servers, PostgreSQL and hidden jobs
     "tests/sim/test_burning_text.py",
     "tests/sim/test_burning_tracker.py",
     "tests/sim/test_fire_draws.py",

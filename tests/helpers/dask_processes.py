@@ -7,6 +7,8 @@ process that runs the episodes: a SIGKILL to it loses the worker for good.
 
 import contextlib
 import json
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -102,3 +104,21 @@ def dask_processes(folder, workers, wrap=None):
         yield cluster.start()
     finally:
         cluster.stop()
+
+
+def without_bwrap(number):
+    """Worker 1 sees no bubblewrap: ``/dev/null`` (not executable) bound over it in a mount namespace of its own
+    (a ``wrap`` for ``dask_processes``: as on a machine without the package)."""
+    if number != 1:
+        return []
+    found = shutil.which("bwrap")
+    script = f'mount --bind /dev/null {found} && exec "$0" "$@"'
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script]
+
+
+def worker_pids(address):
+    """{worker address: its process id} of the cluster's workers."""
+    from distributed import Client
+
+    with Client(address, set_as_default=False, timeout=START_S) as client:
+        return client.run(os.getpid)

@@ -13,7 +13,7 @@ import shutil
 import pytest
 
 from helpers.campaigns import ember_cli, write_campaign
-from helpers.dask_processes import dask_processes
+from helpers.dask_processes import dask_processes, without_bwrap
 
 POLICY = """
 from ember.sim.policies import GreedyPolicy
@@ -32,15 +32,6 @@ scenarios = ["builtin:office"]
 name = "walker"
 python = "walker:make"
 """
-
-
-def without_bwrap(number):
-    """Worker 1 sees no bubblewrap: ``/dev/null`` (not executable) bound over it in a mount namespace of its own."""
-    if number != 1:
-        return []
-    found = shutil.which("bwrap")
-    script = f'mount --bind /dev/null {found} && exec "$0" "$@"'
-    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script]
 
 
 def test_a_worker_that_cannot_make_the_sandbox_stops_the_campaign_before_it_runs(tmp_path):

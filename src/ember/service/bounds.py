@@ -40,6 +40,7 @@ from .boards import board_names, load_board
 from .derived import board_folder
 from .errors import ServiceRefusal
 from .export import TRACKS, export_board
+from .leases import BOARD
 from .responses import CORS, public
 
 HIDDEN_SETS = ("live", "final")
@@ -119,12 +120,18 @@ def write_private(path, data):
         raise
 
 
-def remove_partial(config):
-    """The temporary files of a ``Bounder`` killed mid-write (the start-up sweep)."""
-    for folder, _, files in os.walk(config.derived):
-        for entry in files:
-            if entry.startswith(f"{BOUNDS_FILE}.tmp-"):
-                os.unlink(os.path.join(folder, entry))
+def remove_partial(config, mine=None):
+    """The temporary files of a ``Bounder`` killed mid-write (the start-up sweep); with ``mine`` (a board's
+    name -> whether this host holds its lease) only those of the boards this host computes."""
+    if not os.path.isdir(config.derived):
+        return
+    for board in os.listdir(config.derived):
+        if mine is not None and not mine(board):
+            continue  # another host computes this board's files: its temporary file may be in the making
+        for folder, _, files in os.walk(os.path.join(config.derived, board)):
+            for entry in files:
+                if entry.startswith(f"{BOUNDS_FILE}.tmp-"):
+                    os.unlink(os.path.join(folder, entry))
 
 
 def shown_sets(board):
@@ -154,10 +161,11 @@ class Bounder:
     """The ``serve`` parent's bounds loop: every ``interval`` seconds, each board's missing bounds files made,
     one at a time, each in a spawned child process of its own."""
 
-    def __init__(self, config, db, interval=1.0):
+    def __init__(self, config, db, interval=1.0, leases=None):
         self.config = config
         self.db = db
         self.interval = interval
+        self.leases = leases  # several hosts: only the boards whose lease this process holds
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, name="ember-bounds", daemon=True)
         self.child = None
@@ -212,6 +220,8 @@ class Bounder:
         with self.db.transaction(read=True) as connection:
             names = board_names(connection)
         for name in names:
+            if self.leases is not None and not self.leases.hold(BOARD, name):
+                continue  # another host computes this board's files now
             with self.db.transaction(read=True) as connection:
                 todo = wanted(self.config, connection, name)
             for path, keys in todo:

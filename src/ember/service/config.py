@@ -1,8 +1,15 @@
-"""``DATA/service.toml``: the database URL and the limits of service.md §3 (with their defaults).
+"""``DATA/service.toml``: the database URL, the limits of service.md §3 (with their defaults), the shared store
+and the hidden track's Dask scheduler.
 
 Written once by ``ember service init`` at mode 0600 (a PostgreSQL URL may
 hold a password); read by every other service command.  Unknown keys and
-wrong types are refused, naming the key.
+wrong types are refused, naming the key.  ``record_store = PATH`` (an
+absolute path on a file system every host mounts) moves what several
+``serve`` hosts must all see -- ``records/``, ``derived/``, ``bundles/``,
+``jobs/`` -- out of DATA into PATH; DATA keeps what is the host's own
+(``service.toml``, the signing key, ``metrics/``).  ``[evaluation]
+scheduler = "tcp://HOST:PORT"`` runs the hidden track's jobs on that Dask
+cluster (``serve --scheduler`` wins over it).
 """
 
 import contextlib
@@ -64,6 +71,9 @@ class ServiceLimits:
         return self.max_verifications or os.cpu_count() or 1
 
 
+#: The keys of service.toml's top level.
+TOP_KEYS = ("database", "record_store", "limits", "boards", "evaluation")
+
 #: The limits a ``[boards.NAME]`` table of service.toml may set for one board (its bundles' maxima).
 BOARD_LIMITS = ("max_step_timeout", "max_memory_mb", "max_episode_timeout")
 
@@ -74,18 +84,25 @@ class ServiceConfig:
     database: str
     limits: ServiceLimits
     boards: dict = dataclasses.field(default_factory=dict)
+    store: str = None  # the shared store (``record_store``); None: DATA itself
+    scheduler: str = None  # the hidden track's Dask scheduler (``[evaluation] scheduler``); None: local workers
 
     def board_limits(self, name):
         """The limits that hold for board ``name``: ``[limits]`` with its ``[boards.NAME]`` maxima."""
         return dataclasses.replace(self.limits, **self.boards.get(name, {}))
 
     @property
+    def shared(self):
+        """The folder of what every host sharing the database must see: the shared store, else DATA."""
+        return self.store or self.data
+
+    @property
     def records(self):
-        return os.path.join(self.data, RECORD_STORE_DIR)
+        return os.path.join(self.shared, RECORD_STORE_DIR)
 
     @property
     def derived(self):
-        return os.path.join(self.data, "derived")
+        return os.path.join(self.shared, "derived")
 
 
 @contextlib.contextmanager
@@ -109,7 +126,7 @@ def sqlite_file(database):
 def check_private(config):
     """Refuse (``ServiceError`` naming the path) a DATA, database file or record store group or others can read."""
     database = sqlite_file(config.database)
-    paths = [config.data, config.records]
+    paths = [config.data, *([config.store] if config.store else []), config.records]
     if database is not None:
         paths += [database] + [database + suffix for suffix in ("-wal", "-shm")]
     for path in paths:
@@ -157,8 +174,9 @@ def read_config(data):
     path = os.path.join(data, CONFIG_FILE)
     value = _toml(path)
     for key in value:
-        if key not in ("database", "limits", "boards"):
-            raise ServiceError(f"{path}: {key}: unknown key; expected 'database', 'limits' or 'boards'")
+        if key not in TOP_KEYS:
+            expected = ", ".join(f"'{name}'" for name in TOP_KEYS)
+            raise ServiceError(f"{path}: {key}: unknown key; expected one of {expected}")
     database = value.get("database")
     if not isinstance(database, str) or not database:
         raise ServiceError(f"{path}: database: expected a SQLAlchemy URL (a string), got {database!r}")
@@ -182,4 +200,27 @@ def read_config(data):
                 raise ServiceError(f"{path}: boards.{name}.{key}: unknown key; expected one of {expected}")
             if type(limit) is not int or limit < 1:
                 raise ServiceError(f"{path}: boards.{name}.{key}: expected an integer >= 1, got {limit!r}")
-    return ServiceConfig(os.path.abspath(data), database, ServiceLimits(**table), boards)
+    store = value.get("record_store")
+    if store is not None and (not isinstance(store, str) or not os.path.isabs(store)):
+        raise ServiceError(f"{path}: record_store: expected an absolute path (a string), got {store!r}")
+    scheduler = _scheduler(path, value.get("evaluation", {}))
+    return ServiceConfig(
+        os.path.abspath(data), database, ServiceLimits(**table), boards,
+        store=os.path.normpath(store) if store is not None else None, scheduler=scheduler,
+    )  # fmt: skip
+
+
+def _scheduler(path, table):
+    """``[evaluation] scheduler``: a Dask scheduler's address (``tcp://HOST:PORT`` and the like), or None."""
+    if not isinstance(table, dict):
+        raise ServiceError(f"{path}: evaluation: expected a table")
+    for key in table:
+        if key != "scheduler":
+            raise ServiceError(f"{path}: evaluation.{key}: unknown key; expected 'scheduler'")
+    scheduler = table.get("scheduler")
+    if scheduler is not None and (not isinstance(scheduler, str) or "://" not in scheduler):
+        raise ServiceError(
+            f"{path}: evaluation.scheduler: expected a Dask scheduler's address such as 'tcp://HOST:8786', "
+            f"got {scheduler!r}"
+        )
+    return scheduler

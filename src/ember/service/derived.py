@@ -17,6 +17,7 @@ from ..errors import EmberError
 from ..results.layout import LOG_FILE
 from .boards import board_names, load_board
 from .export import NothingRanked, export_board
+from .leases import BOARD
 
 NONE_SUFFIX = ".none"
 KEEP = 2  # versions kept: a file being streamed from the previous one stays readable
@@ -88,13 +89,15 @@ def _prune(folder):
 
 class Deriver:
     """The ``serve`` parent's loop: every ``interval`` seconds, each board's derived files brought up to date,
-    then each of ``also(config, db, name)`` (the board page, built from them)."""
+    then each of ``also(config, db, name)`` (the board page, built from them).  With ``leases`` (several hosts
+    on one database and shared store) only the boards whose lease this process holds."""
 
-    def __init__(self, config, db, interval=1.0, also=()):
+    def __init__(self, config, db, interval=1.0, also=(), leases=None):
         self.config = config
         self.db = db
         self.interval = interval
         self.also = tuple(also)
+        self.leases = leases
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, name="ember-deriver", daemon=True)
 
@@ -107,6 +110,8 @@ class Deriver:
                 with self.db.transaction(read=True) as connection:
                     names = board_names(connection)
                 for name in names:
+                    if self.leases is not None and not self.leases.hold(BOARD, name):
+                        continue  # another host derives this board's files now
                     derive(self.config, self.db, name)
                     derive(self.config, self.db, name, track="live")
                     derive(self.config, self.db, name, track="final")

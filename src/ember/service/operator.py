@@ -167,7 +167,7 @@ def rerun_job(config, db, job_id):
         board = audit.lock_board(connection, job.board_id)
         if revealed(connection, board.id) or board.hidden_state is not None:
             raise ServiceError(f"job {job_id}: board {board.name}'s hidden track is revealed or being revealed")
-        if not os.path.isfile(os.path.join(config.data, job.bundle)):
+        if not os.path.isfile(os.path.join(config.shared, job.bundle)):
             raise ServiceError(f"job {job_id}: its bundle is no longer kept ({job.bundle})")
         team = connection.execute(sa.select(tables.teams.c.name).where(tables.teams.c.id == job.team_id)).scalar_one()
         new = str(uuid.uuid4())

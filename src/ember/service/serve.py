@@ -1,10 +1,12 @@
 """``ember service serve`` (service.md §2, §8): the start-up sweep, the derived files, uvicorn.
 
 The ``serve`` parent refuses a database with a pending migration, sweeps
-the record store (every temporary file; stored records no row names,
-older than an hour), forgets the uploads in flight of a server that was
-killed, starts the ``Deriver`` and the hidden track's ``Evaluator`` (in this
-process only) and then runs uvicorn with ``--workers``
+the record store (every temporary file no live process writes; stored
+records no row names, older than an hour), forgets the uploads in flight
+of a server that was killed, starts the ``Deriver`` and ``Bounder`` (each
+board's files made only under its lease, so that of several hosts sharing
+the database and the store one makes them) and the hidden track's
+``Evaluator`` (in this process only) and then runs uvicorn with ``--workers``
 server processes sharing the database.  It also removes the working folder of
 every job that is no longer queued or running (a server killed between a
 job's end and that folder's removal).  Header limits are uvicorn's
@@ -12,6 +14,7 @@ protocol settings: h11's incomplete-event size bounds a request's header
 bytes, and ``protocol.HeaderDeadline`` their time.
 """
 
+import contextlib
 import os
 
 import sqlalchemy as sa
@@ -24,9 +27,10 @@ from .config import TMP_DIR, UMASK, check_private
 from .derived import Deriver
 from .hidden.evaluator import Evaluator
 from .hidden.jobs import ACTIVE, bundle_uploads, jobs_root, remove_folder
+from .leases import BOARD, SERVER, SERVER_VARIABLE, Leases
 from .pages import write_page
 from .registry import open_service
-from .store import RecordStore
+from .store import RecordStore, abandoned
 from .uploads.slots import clear_slots
 
 
@@ -39,13 +43,17 @@ def start_up(config, db):
     bundles = bundle_uploads(config)
     if os.path.isdir(bundles):
         for name in os.listdir(bundles):
-            os.unlink(os.path.join(bundles, name))  # bundles a killed server was receiving
+            if abandoned(os.path.join(bundles, name)):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(bundles, name))  # bundles a killed server was receiving
+    # The folders first, then the jobs still active: a job never becomes active again once it ended, so a
+    # folder listed here whose job is not active afterwards is no evaluator's (another host's included).
+    folders = os.listdir(jobs_root(config)) if os.path.isdir(jobs_root(config)) else []
     with db.transaction(read=True) as connection:
         active = set(connection.execute(sa.select(tables.jobs.c.id).where(tables.jobs.c.state.in_(ACTIVE))).scalars())
-    if os.path.isdir(jobs_root(config)):
-        for name in os.listdir(jobs_root(config)):
-            if name != TMP_DIR and name not in active:
-                remove_folder(config, db, name)  # a job that ended just before its server was killed
+    for name in folders:
+        if name != TMP_DIR and name not in active:
+            remove_folder(config, db, name)  # a job that ended just before its server was killed
     return RecordStore(config.records).sweep(named)
 
 
@@ -98,12 +106,17 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, scheduler=None):
     config, db = checked(data)
     load_key(config.data)  # a DATA without its signing key is refused here, not in each worker
     start_up(config, db)
-    remove_partial(config)
-    bounder = Bounder(config, db)
+    # Each board's derived files and bounds are made by the one serve parent holding its lease, however many
+    # hosts share the database and the store; the leases are renewed while this process lives.
+    leases = Leases(db, config.limits.job_lease_s)
+    leases.hold(SERVER, leases.holder)  # this parent's own: its servers' upload slots live while it does
+    os.environ[SERVER_VARIABLE] = leases.holder
+    remove_partial(config, mine=lambda board: leases.hold(BOARD, board))
+    bounder = Bounder(config, db, leases=leases)
     bounder.start()
-    deriver = Deriver(config, db, also=(write_page,))
+    deriver = Deriver(config, db, also=(write_page,), leases=leases)
     deriver.start()
-    evaluator = Evaluator(config, db, scheduler=scheduler)
+    evaluator = Evaluator(config, db, scheduler=scheduler or config.scheduler)
     evaluator.start()
     os.environ[DATA_VARIABLE] = config.data
     metrics.prepare(config.data)
@@ -127,3 +140,4 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, scheduler=None):
         bounder.close()
         deriver.stop.set()
         evaluator.stop.set()
+        leases.close()

@@ -5,8 +5,12 @@ while they stream; only after the engine's verdict is the file fsynced
 and renamed to its content address (h = SHA-256 of the decompressed
 record, suffix from its first bytes).  A full disk is a
 ``RecordStoreFullError`` naming the store.  At start the ``serve`` parent
-sweeps: every temporary file goes, and a stored record goes only when no
-row names it and it is older than an hour.
+sweeps: every temporary file no live process writes goes, and a stored
+record goes only when no row names it and it is older than an hour.  A
+temporary file is named after the process writing it (``HOST:PID:RANDOM.part``):
+a store shared by several hosts keeps another host's uploads in flight
+(its processes run, or it is another machine's and was written to within
+the hour) while a killed server's go.
 """
 
 import contextlib
@@ -20,10 +24,30 @@ from ..engine.authenticate import record_suffix
 from ..errors import RecordStoreFullError
 from ..files import fsync_directory
 from .config import TMP_DIR
+from .leases import gone, holder_name
 
 SWEEP_AGE_S = 3600
 _STORED = re.compile(r"[0-9a-f]{2}/[0-9a-f]{64}\.record(\.gz|\.zst)?")
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def temporary_name():
+    """A new temporary file's name, naming the process that writes it: ``HOST:PID:RANDOM.part``."""
+    return f"{holder_name().rpartition(':')[0]}:{uuid.uuid4().hex}.part"
+
+
+def abandoned(path, age_s=SWEEP_AGE_S):
+    """True when the temporary file ``path`` is no live process's: its writer gone (a process of this host that
+    no longer runs), a name that names none (an older EMBER's), or a file untouched for ``age_s`` (a writer on
+    another host that stopped)."""
+    name = os.path.basename(path)
+    writer = name[: -len(".part")] if name.endswith(".part") else name
+    if writer.count(":") != 2 or gone(writer):
+        return True
+    try:
+        return os.lstat(path).st_mtime < time.time() - age_s
+    except FileNotFoundError:
+        return False  # its writer committed or discarded it just now
 
 
 class RecordStore:
@@ -38,7 +62,7 @@ class RecordStore:
         """A new temporary record file (``TemporaryRecord``)."""
         try:
             os.makedirs(self.tmp, exist_ok=True)
-            return TemporaryRecord(self, os.path.join(self.tmp, f"{uuid.uuid4()}.part"))
+            return TemporaryRecord(self, os.path.join(self.tmp, temporary_name()))
         except OSError as exc:
             if exc.errno in _FULL:
                 raise self.full(exc) from None
@@ -51,12 +75,15 @@ class RecordStore:
         return os.path.join(self.root, stored)
 
     def sweep(self, named, age_s=SWEEP_AGE_S):
-        """Remove every temporary file, and each stored record no row names (``named``) older than ``age_s``."""
+        """Remove every abandoned temporary file, and each stored record no row names (``named``) older than
+        ``age_s``."""
         removed = []
         if os.path.isdir(self.tmp):
             for name in os.listdir(self.tmp):
-                os.unlink(os.path.join(self.tmp, name))
-                removed.append(os.path.join(TMP_DIR, name))
+                if abandoned(os.path.join(self.tmp, name), age_s):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(os.path.join(self.tmp, name))
+                    removed.append(os.path.join(TMP_DIR, name))
         limit = time.time() - age_s
         for prefix in sorted(os.listdir(self.root)) if os.path.isdir(self.root) else ():
             folder = os.path.join(self.root, prefix)

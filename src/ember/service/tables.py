@@ -193,3 +193,20 @@ locks = sa.Table(
 # --- the sixth schema version: a team the operator disabled (its tokens stop working) ---
 
 teams.append_column(sa.Column("disabled_at", sa.String(32), nullable=True))
+
+# --- 0007_cluster: leases of the work one of several serve hosts does for all of them ---
+
+leases = sa.Table(
+    "leases",
+    metadata,
+    # Who does a piece of shared work now: one row per (kind, name), e.g. ("board", NAME) for a board's
+    # derived files.  Taken when free, expired or its holder's process is gone; renewed while held.  (A
+    # hidden job's lease is its own row's ``owner`` and ``lease_until``.)
+    sa.Column("kind", sa.String(16), primary_key=True),
+    sa.Column("name", sa.String(200), primary_key=True),  # a board's name, a serve parent's holder name
+    sa.Column("holder", sa.String(200), nullable=False),
+    sa.Column("expires_at", sa.String(32), nullable=False),
+)
+# The serve parent whose servers hold a slot (its lease ("server", HOLDER) renewed while it lives): another
+# host's start or a limit reached frees only the slots of a server that is gone.  Null: a slot of before.
+in_flight.append_column(sa.Column("holder", sa.String(200), nullable=True))

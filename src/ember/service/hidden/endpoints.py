@@ -10,13 +10,13 @@ or while it sends another bundle)."""
 
 import contextlib
 import os
-import uuid
 
 from starlette.responses import JSONResponse
 
 from ..boards import load_board
 from ..errors import CLOSE, ServiceRefusal
 from ..responses import threaded
+from ..store import temporary_name
 from ..uploads.body import body_chunks
 from ..uploads.verifier import in_process
 from . import jobs
@@ -26,7 +26,7 @@ from .bundles import check_bundle
 def _temporary(service):
     folder = jobs.bundle_uploads(service.config)
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    return os.path.join(folder, f"{uuid.uuid4()}.part")
+    return os.path.join(folder, temporary_name())
 
 
 async def agents(request):

@@ -136,7 +136,7 @@ class Evaluator:
         if not os.path.isdir(files.agent):
             partial = files.agent + ".part"
             shutil.rmtree(partial, ignore_errors=True)
-            extract_bundle(os.path.join(self.config.data, job.bundle), partial)
+            extract_bundle(jobs.bundle_file(self.config, job), partial)
             os.rename(partial, files.agent)
         scenarios = os.path.join(files.folder, jobs.SCENARIOS_NAME)
         os.makedirs(scenarios, mode=0o700, exist_ok=True)

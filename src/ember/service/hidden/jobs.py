@@ -20,12 +20,10 @@ tail (at most ``STDERR_KEPT`` bytes) in the database.
 """
 
 import contextlib
-import datetime
 import json
 import os
 import re
 import shutil
-import socket
 import uuid
 
 import sqlalchemy as sa
@@ -35,6 +33,7 @@ from ...results.layout import log_file
 from .. import audit, tables
 from ..config import TMP_DIR
 from ..errors import ServiceRefusal, retry_after
+from ..leases import gone, holder_name, later
 from ..owned import find_owned
 
 JOBS_DIR = "jobs"
@@ -53,7 +52,7 @@ RETRY_AFTER = retry_after(60)
 
 
 def jobs_root(config):
-    return os.path.join(config.data, JOBS_DIR)
+    return os.path.join(config.shared, JOBS_DIR)
 
 
 def bundle_uploads(config):
@@ -62,7 +61,13 @@ def bundle_uploads(config):
 
 
 def bundle_path(config, job_id):
-    return os.path.join(config.data, BUNDLES_DIR, job_id + BUNDLE_SUFFIX)
+    return os.path.join(config.shared, BUNDLES_DIR, job_id + BUNDLE_SUFFIX)
+
+
+def bundle_file(config, job):
+    """The file of a job's kept bundle: its ``bundle`` column is relative to the shared store (DATA without one),
+    so every host finds it."""
+    return os.path.join(config.shared, job.bundle)
 
 
 class JobFiles:
@@ -78,29 +83,8 @@ class JobFiles:
         return os.path.join(self.results, log_file(policy, scenario_id, seed, "stderr"))
 
 
-def owner_name():
-    """This evaluator's name in a lease: host, process id and a random part."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-def _gone(owner):
-    """True when ``owner`` names a process of this host that no longer runs (its lease need not be waited out)."""
-    host, _, rest = (owner or "").partition(":")
-    pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
-def _later(seconds):
-    moment = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=seconds)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+#: This evaluator's name in a lease: host, process id and a random part.
+owner_name = holder_name
 
 
 def create(config, db, board, team, upload, manifest):
@@ -140,7 +124,7 @@ def create(config, db, board, team, upload, manifest):
             connection.execute(
                 sa.insert(tables.jobs).values(
                     id=job_id, board_id=board.id, team_id=team.id, policy=manifest.name, state="queued",
-                    bundle=os.path.relpath(bundle, config.data), created_at=audit.now(),
+                    bundle=os.path.relpath(bundle, config.shared), created_at=audit.now(),
                     manifest=canonical_json_reference(manifest.as_dict()), key_set="live",
                 )
             )  # fmt: skip
@@ -176,16 +160,16 @@ def remove_folder(config, db, job_id):
     with db.transaction() as connection:
         inside = connection.execute(
             sa.select(c.bundle)
-            .where(c.bundle.startswith(os.path.relpath(folder, config.data) + os.sep, autoescape=True))
+            .where(c.bundle.startswith(os.path.relpath(folder, config.shared) + os.sep, autoescape=True))
             .distinct()
         ).scalars()
         for old in list(inside):
             kept = bundle_path(config, job_id)
-            if os.path.exists(os.path.join(config.data, old)):
+            if os.path.exists(os.path.join(config.shared, old)):
                 os.makedirs(os.path.dirname(kept), mode=0o700, exist_ok=True)
-                os.replace(os.path.join(config.data, old), kept)
+                os.replace(os.path.join(config.shared, old), kept)
             connection.execute(
-                sa.update(tables.jobs).where(c.bundle == old).values(bundle=os.path.relpath(kept, config.data))
+                sa.update(tables.jobs).where(c.bundle == old).values(bundle=os.path.relpath(kept, config.shared))
             )
     shutil.rmtree(folder, ignore_errors=True)
 
@@ -208,14 +192,14 @@ def claim(db, owner, lease_s):
         ).all()
         now = audit.now()
         for job in candidates:
-            free = job.state == "queued" or job.lease_until is None or job.lease_until < now or _gone(job.owner)
+            free = job.state == "queued" or job.lease_until is None or job.lease_until < now or gone(job.owner)
             if not free:
                 continue
             same_owner = c.owner.is_(None) if job.owner is None else c.owner == job.owner
             taken = connection.execute(
                 sa.update(tables.jobs)
                 .where(c.id == job.id, c.state == job.state, same_owner)
-                .values(state="running", owner=owner, lease_until=_later(lease_s))
+                .values(state="running", owner=owner, lease_until=later(lease_s))
             )
             if taken.rowcount == 1:
                 return job.id
@@ -229,7 +213,7 @@ def renew(db, job_id, owner, lease_s):
         done = connection.execute(
             sa.update(tables.jobs)
             .where(c.id == job_id, c.owner == owner, c.state == "running")
-            .values(lease_until=_later(lease_s))
+            .values(lease_until=later(lease_s))
         )
         return done.rowcount == 1
 
