@@ -71,13 +71,23 @@ def current_page(url):
 SHOWN = """
 (function () {
   function text(node) { return node ? node.textContent.replace(/\\s+/g, " ").trim() : null; }
+  function value(cell) {
+    // A policy cell: its name (the description, link and date are under it); a folded cell: its pairs.
+    var name = cell.querySelector(".name");
+    if (name) { return text(name); }
+    var pairs = cell.querySelector("dl");
+    if (!pairs) { return text(cell); }
+    var found = {};
+    pairs.querySelectorAll("dt").forEach(function (dt) { found[text(dt)] = text(dt.nextElementSibling); });
+    return found;
+  }
   function table(selector) {
     var found = document.querySelector(selector);
     if (!found) { return null; }
     var heads = Array.prototype.map.call(found.tHead.rows[0].cells, text);
     return Array.prototype.map.call(found.tBodies[0].rows, function (row) {
       var cells = {};
-      heads.forEach(function (head, i) { cells[head] = text(row.cells[i]); });
+      heads.forEach(function (head, i) { cells[head] = value(row.cells[i]); });
       return cells;
     });
   }
@@ -133,10 +143,18 @@ def test_the_page_shows_the_numbers_of_rank_and_stats_on_the_export(board, brows
         assert row["rank"] == str(entry["rank"])
         assert row["rank 95%"] == (str(low) if low == high else f"{low}–{high}")
         assert row["group"] == str(stats["group"])
-        for field, head in (("casualties", "casualties"), ("stranded", "stranded"), ("evacuated", "evacuated")):
-            assert row[head] == interval_text(stats[field]) and stats[field]["total"] == entry[field]
-        assert row["person-time to safety"] == interval_text(stats["person_time_to_safety_total"])
-        assert row["exposure"] == f"{entry['exposure']:.4f}"
+        for field in ("casualties", "stranded", "evacuated"):
+            assert stats[field]["total"] == entry[field]
+        assert (row["casualties"], row["stranded"]) == (
+            interval_text(stats["casualties"]),
+            interval_text(stats["stranded"]),
+        )
+        assert row["evacuated"] == f"{interval_text(stats['evacuated'])} of {entry['population']}"
+        more = row["more"]
+        assert more["person-time to safety"] == interval_text(stats["person_time_to_safety_total"])
+        assert more["exposure"] == f"{entry['exposure']:.4f}"
+        assert more["mean time to safety"] == f"{entry['mean_person_time_to_safety']:.2f}"
+        assert more["failed before ok"] == str(entry["failed_before_ok"])
 
     # The pairs: the statistics' (with their p-values) and the ranking's episode counts.
     assert [(r["above"], r["below"]) for r in shown["statisticsPairs"]] == [
@@ -183,7 +201,7 @@ LEADERBOARD_POLICIES = """
   var open = document.querySelector("#open-submissions table");
   return {version: Number(document.documentElement.getAttribute("data-board-version")),
           ranked: table ? Array.prototype.map.call(table.tBodies[0].rows, function (r) {
-            return r.cells[3].textContent.trim(); }) : [],
+            return r.cells[3].querySelector(".name").textContent.trim(); }) : [],
           open: open ? Array.prototype.map.call(open.tBodies[0].rows, function (r) {
             return r.cells[0].textContent.trim() + " " + r.cells[2].textContent.trim(); }) : []};
 })()
