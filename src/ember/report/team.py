@@ -171,9 +171,9 @@ _SCRIPT = """
       frag.appendChild(j.failures.length ? table("failures", ["scenario", "error"], j.failures.map(function (f) {
         return [f.scenario_id === null ? "(the whole job)" : f.scenario_id, f.error]; }), [0, 1])
         : el("p", "No failure.", "note"));
-      if (typeof j.stderr_tail === "string") {
+      if (Array.isArray(j.stderr_tail)) {
         frag.appendChild(heading("Standard error (the last lines)"));
-        frag.appendChild(el("pre", j.stderr_tail, "tail"));
+        frag.appendChild(el("pre", j.stderr_tail.join("\\n"), "tail"));
       }
       return frag;
     }
