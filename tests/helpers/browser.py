@@ -74,11 +74,10 @@ class DevTools:
         self._buffer = b""
         self._next_id = 0
         self.events = []
-        self._deadline = time.monotonic() + HANG_LIMIT_S
 
     def _receive(self, until):
         while b"\0" not in self._buffer:
-            left = min(until, self._deadline) - time.monotonic()
+            left = until - time.monotonic()
             if left <= 0:
                 return None
             ready, _, _ = select.select([self._from_browser], [], [], left)
@@ -98,8 +97,10 @@ class DevTools:
         data = json.dumps(message).encode() + b"\0"
         while data:
             data = data[os.write(self._to_browser, data) :]
+        # Each command's own limit, not the browser's lifetime: a browser shared by a module's tests lives longer.
+        deadline = time.monotonic() + HANG_LIMIT_S
         while True:
-            reply = self._receive(self._deadline)
+            reply = self._receive(deadline)
             if reply is None:
                 raise TimeoutError(f"no reply to {method}")
             if reply.get("id") == self._next_id:
@@ -109,10 +110,11 @@ class DevTools:
             self.events.append(reply)
 
     def wait_for(self, method, session):
+        deadline = time.monotonic() + HANG_LIMIT_S
         while True:
             if any(e.get("method") == method and e.get("sessionId") == session for e in self.events):
                 return
-            event = self._receive(self._deadline)
+            event = self._receive(deadline)
             if event is None:
                 raise TimeoutError(f"no {method} event")
             self.events.append(event)

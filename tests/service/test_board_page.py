@@ -111,6 +111,7 @@ SHOWN = """
       var when = td.querySelector(".when time");
       return [page ? page.getAttribute("href") : null, when ? when.getAttribute("datetime") : null]; }),
     width: document.documentElement.scrollWidth,
+    facts: Array.prototype.map.call(document.querySelectorAll("#facts span"), text),
     publicSeeds: document.body.textContent.split("public seeds: a policy could").length - 1
   };
 })()
@@ -202,6 +203,8 @@ def test_the_page_shows_the_numbers_of_rank_and_stats_on_the_export(board, brows
         [f"/submissions/{listing[e['policy']]['id']}", listing[e["policy"]]["closed_at"]] for e in ranking["ranked"]
     ]
     assert shown["width"] <= 1280 and shown["publicSeeds"] == 1
+    # The board's counts: teams with a submission (delta's open one too), closed submissions.
+    assert shown["facts"] == ["4 teams", "3 submissions"]
 
     # The open submission and its progress; closed ones are not in that table.
     assert [(r["team"], r["policy"], r["keys done"]) for r in shown["open"]] == [("delta", "greedy-v2", f"1 / {KEYS}")]
@@ -389,6 +392,8 @@ def test_a_hidden_track_calls_its_policies_bundles_and_is_plotted_only_after_the
             tab = Tab(browser)
             tab.open(f"{server.url}/boards/office")
             shown.append(tab.evaluate(HIDDEN_SHOWN))
+            tab.open(f"{server.url}/")
+            shown[-1]["index"] = tab.evaluate(INDEX)["rows"][0]["hidden track"]
             problems = tab.check(None, b"", allowed=(server.url + "/",)).problems
             tab.close()
             assert problems == []
@@ -398,6 +403,7 @@ def test_a_hidden_track_calls_its_policies_bundles_and_is_plotted_only_after_the
     for seen in shown:
         assert seen["names"] == ["alpha.walker"] and seen["kinds"] == ["bundle"] and seen["width"] <= 1280
     # Before the reveal the plots would show each secret seed's outcome: none is drawn.
+    assert (before["index"], after["index"]) == ("secret", "revealed")
     assert before["figures"] == 0 and before["plotsNote"].startswith(
         "This track is plotted once its seeds are revealed"
     )

@@ -211,7 +211,7 @@ def api_paths(board):
 #: The report's plots of a track, by what they are drawn from: a new board version with the same ranked rows
 #: (most versions: an upload to an open submission) draws nothing again.
 _figures = {}
-_FIGURES_KEPT = 16
+_FIGURES_KEPT = 8
 
 
 def _draw(board, track):
