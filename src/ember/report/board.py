@@ -426,6 +426,7 @@ def track_sections(track):
         distances=track.distances,
         limit=LIMIT,
         leaderboard=_leaderboard(track) if track.statistics is not None else None,
+        kind=track.kind,
     )
     parts.append((f"{anchor}plots", "Plots", _plots(track, anchor)))
     return "\n".join([head, *(section(a, f"{title}: {name}", b) for a, name, b in parts)])

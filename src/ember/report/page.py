@@ -439,7 +439,7 @@ def _counts_row(first, second, counts, keys, last):
     return ("", [first, second, *(cell(counts[k]) for k in keys), cell(last, cls="text")])
 
 
-def _unranked(ranking, limit=None):
+def _unranked(ranking, limit=None, kind=None):
     if not ranking["unranked"]:
         return '<p class="note">Every policy has an ok row for every episode: none is unranked.</p>'
     rows = []
@@ -447,9 +447,9 @@ def _unranked(ranking, limit=None):
     for entry in unranked:
         parts = [f"{entry[k]} {k}" for k in ("ok", "failed", "missing") if entry[k]]
         why = f"not comparable on this campaign: {', '.join(parts)} of {ranking['episodes']} episodes"
-        kind = cell(f'<span class="kind">{escape(entry["kind"])}</span>', cls="text")
+        shown = cell(f'<span class="kind">{escape(kind or entry["kind"])}</span>', cls="text")
         rows.append(
-            _counts_row(policy_cell(entry["policy"], None), kind, entry, ("ok", "failed", "missing"), escape(why))
+            _counts_row(policy_cell(entry["policy"], None), shown, entry, ("ok", "failed", "missing"), escape(why))
         )
     headers = ("policy", "kind", "ok", "failed", "missing", "why")
     return _UNRANKED_NOTE + table(headers, rows, text_columns=(0, 1, 5)) + more
@@ -570,7 +570,7 @@ def _public_seeds(public_seeds):
 
 def ranking_sections(
     campaign, ranking, views, statistics=None, anchor="", after_scenario=None, public_seeds=True, distances=None,
-    limit=None, leaderboard=None,
+    limit=None, leaderboard=None, kind=None,
 ):  # fmt: skip
     """The sections of a ranking that every page shows: leaderboard, how sure, pairs, per scenario.
 
@@ -580,7 +580,8 @@ def ranking_sections(
     ``ember.results.distance.Distances`` of the rows when their bounds are known (bounds.md §5).
     ``limit``: the pairs, unranked and per-scenario tables show at most that many lines (the first ones,
     with a note naming the file that has them all); ``leaderboard(ranking, colour, statistics, distances)``:
-    the leaderboard's table, when not the report's.
+    the leaderboard's table, when not the report's; ``kind``: what the unranked table calls every policy's
+    kind, when not the ranking's.
     """
     from .plots import colours
 
@@ -596,7 +597,7 @@ Safety first: fewer casualties always rank above more, whatever the times.</div>
 <p class="note">Exposure is Σ count / d over each episode's fire-distance histogram (a proximity proxy, not a
 physical dose). Click a column header to sort; the rank column restores the official order.</p>
 <h3>Unranked</h3>
-{_unranked(ranking, limit)}"""
+{_unranked(ranking, limit, kind)}"""
     return [
         (f"{anchor}leaderboard", "Leaderboard", leaderboard),
         (f"{anchor}statistics", "How sure is the order", _statistics(statistics, limit)),
