@@ -109,10 +109,11 @@ class DevTools:
                 return reply["result"]
             self.events.append(reply)
 
-    def wait_for(self, method, session):
+    def wait_for(self, method, session, after=0):
+        """Wait for a ``method`` event of ``session`` among the events from index ``after`` on."""
         deadline = time.monotonic() + HANG_LIMIT_S
         while True:
-            if any(e.get("method") == method and e.get("sessionId") == session for e in self.events):
+            if any(e.get("method") == method and e.get("sessionId") == session for e in self.events[after:]):
                 return
             event = self._receive(deadline)
             if event is None:
@@ -184,8 +185,10 @@ class Tab:
         )
 
     def open(self, url):
+        # The load event of this navigation: a tab opened before has an earlier page's among its events.
+        start = len(self.browser.events)
         self.browser.send("Page.navigate", {"url": url}, session=self.session)
-        self.browser.wait_for("Page.loadEventFired", self.session)
+        self.browser.wait_for("Page.loadEventFired", self.session, after=start)
 
     def evaluate(self, script):
         result = self.browser.send(
