@@ -134,6 +134,7 @@ SLOW = (
     "tests/record/test_reader.py::test_json_dumps_round_trips",
     "tests/record/test_reader.py::test_max_part_bytes_refuses_a_huge_part_while_reading_it",
     "tests/report/test_board_page.py",
+    "tests/report/test_board_page_scale.py",
     "tests/report/test_report.py::test_a_campaign_with_public_seeds_says_so",
     "tests/report/test_report.py::test_cli_writes_the_page",
     "tests/report/test_report.py::test_free_text_is_escaped_and_odd_ids_are_plotted",
@@ -188,6 +189,7 @@ SLOW = (
     "tests/service/test_operator_commands.py",  # starts real servers, databases or jobs
     "tests/service/test_participant_status.py",  # starts real servers, databases or jobs
     "tests/service/test_two_hosts.py",  # two servers, PostgreSQL and hidden jobs
+    "tests/service/test_team_pages.py",  # starts real servers, databases or jobs
     "tests/sim/test_burning_text.py",
     "tests/sim/test_burning_tracker.py",
     "tests/sim/test_fire_draws.py",

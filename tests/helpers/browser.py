@@ -74,11 +74,10 @@ class DevTools:
         self._buffer = b""
         self._next_id = 0
         self.events = []
-        self._deadline = time.monotonic() + HANG_LIMIT_S
 
     def _receive(self, until):
         while b"\0" not in self._buffer:
-            left = min(until, self._deadline) - time.monotonic()
+            left = until - time.monotonic()
             if left <= 0:
                 return None
             ready, _, _ = select.select([self._from_browser], [], [], left)
@@ -98,8 +97,10 @@ class DevTools:
         data = json.dumps(message).encode() + b"\0"
         while data:
             data = data[os.write(self._to_browser, data) :]
+        # Each command's own limit, not the browser's lifetime: a browser shared by a module's tests lives longer.
+        deadline = time.monotonic() + HANG_LIMIT_S
         while True:
-            reply = self._receive(self._deadline)
+            reply = self._receive(deadline)
             if reply is None:
                 raise TimeoutError(f"no reply to {method}")
             if reply.get("id") == self._next_id:
@@ -108,11 +109,13 @@ class DevTools:
                 return reply["result"]
             self.events.append(reply)
 
-    def wait_for(self, method, session):
+    def wait_for(self, method, session, after=0):
+        """Wait for a ``method`` event of ``session`` among the events from index ``after`` on."""
+        deadline = time.monotonic() + HANG_LIMIT_S
         while True:
-            if any(e.get("method") == method and e.get("sessionId") == session for e in self.events):
+            if any(e.get("method") == method and e.get("sessionId") == session for e in self.events[after:]):
                 return
-            event = self._receive(self._deadline)
+            event = self._receive(deadline)
             if event is None:
                 raise TimeoutError(f"no {method} event")
             self.events.append(event)
@@ -182,8 +185,10 @@ class Tab:
         )
 
     def open(self, url):
+        # The load event of this navigation: a tab opened before has an earlier page's among its events.
+        start = len(self.browser.events)
         self.browser.send("Page.navigate", {"url": url}, session=self.session)
-        self.browser.wait_for("Page.loadEventFired", self.session)
+        self.browser.wait_for("Page.loadEventFired", self.session, after=start)
 
     def evaluate(self, script):
         result = self.browser.send(

@@ -90,3 +90,60 @@ def test_a_track_with_nothing_ranked_says_so():
     assert "No submission is ranked on this track yet." in page and OPEN_LABEL in page
     assert "No open submission." in page and 'data-board-version="3"' in page
     assert "/api/records/" not in page
+
+
+SCRIPTED = '<script>window.injected = 2</script><b onmouseover="window.injected = 3">bold</b>'
+
+ABOUT = """
+(function () {
+  var cells = Array.prototype.map.call(document.querySelectorAll("#open-leaderboard td.who"), function (td) {
+    var link = td.querySelector("a.link");
+    return {name: td.querySelector(".name").textContent, page: td.querySelector("a.name") ?
+              td.querySelector("a.name").getAttribute("href") : null,
+            description: td.querySelector(".description") ? td.querySelector(".description").textContent : null,
+            link: link ? [link.getAttribute("href"), link.getAttribute("rel")] : null,
+            anchors: td.querySelectorAll("a").length, when: td.querySelector(".when time") ?
+              td.querySelector(".when time").getAttribute("datetime") : null};
+  });
+  return {injected: window.injected === undefined ? null : window.injected,
+          scripts: document.querySelectorAll("script").length, bold: document.querySelectorAll("b").length,
+          cells: cells, description: document.querySelector("#description").textContent,
+          facts: document.querySelector("#facts").textContent,
+          width: document.documentElement.scrollWidth};
+})()
+"""
+
+
+def test_a_hostile_description_is_text_and_only_an_http_link_is_a_link(browser, tmp_path, ranked):
+    """A team's description and link, and the board's description, are the submitter's words: text on the page,
+    never markup; a link is a link only when it is http or https, and then rel="nofollow noopener"."""
+    from ember.report.board import About
+
+    campaign, episodes, ranking, statistics = ranked
+    track = track_of_rows(
+        "open", OPEN_LABEL, campaign, episodes, ranking, statistics, lambda h: f"/api/records/{h}", True
+    )
+    policies = [entry["policy"] for entry in ranking["ranked"]]
+    links = ["javascript:window.injected = 4", "https://example.org/paper?a=1&b=<i>2</i>", "data:text/html,<b>x</b>"]
+    for number, (policy, link) in enumerate(zip(policies, links, strict=True)):
+        when = "2026-12-03T05:38:51.123456Z"
+        track.about[policy] = About(f"/submissions/{number}", when, SCRIPTED + HOSTILE, link)
+    facts = {"description": SCRIPTED, "closes": "2026-12-24T00:00:00.000000Z", "teams": 3, "submissions": 1}
+    page = board_page("office", {}, 3, [track], [], "/api/x", facts=facts)
+    path = tmp_path / "board.html"
+    path.write_text(page, encoding="utf-8")
+    check = load_page(browser, path, ABOUT)
+    assert check.problems == []
+    shown = check.script_result
+    assert (shown["injected"], shown["scripts"], shown["bold"]) == (None, 1, 0)
+    assert shown["description"] == SCRIPTED
+    assert shown["facts"] == "closes 2026-12-24 00:00 UTC3 teams1 submission"
+    assert [cell["name"] for cell in shown["cells"]] == policies
+    assert [cell["page"] for cell in shown["cells"]] == ["/submissions/0", "/submissions/1", "/submissions/2"]
+    assert all(cell["description"] == SCRIPTED + HOSTILE for cell in shown["cells"])
+    assert all(cell["when"] == "2026-12-03T05:38:51.123456Z" for cell in shown["cells"])
+    # Only the https link is one; the javascript: and data: ones are not on the page at all.
+    assert [cell["link"] for cell in shown["cells"]] == [None, [links[1], "nofollow noopener"], None]
+    assert [cell["anchors"] for cell in shown["cells"]] == [1, 2, 1]
+    assert "javascript:" not in page and "data:text/html" not in page
+    assert shown["width"] <= 1280

@@ -71,13 +71,23 @@ def current_page(url):
 SHOWN = """
 (function () {
   function text(node) { return node ? node.textContent.replace(/\\s+/g, " ").trim() : null; }
+  function value(cell) {
+    // A policy cell: its name (the description, link and date are under it); a folded cell: its pairs.
+    var name = cell.querySelector(".name");
+    if (name) { return text(name); }
+    var pairs = cell.querySelector("dl");
+    if (!pairs) { return text(cell); }
+    var found = {};
+    pairs.querySelectorAll("dt").forEach(function (dt) { found[text(dt)] = text(dt.nextElementSibling); });
+    return found;
+  }
   function table(selector) {
     var found = document.querySelector(selector);
     if (!found) { return null; }
     var heads = Array.prototype.map.call(found.tHead.rows[0].cells, text);
     return Array.prototype.map.call(found.tBodies[0].rows, function (row) {
       var cells = {};
-      heads.forEach(function (head, i) { cells[head] = text(row.cells[i]); });
+      heads.forEach(function (head, i) { cells[head] = value(row.cells[i]); });
       return cells;
     });
   }
@@ -95,7 +105,14 @@ SHOWN = """
     scenarios: scenarios,
     records: Array.prototype.map.call(document.querySelectorAll("#open-scenarios a.record"), function (a) {
       return a.getAttribute("href"); }),
-    open: table("#open-submissions table")
+    open: table("#open-submissions table"),
+    pages: Array.prototype.map.call(document.querySelectorAll("#open-leaderboard td.who"), function (td) {
+      var page = td.querySelector("a.name");
+      var when = td.querySelector(".when time");
+      return [page ? page.getAttribute("href") : null, when ? when.getAttribute("datetime") : null]; }),
+    width: document.documentElement.scrollWidth,
+    facts: Array.prototype.map.call(document.querySelectorAll("#facts span"), text),
+    publicSeeds: document.body.textContent.split("public seeds: a policy could").length - 1
   };
 })()
 """
@@ -133,10 +150,18 @@ def test_the_page_shows_the_numbers_of_rank_and_stats_on_the_export(board, brows
         assert row["rank"] == str(entry["rank"])
         assert row["rank 95%"] == (str(low) if low == high else f"{low}–{high}")
         assert row["group"] == str(stats["group"])
-        for field, head in (("casualties", "casualties"), ("stranded", "stranded"), ("evacuated", "evacuated")):
-            assert row[head] == interval_text(stats[field]) and stats[field]["total"] == entry[field]
-        assert row["person-time to safety"] == interval_text(stats["person_time_to_safety_total"])
-        assert row["exposure"] == f"{entry['exposure']:.4f}"
+        for field in ("casualties", "stranded", "evacuated"):
+            assert stats[field]["total"] == entry[field]
+        assert (row["casualties"], row["stranded"]) == (
+            interval_text(stats["casualties"]),
+            interval_text(stats["stranded"]),
+        )
+        assert row["evacuated"] == f"{interval_text(stats['evacuated'])} of {entry['population']}"
+        more = row["more"]
+        assert more["person-time to safety"] == interval_text(stats["person_time_to_safety_total"])
+        assert more["exposure"] == f"{entry['exposure']:.4f}"
+        assert more["mean time to safety"] == f"{entry['mean_person_time_to_safety']:.2f}"
+        assert more["failed before ok"] == str(entry["failed_before_ok"])
 
     # The pairs: the statistics' (with their p-values) and the ranking's episode counts.
     assert [(r["above"], r["below"]) for r in shown["statisticsPairs"]] == [
@@ -172,9 +197,50 @@ def test_the_page_shows_the_numbers_of_rank_and_stats_on_the_export(board, brows
     assert fetched.status_code == 200
     assert hashlib.sha256(gzip.decompress(fetched.content)).hexdigest() == link.rsplit("/", 1)[1]
 
+    # Each ranked row links its submission's page and says when it was closed (the board's public listing).
+    listing = {f"{s['team']}.{s['policy']}": s for s in httpx.get(f"{url}/api/boards/{BOARD}/submissions").json()}
+    assert shown["pages"] == [
+        [f"/submissions/{listing[e['policy']]['id']}", listing[e["policy"]]["closed_at"]] for e in ranking["ranked"]
+    ]
+    assert shown["width"] <= 1280 and shown["publicSeeds"] == 1
+    # The board's counts: teams with a submission (delta's open one too), closed submissions.
+    assert shown["facts"] == ["4 teams", "3 submissions"]
+
     # The open submission and its progress; closed ones are not in that table.
     assert [(r["team"], r["policy"], r["keys done"]) for r in shown["open"]] == [("delta", "greedy-v2", f"1 / {KEYS}")]
     assert_not_blank(png)
+
+
+INDEX = """
+(function () {
+  var table = document.querySelector("#boards table");
+  var heads = Array.prototype.map.call(table.tHead.rows[0].cells, function (c) { return c.textContent; });
+  return {width: document.documentElement.scrollWidth,
+          rows: Array.prototype.map.call(table.tBodies[0].rows, function (row) {
+            var cells = {};
+            heads.forEach(function (head, i) { cells[head] = row.cells[i].textContent.replace(/\\s+/g, " ").trim(); });
+            cells.href = row.cells[0].querySelector("a").getAttribute("href");
+            return cells; })};
+})()
+"""
+
+
+def test_the_index_lists_each_board_to_choose_from(board, browser):
+    """``GET /``: per board its page, description and deadline when it has them, its teams (with a
+    submission) and closed submissions, its open track's size and its hidden track's state."""
+    url = board.server.url
+    tab = Tab(browser)
+    tab.open(f"{url}/")
+    shown = tab.evaluate(INDEX)
+    check = tab.check(shown, b"", allowed=(url + "/",))
+    tab.close()
+    assert check.problems == []
+    assert shown["width"] <= 1280
+    # alpha, beta and gamma closed; delta open (epsilon has none yet).
+    assert shown["rows"] == [
+        {"board": BOARD, "href": f"/boards/{BOARD}", "description": "", "closes": "open-ended", "teams": "4",
+         "submissions": "3", "open scenarios": f"1 ({KEYS} episodes)", "hidden track": "no hidden track"},
+    ]  # fmt: skip
 
 
 LEADERBOARD_POLICIES = """
@@ -183,7 +249,7 @@ LEADERBOARD_POLICIES = """
   var open = document.querySelector("#open-submissions table");
   return {version: Number(document.documentElement.getAttribute("data-board-version")),
           ranked: table ? Array.prototype.map.call(table.tBodies[0].rows, function (r) {
-            return r.cells[3].textContent.trim(); }) : [],
+            return r.cells[3].querySelector(".name").textContent.trim(); }) : [],
           open: open ? Array.prototype.map.call(open.tBodies[0].rows, function (r) {
             return r.cells[0].textContent.trim() + " " + r.cells[2].textContent.trim(); }) : []};
 })()
@@ -291,3 +357,54 @@ def test_open_progress_on_both_backends(service, runs):
     page = httpx.get(f"{server.url}/boards/{BOARD}", timeout=30).text
     assert f'<td class="text">alpha</td><td class="text">greedy</td><td data-sort="1">1 / {KEYS}</td>' in page
     assert "No submission is ranked on this track yet." in page
+
+
+HIDDEN_SHOWN = """
+(function () {
+  var track = document.querySelector("#hidden-leaderboard table");
+  return {kinds: track ? Array.prototype.map.call(track.tBodies[0].rows, function (r) {
+            return r.cells[4].textContent; }) : null,
+          names: track ? Array.prototype.map.call(track.tBodies[0].rows, function (r) {
+            return r.cells[3].querySelector(".name").textContent; }) : null,
+          figures: document.querySelectorAll("#hidden-plots figure svg").length,
+          plotsNote: document.querySelector("#hidden-plots p") ? document.querySelector("#hidden-plots p").textContent
+            : null,
+          width: document.documentElement.scrollWidth};
+})()
+"""
+
+
+def test_a_hidden_track_calls_its_policies_bundles_and_is_plotted_only_after_the_reveal(browser, tmp_path):
+    from helpers.bundles import python_bundle
+    from helpers.hidden import HiddenService, wait_served
+
+    hidden = HiddenService(hidden_seeds=2, teams=("alpha",))
+    try:
+        server = hidden.serve()
+        job = hidden.submit("alpha", python_bundle(str(tmp_path / "walker.tar.gz")))
+        assert hidden.wait_job("alpha", job)["state"] == "done"
+        shown = []
+        for reveal in (False, True):
+            if reveal:
+                ember("service", "board", "reveal", hidden.data, "office")
+            version = board_version(server.url)
+            wait_served(server, "/boards/office", version=version)
+            tab = Tab(browser)
+            tab.open(f"{server.url}/boards/office")
+            shown.append(tab.evaluate(HIDDEN_SHOWN))
+            tab.open(f"{server.url}/")
+            shown[-1]["index"] = tab.evaluate(INDEX)["rows"][0]["hidden track"]
+            problems = tab.check(None, b"", allowed=(server.url + "/",)).problems
+            tab.close()
+            assert problems == []
+    finally:
+        hidden.close()
+    before, after = shown
+    for seen in shown:
+        assert seen["names"] == ["alpha.walker"] and seen["kinds"] == ["bundle"] and seen["width"] <= 1280
+    # Before the reveal the plots would show each secret seed's outcome: none is drawn.
+    assert (before["index"], after["index"]) == ("secret", "revealed")
+    assert before["figures"] == 0 and before["plotsNote"].startswith(
+        "This track is plotted once its seeds are revealed"
+    )
+    assert after["figures"] == 4

@@ -111,6 +111,16 @@ POSSIBLE_FIGURE = (
 )
 
 
+def figures_of(data, policies, distances=None):
+    """The report's figures of ``policies`` (ranked ones, in leaderboard order) from their ``PlotData``:
+    (anchor, title, svg text, caption) tuples; with ``distances``, the distance to the possible too."""
+    figures = [(name, title, plot(data, policies), caption) for name, title, plot, caption in _FIGURES]
+    if distances is not None:
+        name, title, caption = POSSIBLE_FIGURE
+        figures.append((name, title, plots.possible(list(data.episodes), policies, distances), caption))
+    return figures
+
+
 def report_page(results, ok_rows, ranking, statistics, data, public_seeds=True, bounds=None):
     """The page of ``Results`` and ``OkRows``, their ranking and statistics, and the ``PlotData``.
 
@@ -124,10 +134,7 @@ def report_page(results, ok_rows, ranking, statistics, data, public_seeds=True, 
     episodes = {}
     if data is not None:
         episodes = data.episodes
-        figures = [(name, title, plot(data, policies), caption) for name, title, plot, caption in _FIGURES]
-        if distances is not None:
-            name, title, caption = POSSIBLE_FIGURE
-            figures.append((name, title, plots.possible(list(episodes), policies, distances), caption))
+        figures = figures_of(data, policies, distances)
     note = RecordPresence(results, ok_rows).note()
     return render_page(
         results.campaign.value, ranking, episodes, figures, note, statistics, public_seeds, distances=distances

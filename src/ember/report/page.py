@@ -124,7 +124,7 @@ def table(headers, rows, sortable=False, text_columns=()):
     return f'<div class="table-wrap"><table{cls}><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table></div>'
 
 
-def _percent(rate):
+def percent_text(rate):
     return f"{rate:.1%}"
 
 
@@ -146,14 +146,14 @@ def _interval_bar(interval, point, scale):
     )
 
 
-def _total_cell(part, scale):
+def total_cell(part, scale):
     """A total with its 95% interval and interval bar (statistics.md §5)."""
     low, high = part["interval"]
     text = f'{part["total"]} <span class="ci">[{low}, {high}]</span>'
     return cell(text + _interval_bar(part["interval"], part["total"], scale), sort=part["total"])
 
 
-def _rank_interval_text(interval):
+def rank_interval_text(interval):
     low, high = interval
     return str(low) if low == high else f"{low}–{high}"
 
@@ -162,7 +162,7 @@ def _rank_interval_text(interval):
 DISTANCE_HEADERS = ("avoidable casualties", "evacuated of possible")
 
 
-def _distance_cells(distance):
+def distance_cells(distance):
     """A ``Distance``'s two cells (bounds.md §5), sortable by their numbers."""
     share = distance.evacuated / distance.evacuated_max if distance.evacuated_max else -1.0
     avoidable = distance.avoidable_casualties if distance.counted else -1
@@ -221,9 +221,9 @@ def _leaderboard(ranking, colour, statistics, distances=None):
                     cell(entry["person_time_to_safety_total"]),
                     cell(f"{entry['mean_person_time_to_safety']:.2f}", sort=repr(entry["mean_person_time_to_safety"])),
                     cell(f"{entry['exposure']:.4f}", sort=repr(entry["exposure"])),
-                    cell(_percent(entry["casualty_rate"]), sort=repr(entry["casualty_rate"])),
+                    cell(percent_text(entry["casualty_rate"]), sort=repr(entry["casualty_rate"])),
                     cell(entry["failed_before_ok"]),
-                    *(_distance_cells(distances.policy[entry["policy"]]) if distances is not None else ()),
+                    *(distance_cells(distances.policy[entry["policy"]]) if distances is not None else ()),
                 ],
             )
         )
@@ -271,22 +271,22 @@ def _leaderboard_with_intervals(ranking, colour, statistics, distances=None):
                 [
                     cell(entry["rank"], cls="rank"),
                     cell(
-                        f'<span title="{escape(rank_title)}">{_rank_interval_text(stats["rank_interval"])}</span>',
+                        f'<span title="{escape(rank_title)}">{rank_interval_text(stats["rank_interval"])}</span>',
                         sort=stats["rank_interval"][0],
                     ),
                     cell(f'<span class="group">{stats["group"]}</span>', sort=stats["group"]),
                     policy_cell(entry["policy"], colour.get(entry["policy"])),
                     cell(f'<span class="kind">{escape(entry["kind"])}</span>', sort=entry["kind"], cls="text"),
-                    *(_total_cell(stats[field], scales[field]) for _, field in _INTERVAL_TOTALS),
+                    *(total_cell(stats[field], scales[field]) for _, field in _INTERVAL_TOTALS),
                     cell(f"{entry['mean_person_time_to_safety']:.2f}", sort=repr(entry["mean_person_time_to_safety"])),
                     cell(f"{entry['exposure']:.4f}", sort=repr(entry["exposure"])),
                     cell(
-                        f'{_percent(rate["value"])} <span class="ci">[{_percent(rate["interval"][0])}, '
-                        f"{_percent(rate['interval'][1])}]</span>",
+                        f'{percent_text(rate["value"])} <span class="ci">[{percent_text(rate["interval"][0])}, '
+                        f"{percent_text(rate['interval'][1])}]</span>",
                         sort=repr(entry["casualty_rate"]),
                     ),
                     cell(entry["failed_before_ok"]),
-                    *(_distance_cells(distances.policy[entry["policy"]]) if distances is not None else ()),
+                    *(distance_cells(distances.policy[entry["policy"]]) if distances is not None else ()),
                 ],
             )
         )
@@ -337,8 +337,18 @@ def _difference_cell(part):
     return cell(f'{part["value"]:+} <span class="ci">[{low:+}, {high:+}]</span>', sort=part["value"])
 
 
-def _statistics(statistics):
-    """How sure the order is (statistics.md): the pairs, one sentence each, and the episodes with casualties."""
+def first_of(items, limit, what, where):
+    """(the first ``limit`` of ``items``, a note saying where the rest are, or "") -- ``limit`` None: all."""
+    if limit is None or len(items) <= limit:
+        return items, ""
+    note = f'<p class="note more">The first {limit:,} of {len(items):,} {escape(what)}; {where} has them all.</p>'
+    return items[:limit], note
+
+
+def _statistics(statistics, limit=None):
+    """How sure the order is (statistics.md): the pairs, one sentence each, and the episodes with casualties.
+
+    ``limit``: at most that many pairs and policies (the first ones), with a note naming statistics.json."""
     from ..stats.text import disagreement_sentence, p_value_text, pair_sentence, percent, share_of_episodes_text
 
     if statistics is None:
@@ -351,9 +361,11 @@ def _statistics(statistics):
     if not statistics["policies"]:
         return head + '<p class="empty">Nothing is ranked, so there is nothing to resample.</p>'
     parts = [head, _STATISTICS_NOTE]
-    if statistics["pairs"]:
+    where = f"<code>{STATISTICS_FILE}</code>"
+    pairs, pairs_note = first_of(statistics["pairs"], limit, "adjacent pairs", where)
+    if pairs:
         rows = []
-        for pair in statistics["pairs"]:
+        for pair in pairs:
             order = pair["order"]
             test = pair["sign_test"]
             shares = " / ".join(percent(order[k]) for k in ("above", "equal", "below"))
@@ -385,14 +397,15 @@ def _statistics(statistics):
             "sign test p",
         )
         parts.append('<h3>Adjacent pairs</h3><p class="note">Differences are the lower policy minus the upper one.</p>')
-        parts.append(table(headers, rows, text_columns=(0, 1, 2)))
+        parts.append(table(headers, rows, text_columns=(0, 1, 2)) + pairs_note)
         sentences = "".join(
             f"<li>{escape(pair_sentence(p, statistics['replicates']))}"
             + "".join(f" {escape(why)}" for why in [disagreement_sentence(p, statistics["episodes"])] if why)
             + "</li>"
-            for p in statistics["pairs"]
+            for p in pairs
         )
         parts.append(f'<ul class="sentences">{sentences}</ul>')
+    policies, more = first_of(statistics["policies"], limit, "policies", where)
     rows = [
         (
             "",
@@ -402,10 +415,10 @@ def _statistics(statistics):
                 cell(escape(share_of_episodes_text(entry["episodes_with_loss"]))),
             ],
         )
-        for entry in statistics["policies"]
+        for entry in policies
     ]
     parts.append("<h3>Episodes with casualties</h3>" + _EPISODES_NOTE)
-    parts.append(table(("policy", "with casualties [95%]", "with a loss [95%]"), rows, text_columns=(0,)))
+    parts.append(table(("policy", "with casualties [95%]", "with a loss [95%]"), rows, text_columns=(0,)) + more)
     return "\n".join(parts)
 
 
@@ -426,25 +439,28 @@ def _counts_row(first, second, counts, keys, last):
     return ("", [first, second, *(cell(counts[k]) for k in keys), cell(last, cls="text")])
 
 
-def _unranked(ranking):
+def _unranked(ranking, limit=None, kind=None):
     if not ranking["unranked"]:
         return '<p class="note">Every policy has an ok row for every episode: none is unranked.</p>'
     rows = []
-    for entry in ranking["unranked"]:
+    unranked, more = first_of(ranking["unranked"], limit, "unranked policies", f"<code>{RANKING_FILE}</code>")
+    for entry in unranked:
         parts = [f"{entry[k]} {k}" for k in ("ok", "failed", "missing") if entry[k]]
         why = f"not comparable on this campaign: {', '.join(parts)} of {ranking['episodes']} episodes"
-        kind = cell(f'<span class="kind">{escape(entry["kind"])}</span>', cls="text")
+        shown = cell(f'<span class="kind">{escape(kind or entry["kind"])}</span>', cls="text")
         rows.append(
-            _counts_row(policy_cell(entry["policy"], None), kind, entry, ("ok", "failed", "missing"), escape(why))
+            _counts_row(policy_cell(entry["policy"], None), shown, entry, ("ok", "failed", "missing"), escape(why))
         )
-    return _UNRANKED_NOTE + table(("policy", "kind", "ok", "failed", "missing", "why"), rows, text_columns=(0, 1, 5))
+    headers = ("policy", "kind", "ok", "failed", "missing", "why")
+    return _UNRANKED_NOTE + table(headers, rows, text_columns=(0, 1, 5)) + more
 
 
-def _pairs(ranking):
+def _pairs(ranking, limit=None):
     if not ranking["pairs"]:
         return '<p class="empty">Fewer than two ranked policies: no pairs.</p>'
     rows = []
-    for pair in ranking["pairs"]:
+    pairs, more = first_of(ranking["pairs"], limit, "adjacent pairs", f"<code>{RANKING_FILE}</code>")
+    for pair in pairs:
         total = pair["above_better"] + pair["below_better"] + pair["equal"]
         widths = [100 * pair[k] / total for k in ("above_better", "equal", "below_better")]
         bar = (
@@ -456,7 +472,7 @@ def _pairs(ranking):
         above, below = (cell(escape(pair[k]), cls="text") for k in ("above", "below"))
         rows.append(_counts_row(above, below, pair, ("above_better", "equal", "below_better"), bar))
     headers = ("above", "below", "above better", "equal", "below better", "")
-    return _PAIRS_NOTE + table(headers, rows, text_columns=(0, 1, 5))
+    return _PAIRS_NOTE + table(headers, rows, text_columns=(0, 1, 5)) + more
 
 
 def _spread(values):
@@ -466,9 +482,10 @@ def _spread(values):
     return f"{ordered[0]:g} / {median:g} / {ordered[-1]:g}"
 
 
-def _scenarios(campaign, ranking, views, colour, statistics=None, after_scenario=None, distances=None):
+def _scenarios(campaign, ranking, views, colour, statistics=None, after_scenario=None, distances=None, limit=None):
     if not ranking["ranked"]:
         return '<p class="empty">Nothing is ranked, so there is nothing to compare per scenario.</p>'
+    ranked, more = first_of(ranking["ranked"], limit, "ranked policies", f"<code>{RANKING_FILE}</code>")
     sources = {s.get("scenario_id"): s.get("source") for s in campaign["scenarios"] if isinstance(s, dict)}
     parts = []
     headers = (
@@ -490,7 +507,7 @@ def _scenarios(campaign, ranking, views, colour, statistics=None, after_scenario
         headers += DISTANCE_HEADERS
     for scenario_id, by_policy in views.items():
         rows = []
-        for entry in ranking["ranked"]:
+        for entry in ranked:
             name = entry["policy"]
             part = entry["by_scenario"][scenario_id]
             episodes = by_policy[name]
@@ -518,7 +535,7 @@ def _scenarios(campaign, ranking, views, colour, statistics=None, after_scenario
                 low, high = by_name[name]["by_scenario"][scenario_id]["casualties"]["interval"]
                 rows[-1][1].append(cell(f"[{low}, {high}]", sort=low))
             if distances is not None:
-                rows[-1][1].extend(_distance_cells(distances.scenario[name, scenario_id]))
+                rows[-1][1].extend(distance_cells(distances.scenario[name, scenario_id]))
         source = sources.get(scenario_id)
         seeds = len(next(iter(by_policy.values())))
         caption = f"{seeds} seed{'s' if seeds != 1 else ''}" + (
@@ -527,6 +544,7 @@ def _scenarios(campaign, ranking, views, colour, statistics=None, after_scenario
         parts.append(
             f'<h3>{escape(scenario_id)}</h3><p class="note">{caption}</p>'
             + table(headers, rows, sortable=True, text_columns=(1,))
+            + more
             + (after_scenario(scenario_id) if after_scenario is not None else "")
         )
     return "\n".join(parts)
@@ -536,48 +554,58 @@ def _scenarios(campaign, ranking, views, colour, statistics=None, after_scenario
 PUBLIC_SEEDS = "public seeds: a policy could have learned its seed from the fire"
 
 
+#: Why public seeds matter, after ``PUBLIC_SEEDS``.
+PUBLIC_SEEDS_WHY = (
+    f"The seeds are listed in {CAMPAIGN_FILE} and the fire is a pure function of the seed: a policy that watched "
+    "the first ignitions could have found its own and foreseen the fire (isolation.md §4). Boards that must "
+    "exclude this evaluate on secret seeds."
+)
+
+
 def _public_seeds(public_seeds):
     if not public_seeds:
         return ""
-    return (
-        f'<p class="warning" id="public-seeds" role="note">{PUBLIC_SEEDS}. The seeds are listed in {CAMPAIGN_FILE} '
-        "and the fire is a pure function of the seed: a policy that watched the first ignitions could have found "
-        "its own and foreseen the fire (isolation.md §4). Boards that must exclude this evaluate on secret seeds.</p>"
-    )
+    return f'<p class="warning" id="public-seeds" role="note">{PUBLIC_SEEDS}. {escape(PUBLIC_SEEDS_WHY)}</p>'
 
 
 def ranking_sections(
-    campaign, ranking, views, statistics=None, anchor="", after_scenario=None, public_seeds=True, distances=None
-):
+    campaign, ranking, views, statistics=None, anchor="", after_scenario=None, public_seeds=True, distances=None,
+    limit=None, leaderboard=None, kind=None,
+):  # fmt: skip
     """The sections of a ranking that every page shows: leaderboard, how sure, pairs, per scenario.
 
     (anchor, title, inner HTML) tuples; ``anchor`` prefixes the section ids (a page with two tracks);
     ``after_scenario(scenario_id)``, when given, is HTML shown under that scenario's table; ``public_seeds``:
     whether the policies could have known the seeds (said above the leaderboard); ``distances``: the
     ``ember.results.distance.Distances`` of the rows when their bounds are known (bounds.md §5).
+    ``limit``: the pairs, unranked and per-scenario tables show at most that many lines (the first ones,
+    with a note naming the file that has them all); ``leaderboard(ranking, colour, statistics, distances)``:
+    the leaderboard's table, when not the report's; ``kind``: what the unranked table calls every policy's
+    kind, when not the ranking's.
     """
     from .plots import colours
 
     colour = colours([entry["policy"] for entry in ranking["ranked"]])
+    leaderboard = leaderboard or _leaderboard
     leaderboard = f"""<div class="formula"><strong>Ranking {escape(ranking["ranking_version"])}:</strong> \
 {escape(ranking["formula"])}.
 Safety first: fewer casualties always rank above more, whatever the times.</div>
 {_public_seeds(public_seeds)}
 {_few_seed_warnings(statistics)}
-{_leaderboard(ranking, colour, statistics, distances)}
+{leaderboard(ranking, colour, statistics, distances)}
 {_distance_note(distances)}
 <p class="note">Exposure is Σ count / d over each episode's fire-distance histogram (a proximity proxy, not a
 physical dose). Click a column header to sort; the rank column restores the official order.</p>
 <h3>Unranked</h3>
-{_unranked(ranking)}"""
+{_unranked(ranking, limit, kind)}"""
     return [
         (f"{anchor}leaderboard", "Leaderboard", leaderboard),
-        (f"{anchor}statistics", "How sure is the order", _statistics(statistics)),
-        (f"{anchor}pairs", "Pairwise evidence", _pairs(ranking)),
+        (f"{anchor}statistics", "How sure is the order", _statistics(statistics, limit)),
+        (f"{anchor}pairs", "Pairwise evidence", _pairs(ranking, limit)),
         (
             f"{anchor}scenarios",
             "Per scenario",
-            _scenarios(campaign, ranking, views, colour, statistics, after_scenario, distances),
+            _scenarios(campaign, ranking, views, colour, statistics, after_scenario, distances, limit),
         ),
     ]
 

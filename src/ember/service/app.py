@@ -19,7 +19,7 @@ from ..errors import DatabaseUnavailableError, RecordStoreFullError
 from ..results.layout import EPISODES_FILE, RANKING_FILE, RECORDS_DIR, SCENARIOS_DIR, STATISTICS_FILE
 from . import bounds, metrics
 from .config import read_config
-from .endpoints import about, boards, derived, submissions
+from .endpoints import about, boards, derived, job_page, submission_page, submissions
 from .errors import ServiceRefusal
 from .hidden import endpoints as hidden
 from .protocol import DATA_VARIABLE
@@ -29,6 +29,8 @@ from .state import Service
 ROUTES = [
     Route("/", about.index, methods=["GET"]),
     Route("/boards/{board}", boards.board_page, methods=["GET"]),
+    Route("/submissions/{id}", submission_page.submission_page, methods=["GET"]),
+    Route("/jobs/{id}", job_page.job_page, methods=["GET"]),
     Route("/api", about.api, methods=["GET"]),
     Route("/api/boards/{board}", boards.board_json, methods=["GET"]),
     Route(f"/api/boards/{{board}}/{SCENARIOS_DIR}/{{scenario}}", boards.scenario_json, methods=["GET"]),

@@ -1,4 +1,4 @@
-"""The board page and the front page (service.md §3, §5).
+"""The board page, the front page and a team's pages (service.md §3, §5).
 
 A board's page is built once per board version by the ``serve`` parent's
 ``Deriver``, right after that version's derived files, from them: the
@@ -8,33 +8,45 @@ open submissions' progress at that version.  Report arranges them
 (``ember.report.board``).  ``DATA/derived/<board>/page-<version>.html`` is
 written once and then only served: a request reads a file, never starts
 a ranking or a bootstrap.
+
+A team's pages (``/submissions/{id}``, ``/jobs/{id}``) are one static text each, the same for every id:
+their script asks for the token and the API (``ember.report.team``).
 """
 
+import base64
 import contextlib
+import functools
+import hashlib
 import json
 import os
+import re
 import sys
 
 import sqlalchemy as sa
 
-from ..errors import ResultsError
+from ..errors import MissingExtraError, ResultsError
 from ..files import replace_file
 from ..report.board import (
     HIDDEN_LABEL,
     OPEN_LABEL,
     VERSION_HEADER,
+    About,
+    BoardSummary,
     Progress,
     Track,
     board_page,
     index_page,
     pending_page,
+    track_figures,
     track_of_rows,
 )
+from ..report.team import team_page
 from ..results.layout import BOUNDS_FILE, CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, RECORDS_DIR, STATISTICS_FILE
-from . import tables
+from . import submissions, tables
 from .boards import board_names, load_board
 from .bounds import HIDDEN_SETS, bounds_path, shown_sets
 from .derived import board_folder, latest
+from .errors import ServiceRefusal
 
 PAGE_PREFIX = "page-"
 PAGE_SUFFIX = ".html"
@@ -112,10 +124,14 @@ def _track(name, label, folder, links, public_seeds, bounds=None):
 
 def open_track(folder, bounds=None):
     """The open track of a derived export ``folder`` (None: nothing ranked at that version); ``bounds``: the
-    bytes of its keys' ``bounds.jsonl``, to show the distance to the possible."""
-    return _track("open", OPEN_LABEL, folder, record_url, public_seeds=True, bounds=bounds)
+    bytes of its keys' ``bounds.jsonl``, to show the distance to the possible.  Its seeds are public: it is
+    plotted."""
+    track = _track("open", OPEN_LABEL, folder, record_url, public_seeds=True, bounds=bounds)
+    track.plots = True
+    return track
 
 
+BUNDLE_KIND = "bundle"
 LIVE_LABEL = (
     "secret live seeds: the feedback before the reveal; a bundle may have encoded what it saw of them in its "
     "own numbers"
@@ -132,7 +148,12 @@ def hidden_track(board, folder, name="hidden", bounds=None):
     """
     label = {"hidden": HIDDEN_LABEL, "live": LIVE_LABEL, "final": FINAL_LABEL}[name]
     bounds = bounds if board.revealed else None  # a set's bounds name its seeds' fires: never before the reveal
-    return _track(name, label, folder, record_url if board.revealed else None, public_seeds=False, bounds=bounds)
+    track = _track(name, label, folder, record_url if board.revealed else None, public_seeds=False, bounds=bounds)
+    # The hidden track's policies are bundles the service ran (their export names them as records).
+    track.kind = BUNDLE_KIND
+    # The plots show every seed's outcome (a dot per seed): only once the seeds are revealed.
+    track.plots = board.revealed
+    return track
 
 
 def board_tracks(config, board, folder, bounds=()):
@@ -187,6 +208,62 @@ def api_paths(board):
     ]
 
 
+#: The report's plots of a track, by what they are drawn from: a new board version with the same ranked rows
+#: (most versions: an upload to an open submission) draws nothing again.
+_figures = {}
+_FIGURES_KEPT = 8
+
+
+def _draw(board, track):
+    """``track``'s figures, drawn once per (board, track, ranked rows, plotted policies, bounds)."""
+    if not track.ranked or not track.plots:
+        return
+    key = (board, track.name, track.ranking["source"]["sha256"], tuple(track.plotted()), track.distances is not None)
+    if key not in _figures:
+        try:
+            figures = track_figures(track)
+        except MissingExtraError as exc:
+            print(f"ember: board page {board}, {track.name} track, no plots: {exc}", file=sys.stderr, flush=True)
+            figures = []
+        if len(_figures) >= _FIGURES_KEPT:
+            _figures.clear()
+        _figures[key] = figures
+    track.figures = _figures[key]
+
+
+def open_about(db, board):
+    """{TEAM.NAME: ``About``} of the board's closed submissions: each one's page, close time, description
+    and link (the last two when the submission has them)."""
+    return {
+        f"{entry['team']}.{entry['policy']}": About(
+            f"/submissions/{entry['id']}", entry.get("closed_at"), entry.get("description"), entry.get("link")
+        )
+        for entry in submissions.listing(db, board)
+    }
+
+
+#: The board JSON's keys a page shows when present (service.md's board JSON grows them with the board's phases).
+FACT_KEYS = ("description", "opens", "closes", "reveal_at", "teams", "submissions")
+
+
+def board_facts(connection, board):
+    """The board's ``FACT_KEYS`` from its JSON, None where absent; ``teams`` (teams with a submission on the
+    board) and ``submissions`` (closed ones) are counted here when the JSON has none."""
+    public = board.public()
+    facts = {key: public.get(key) for key in FACT_KEYS}
+    if facts["teams"] is None or facts["submissions"] is None:
+        s = tables.submissions.c
+        teams, closed = connection.execute(
+            sa.select(
+                sa.func.count(sa.distinct(s.team_id)),
+                sa.func.count(s.id).filter(s.state == "closed"),
+            ).where(s.board_id == board.id)
+        ).one()
+        facts["teams"] = teams if facts["teams"] is None else facts["teams"]
+        facts["submissions"] = closed if facts["submissions"] is None else facts["submissions"]
+    return facts
+
+
 def write_page(config, db, name):
     """Board ``name``'s page at the version of its newest derived files (written once); returns that version."""
     found = latest(config, name)
@@ -201,10 +278,14 @@ def write_page(config, db, name):
     with db.transaction(read=True) as connection:
         board = load_board(connection, name)
         progress = open_progress(connection, board, version)
+        facts = board_facts(connection, board)
     poll, files = api_paths(board)
     shown = [track for track in shown_sets(board) if track in present]
     tracks = board_tracks(config, board, folder, shown)
-    page = board_page(board.name, board.versions, version, tracks, progress, poll, files if folder else ())
+    tracks[0].about = open_about(db, board)
+    for track in tracks:
+        _draw(board.name, track)
+    page = board_page(board.name, board.versions, version, tracks, progress, poll, files if folder else (), facts)
     replace_file(path, page.encode("utf-8"), durable=True)
     replace_file(_bounds_marker(config, name, version), " ".join(shown).encode("utf-8"), durable=True)
     _prune(config, name)
@@ -248,14 +329,50 @@ def pending_html(board):
     return pending_page(board.name, api_paths(board)[0])
 
 
+def _hidden_state(board):
+    if board.hidden is None:
+        return None
+    if board.revealed:
+        return "revealed"
+    return "being revealed" if board.hidden_state is not None else "secret"
+
+
 def index_html(db):
-    """``GET /``: the boards (names and sizes from the database: no number of a ranking)."""
+    """``GET /``: the boards (names, sizes, facts and counts from the database: no number of a ranking)."""
+    summaries = []
     with db.transaction(read=True) as connection:
-        boards = [load_board(connection, name) for name in board_names(connection)]
-    return index_page(
-        [
-            (b.name, f"/boards/{b.name}", len(b.open), len(b.episode_keys()), b.hidden is not None)
-            for b in boards
-            if b is not None
-        ]
+        for name in board_names(connection):
+            b = load_board(connection, name)
+            if b is not None:
+                facts = board_facts(connection, b)
+                url = f"/boards/{b.name}"
+                summaries.append(BoardSummary(b.name, url, len(b.open), len(b.episode_keys()), _hidden_state(b), facts))
+    return index_page(summaries)
+
+
+#: A submission's or a job's id as the service makes them (UUID4, lowercase): another path is not a page.
+_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+
+
+@functools.cache
+def _team_page(kind):
+    """(bytes, headers) of a team's ``kind`` page: the same for every id, made once per process.
+
+    The page's one script is allowed by its hash, nothing else runs; it may ask only this service, and no
+    other site may frame it or learn its address from a link (the id is in the path)."""
+    text = team_page(kind)
+    script = re.search(r"<script>(.*?)</script>", text, re.DOTALL).group(1)
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    policy = (
+        f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
+        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     )
+    headers = {"Content-Security-Policy": policy, "Referrer-Policy": "no-referrer", "Cache-Control": "no-cache"}
+    return text.encode("utf-8"), headers
+
+
+def team_page_answer(kind, identifier):
+    """(bytes, headers) of ``GET /submissions/{id}`` or ``GET /jobs/{id}``; 404 for a path that is no id."""
+    if not _ID.fullmatch(identifier):
+        raise ServiceRefusal(404, f"no such {kind}")
+    return _team_page(kind)
