@@ -21,6 +21,7 @@ from .layout import (
 )
 from .presence import RecordPresence
 from .reader import (
+    CheckedLines,
     Results,
     check_campaign,
     file_kind,
@@ -47,6 +48,7 @@ from .schema import (
 )
 
 __all__ = [
+    "CheckedLines",
     "CAMPAIGN_FILE",
     "EPISODES_FILE",
     "LOGS_DIR",

@@ -116,6 +116,34 @@ def _write(path, data):
         os.fsync(handle.fileno())
 
 
+def campaign_of(board, scenarios, policies):
+    """campaign.json's dict of a board's track: ``scenarios`` (BoardScenario, seeds) in the board's order, one
+    ``records`` policy per (team, policy) of ``policies``, in that order."""
+    versions = {key: board.versions[key] for key in CAMPAIGN_VERSIONS}
+    versions["package"] = package_version()
+    return {
+        "campaign": board.name,
+        "versions": versions,
+        "scenarios": [
+            {
+                "scenario_id": s.scenario_id,
+                "scenario_hash": s.scenario_hash,
+                "source": f"{SCENARIOS_DIR}/{s.scenario_id}.json",
+                "seeds": seeds,
+            }
+            for s, seeds in scenarios
+        ],
+        "policies": [{"name": f"{team}.{policy}", "records": f"{RECORDS_DIR}/{team}.{policy}"} for team, policy in policies],
+    }
+
+
+def write_scenarios(out, scenarios):
+    """``out/scenarios/<id>.json``: each scenario's canonical bytes, the ``source`` campaign.json names."""
+    os.makedirs(os.path.join(out, SCENARIOS_DIR))
+    for s, _ in scenarios:
+        _write(os.path.join(out, SCENARIOS_DIR, f"{s.scenario_id}.json"), s.data + b"\n")
+
+
 def export_board(db, config, name, out, track="open", link=False, replicates=None):
     """Write board ``name``'s ``track`` to the new or empty directory ``out``; returns the number of rows.
 
@@ -139,27 +167,8 @@ def export_board(db, config, name, out, track="open", link=False, replicates=Non
     key = anchor.load_key(config.data)  # before anything is written: an export without its head is no export
     os.makedirs(out, exist_ok=True)
     store = RecordStore(config.records)
-    versions = {key: board.versions[key] for key in CAMPAIGN_VERSIONS}
-    versions["package"] = package_version()
-    campaign = {
-        "campaign": board.name,
-        "versions": versions,
-        "scenarios": [
-            {
-                "scenario_id": s.scenario_id,
-                "scenario_hash": s.scenario_hash,
-                "source": f"{SCENARIOS_DIR}/{s.scenario_id}.json",
-                "seeds": seeds,
-            }
-            for s, seeds in scenarios
-        ],
-        "policies": [
-            {"name": f"{team}.{policy}", "records": f"{RECORDS_DIR}/{team}.{policy}"} for team, policy, _ in policies
-        ],
-    }
-    os.makedirs(os.path.join(out, SCENARIOS_DIR))
-    for s, _ in scenarios:
-        _write(os.path.join(out, SCENARIOS_DIR, f"{s.scenario_id}.json"), s.data + b"\n")
+    campaign = campaign_of(board, scenarios, [(team, policy) for team, policy, _ in policies])
+    write_scenarios(out, scenarios)
     for line, stored in rows:
         row = json.loads(line)
         if stored is not None:

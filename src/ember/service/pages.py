@@ -88,7 +88,7 @@ def record_url(sha256):
     return f"/api/{RECORDS_DIR}/{sha256}"
 
 
-def _track(name, label, folder, links, public_seeds, bounds=None):
+def _track(name, label, folder, links, public_seeds, bounds=None, checked=None):
     if folder is None:
         return Track(name, label, public_seeds=public_seeds)
     parts = (
@@ -101,7 +101,7 @@ def _track(name, label, folder, links, public_seeds, bounds=None):
         links,
     )
     try:
-        return track_of_rows(*parts, public_seeds=public_seeds, bounds=bounds)
+        return track_of_rows(*parts, public_seeds=public_seeds, bounds=bounds, checked=checked)
     except ResultsError as exc:
         if bounds is None:
             raise
@@ -110,10 +110,11 @@ def _track(name, label, folder, links, public_seeds, bounds=None):
         return track_of_rows(*parts, public_seeds=public_seeds)
 
 
-def open_track(folder, bounds=None):
+def open_track(folder, bounds=None, checked=None):
     """The open track of a derived export ``folder`` (None: nothing ranked at that version); ``bounds``: the
-    bytes of its keys' ``bounds.jsonl``, to show the distance to the possible."""
-    return _track("open", OPEN_LABEL, folder, record_url, public_seeds=True, bounds=bounds)
+    bytes of its keys' ``bounds.jsonl``, to show the distance to the possible; ``checked``: the deriver's
+    ``CheckedLines`` of the board (its rows are not checked again)."""
+    return _track("open", OPEN_LABEL, folder, record_url, public_seeds=True, bounds=bounds, checked=checked)
 
 
 LIVE_LABEL = (
@@ -135,7 +136,7 @@ def hidden_track(board, folder, name="hidden", bounds=None):
     return _track(name, label, folder, record_url if board.revealed else None, public_seeds=False, bounds=bounds)
 
 
-def board_tracks(config, board, folder, bounds=()):
+def board_tracks(config, board, folder, bounds=(), checked=None):
     """The tracks the page shows: the open one (of ``folder``), then the hidden ones when the board has them
     (each its newest derived export): the live set's before the reveal, the final then the live one after it
     (service.md §9).  A board without final keys shows its one hidden track as under 1.0.  ``bounds``: the
@@ -144,7 +145,7 @@ def board_tracks(config, board, folder, bounds=()):
     def read(track):
         return _read(board_folder(config, board.name, track), BOUNDS_FILE) if track in bounds else None
 
-    tracks = [open_track(folder, read("open"))]
+    tracks = [open_track(folder, read("open"), checked)]
     if board.hidden is None:
         return tracks
     if not board.has_final:
@@ -187,8 +188,9 @@ def api_paths(board):
     ]
 
 
-def write_page(config, db, name):
-    """Board ``name``'s page at the version of its newest derived files (written once); returns that version."""
+def write_page(config, db, name, checked=None):
+    """Board ``name``'s page at the version of its newest derived files (written once); returns that version.
+    ``checked``: the deriver's ``CheckedLines`` of the board's open track."""
     found = latest(config, name)
     if found is None:
         return None
@@ -203,7 +205,7 @@ def write_page(config, db, name):
         progress = open_progress(connection, board, version)
     poll, files = api_paths(board)
     shown = [track for track in shown_sets(board) if track in present]
-    tracks = board_tracks(config, board, folder, shown)
+    tracks = board_tracks(config, board, folder, shown, checked)
     page = board_page(board.name, board.versions, version, tracks, progress, poll, files if folder else ())
     replace_file(path, page.encode("utf-8"), durable=True)
     replace_file(_bounds_marker(config, name, version), " ".join(shown).encode("utf-8"), durable=True)
