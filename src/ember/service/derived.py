@@ -290,4 +290,3 @@ class Deriver:
             except (EmberError, OSError):
                 pass  # the next round tries again (a database down, a full disk); requests answer for themselves
             self.stop.wait(self.interval)
-

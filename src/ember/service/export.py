@@ -133,7 +133,9 @@ def campaign_of(board, scenarios, policies):
             }
             for s, seeds in scenarios
         ],
-        "policies": [{"name": f"{team}.{policy}", "records": f"{RECORDS_DIR}/{team}.{policy}"} for team, policy in policies],
+        "policies": [
+            {"name": f"{team}.{policy}", "records": f"{RECORDS_DIR}/{team}.{policy}"} for team, policy in policies
+        ],
     }
 
 
@@ -185,12 +187,18 @@ def export_board(db, config, name, out, track="open", link=False, replicates=Non
 
 
 def derived_numbers(directory, replicates=None):
-    """(ranking.json, statistics.json) bytes of a results directory, by the project's ranking and statistics."""
-    from ..ranking import ranking_bytes, ranking_of
-    from ..results import OkRows, read_results
-    from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED, statistics_bytes, statistics_of_directory
+    """(ranking.json, statistics.json) bytes of a results directory, by the project's ranking and statistics.
 
+    One reading of the rows serves both (with statistics.md §1's further rules: an export whose statistics
+    cannot be computed is refused anyway), and the statistics start from that ranking.
+    """
+    from ..ranking import ranking_bytes, ranking_of
+    from ..results import OkRows, StatisticsRules, read_results
+    from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED, require, statistics_bytes, statistics_of
+
+    require()  # a missing extra fails before the rows are read
     ok_rows = OkRows()
-    ranking = ranking_bytes(ranking_of(read_results(directory, consumers=(ok_rows,)), ok_rows))
-    statistics = statistics_of_directory(directory, replicates or DEFAULT_REPLICATES, DEFAULT_SEED)[0]
-    return ranking, statistics_bytes(statistics)
+    results = read_results(directory, rules=StatisticsRules(), consumers=(ok_rows,))
+    ranking = ranking_of(results, ok_rows)
+    statistics = statistics_of(results, ok_rows, replicates or DEFAULT_REPLICATES, DEFAULT_SEED, ranking=ranking)
+    return ranking_bytes(ranking), statistics_bytes(statistics)

@@ -178,9 +178,9 @@ def add_teams(db, names, deliver=None):
         if not isinstance(name, str) or not TEAM_PATTERN.fullmatch(name):
             raise ServiceError(f"{place}: team name {name!r}: expected [A-Za-z0-9][A-Za-z0-9_-]{{0,23}}")
         if name.lower() in folded:
+            first, given = folded[name.lower()]
             raise ServiceError(
-                f"{place}: team name {name!r}: given already as {folded[name.lower()][1]!r} at {folded[name.lower()][0]} "
-                "(names are unique ignoring case)"
+                f"{place}: team name {name!r}: given already as {given!r} at {first} (names are unique ignoring case)"
             )
         folded[name.lower()] = (place, name)
     if not folded:
