@@ -148,6 +148,10 @@ def percentile(values, share):
     return values[min(len(values) - 1, int(share * len(values)))] if values else float("nan")
 
 
+def p50_p99(values):
+    return f"{percentile(values, 0.5) * 1e3:.0f} / {percentile(values, 0.99) * 1e3:.0f}"
+
+
 def submit_one(url, board, token, team, keys, paths):
     headers = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=url, headers=headers, timeout=600) as client:
@@ -284,9 +288,8 @@ def run_board(options, label, board, campaign_lines, scenarios, seeds, teams, da
         return {
             "board": f"{label}: {teams} teams x {len(keys)} keys",
             "uploads/s": f"{records / load:.1f} ({records} in {load:.0f} s)",
-            "GET api p50/p99 ms": f"{percentile(sampler.api, 0.5) * 1e3:.0f} / {percentile(sampler.api, 0.99) * 1e3:.0f}",
-            "GET page p50/p99 ms": f"{percentile(sampler.page, 0.5) * 1e3:.0f} / "
-            f"{percentile(sampler.page, 0.99) * 1e3:.0f}",
+            "GET api p50/p99 ms": p50_p99(sampler.api),
+            "GET page p50/p99 ms": p50_p99(sampler.page),
             "lag ranking / stats / page s": " / ".join(
                 f"{lags[name]:.1f}" if name in lags else f"> {options.lag_limit:.0f}"
                 for name in ("ranking.json", "statistics.json")

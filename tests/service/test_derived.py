@@ -159,6 +159,25 @@ def test_a_rush_costs_one_computation_and_an_unchanged_ranking_none(service, run
             # The derived version is itself a results directory the batch commands read.
             with open(os.path.join(third, name), "rb") as handle:
                 assert handle.read() == ember(command, third).stdout.encode(), name
+        # An export of a derived version copies its numbers (same campaign.json and episodes.jsonl bytes);
+        # without one it computes them: the same bytes either way.
+        from ember.service import export as exporting
+
+        ran = []
+        original_numbers = exporting.derived_numbers
+        monkeypatch.setattr(exporting, "derived_numbers", lambda *a: ran.append(a) or original_numbers(*a))
+        copied = os.path.join(service.root, "copied")
+        exporting.export_board(db, config, "office", copied)
+        assert ran == []
+        shutil.rmtree(config.derived)
+        computed_export = os.path.join(service.root, "computed")
+        exporting.export_board(db, config, "office", computed_export)
+        assert len(ran) == 1
+        for name in ("campaign.json", "episodes.jsonl", "ranking.json", "statistics.json"):
+            with open(os.path.join(copied, name), "rb") as one, open(os.path.join(computed_export, name), "rb") as two:
+                assert one.read() == two.read(), name
+        deriver.derive_board("office")  # a deriver that lost its folders makes the newest version again
+        assert derived.latest(config, "office")[0] == newest + 2
         # Versions are pruned: the kept state is the board's, the folders on disk at most KEEP.
         assert len([e for e in os.listdir(derived.board_folder(config, "office")) if e.isdigit()]) <= derived.KEEP
     finally:

@@ -9,7 +9,9 @@ order; ``records/`` holds each row's record at its ``record`` path;
 ``log.jsonl`` the board's whole audit log and ``log.head.json`` its head
 (its last entry's ``seq`` and ``hash``), signed now (service.md §9); ``ranking.json`` and
 ``statistics.json`` are computed from the directory by the project's own
-ranking and statistics (B = 10,000, seed 0).  So ``ember verify R``,
+ranking and statistics (B = 10,000, seed 0), or copied from the service's
+derived files when those were computed from the very same ``campaign.json``
+and ``episodes.jsonl`` bytes (``served_numbers``).  So ``ember verify R``,
 ``ember verify R --log R/log.jsonl``, ``ember rank R`` and ``ember stats R``
 agree with it byte for byte.
 
@@ -175,15 +177,44 @@ def export_board(db, config, name, out, track="open", link=False, replicates=Non
         row = json.loads(line)
         if stored is not None:
             _place(store.path(stored), os.path.join(out, *row["record"].split("/")), link)
-    _write(os.path.join(out, EPISODES_FILE), b"".join(line + b"\n" for line, _ in rows))
+    episodes = b"".join(line + b"\n" for line, _ in rows)
+    _write(os.path.join(out, EPISODES_FILE), episodes)
     _write(os.path.join(out, LOG_FILE), b"".join(line + b"\n" for line in lines))
     # The head of the log as exported (not the board's head now, which may have grown since the snapshot).
     _write(os.path.join(out, LOG_HEAD_FILE), anchor.head_bytes(anchor.head_of_lines(key, lines, audit.now())))
-    _write(os.path.join(out, CAMPAIGN_FILE), canonical_json_reference(campaign) + b"\n")
-    ranking, statistics = derived_numbers(out, replicates)
+    campaign = canonical_json_reference(campaign) + b"\n"
+    _write(os.path.join(out, CAMPAIGN_FILE), campaign)
+    chosen = "open" if track == "open" else board.hidden_track(track)
+    found = None if replicates is not None or link else served_numbers(config, name, chosen, campaign, episodes)
+    ranking, statistics = found or derived_numbers(out, replicates)
     _write(os.path.join(out, RANKING_FILE), ranking)
     _write(os.path.join(out, STATISTICS_FILE), statistics)
     return len(rows)
+
+
+def served_numbers(config, name, track, campaign, episodes):
+    """(ranking.json, statistics.json) bytes the service derived for exactly these ``campaign.json`` and
+    ``episodes.jsonl`` bytes (board ``name``'s newest derived version of ``track``), or None.
+
+    The numbers are a pure function of those two files (B = 10,000, seed 0), and campaign.json names the
+    package that computed them: equal bytes, equal numbers, so an export of a version the serve parent has
+    derived copies them instead of running the bootstrap again.
+    """
+    from .derived import latest
+
+    found = latest(config, name, track)
+    if found is None or found[1] is None:
+        return None
+    files = {}
+    try:
+        for file in (CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, STATISTICS_FILE):
+            with open(os.path.join(found[1], file), "rb") as handle:
+                files[file] = handle.read()
+    except FileNotFoundError:
+        return None  # pruned meanwhile: a newer version came; compute
+    if files[CAMPAIGN_FILE] != campaign or files[EPISODES_FILE] != episodes:
+        return None
+    return files[RANKING_FILE], files[STATISTICS_FILE]
 
 
 def derived_numbers(directory, replicates=None):
