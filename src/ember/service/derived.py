@@ -38,32 +38,11 @@ from ..results.log import WITHDRAWALS
 from . import audit, tables
 from .boards import board_names, load_board
 from .export import NothingRanked, _write, campaign_of, export_board, hidden_snapshot, write_scenarios
+from .folders import NONE_SUFFIX, board_folder, latest
 
-NONE_SUFFIX = ".none"
 KEEP = 2  # versions kept: a file being streamed from the previous one stays readable
 #: What a version of the open track holds (a results directory ``ember rank`` and ``ember stats`` read).
 OPEN_FILES = (CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, STATISTICS_FILE)
-
-
-def board_folder(config, name, track="open"):
-    # A hidden key set's versions sit in a folder of the open track's: ``latest`` skips its non-numeric name.
-    folder = os.path.join(config.derived, name)
-    return folder if track == "open" else os.path.join(folder, track)
-
-
-def latest(config, name, track="open"):
-    """(version, its folder or None when nothing is ranked) of the newest derived version, or None."""
-    folder = board_folder(config, name, track)
-    try:
-        names = os.listdir(folder)
-    except FileNotFoundError:
-        return None
-    found = []
-    for entry in names:
-        stem = entry[: -len(NONE_SUFFIX)] if entry.endswith(NONE_SUFFIX) else entry
-        if stem.isdigit():
-            found.append((int(stem), None if entry.endswith(NONE_SUFFIX) else os.path.join(folder, entry)))
-    return max(found) if found else None
 
 
 class OpenTrack:
@@ -286,7 +265,10 @@ class Deriver:
                 with self.db.transaction(read=True) as connection:
                     names = board_names(connection)
                 for name in names:
-                    self.derive_board(name)
+                    try:
+                        self.derive_board(name)
+                    except (EmberError, OSError):
+                        continue  # the next round tries again (a full disk); the other boards go on meanwhile
             except (EmberError, OSError):
-                pass  # the next round tries again (a database down, a full disk); requests answer for themselves
+                pass  # the next round tries again (a database down); requests answer for themselves
             self.stop.wait(self.interval)

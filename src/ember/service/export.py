@@ -41,6 +41,7 @@ from ..results.log import LOG_FILE, ranked_submissions
 from ..versions import package_version
 from . import anchor, audit, tables
 from .boards import load_board
+from .folders import latest
 from .hidden.secrecy import set_scenarios
 from .store import RecordStore
 
@@ -200,8 +201,6 @@ def served_numbers(config, name, track, campaign, episodes):
     package that computed them: equal bytes, equal numbers, so an export of a version the serve parent has
     derived copies them instead of running the bootstrap again.
     """
-    from .derived import latest
-
     found = latest(config, name, track)
     if found is None or found[1] is None:
         return None
