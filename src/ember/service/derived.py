@@ -52,8 +52,8 @@ class OpenTrack:
     ``close`` (``results.log.ranked_submissions``, kept up entry by entry); ``rows``: every submission's rows
     as (seq, stored bytes), read once each; ``computed``: the ranked submissions and folder of the last version
     whose numbers were computed here; then what the next computation reuses: the rows' checked lines, each
-    ranked policy's ranking totals (``ranking_of(kept=...)``) and statistics values (``BoardStatistics``).
-    ``reading``: (version, checked lines) the page of that version reads its rows with.
+    ranked policy's ranking totals (``ranking_of(kept=...)``) and statistics values (``BoardStatistics``);
+    the page of a version reads its rows through the same ``checked`` lines.
     """
 
     def __init__(self):
