@@ -95,7 +95,7 @@ started = time.process_time()
 from ember import Simulator
 from ember.campaign.attempt import run_task
 from ember.campaign.driver import evaluate
-from ember.engine import measure_run
+from ember.engine.run import measure_run
 from ember.scenario import compile_scenario
 from ember.sim.loop import run_policy
 from ember.sim.policies import make_policy
@@ -387,9 +387,9 @@ def row_cost(args, folder):
 
     sys.path.insert(0, os.path.join(ROOT, "src"))
     from ember.campaign.attempt import run_task
+    from ember.campaign.campaign_file import load_campaign
     from ember.campaign.driver import resolve
     from ember.campaign.plan import Plan
-    from ember.campaign.spec import load_campaign
     from ember.results.rows import row_line
     from ember.results.writer import ResultsWriter
 

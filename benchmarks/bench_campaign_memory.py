@@ -118,7 +118,7 @@ def measure(mode, size, folder):
     from ember.campaign.campaign_file import load_campaign
     from ember.campaign.driver import resolve
     from ember.campaign.plan import Plan
-    from ember.campaign.runner import drive
+    from ember.campaign.runner import run_tasks
 
     path = campaign_file(folder, size)
     results = os.path.join(folder, "res")
@@ -146,7 +146,7 @@ def measure(mode, size, folder):
     tasks = plan.tasks()
     if mode == "eager":
         tasks = dict(tasks).items()  # what the previous code held: every task at once
-    drive(InstantRunner(), tasks, 2, on_row)
+    run_tasks(InstantRunner(), tasks, 2, on_row)
     return (peak_kib() - before) * 1024
 
 

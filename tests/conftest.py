@@ -5,13 +5,21 @@ import make_scenario``); this file's directory is on ``sys.path`` (pytest's
 default "prepend" import mode), which is what makes ``helpers`` importable
 from every test folder.
 
+``basic_run`` is one results directory of the BASIC campaign, evaluated
+once a session; ``basic_copy`` a private copy of it (the campaign tests and
+the results writer's tests both resume it).
+
 The markers of ``pyproject.toml`` are given here, by what a test uses, so
 that no test file carries them: ``pytest -m "not slow"`` is the fast tier
 (README.md), ``-m "not postgres and not browser"`` leaves out what needs
 PostgreSQL or Chromium.
 """
 
+import shutil
+
 import pytest
+
+from helpers.campaigns import BASIC, ember_cli, write_campaign
 
 # Fixtures that start a throw-away PostgreSQL cluster (tests/service/conftest.py) or Chromium (helpers.browser).
 POSTGRES_FIXTURES = frozenset({"postgres"})
@@ -26,10 +34,10 @@ SANDBOX = (
     "tests/isolation/",
     "tests/campaign/test_episode.py",
     "tests/campaign/test_export.py",
-    "tests/campaign/test_store.py",
     "tests/cli/test_run_python.py",
     "tests/results/test_rows.py",  # the kept campaign of tests/results/conftest.py has python policies
     "tests/results/test_writer.py",
+    "tests/results/test_writer_spelling.py",  # an agent policy
     "tests/service/test_data_directory.py",
     "tests/service/test_hidden",  # the hidden track's jobs run the teams' code in the sandbox
     "tests/service/test_daily_limits.py",
@@ -54,6 +62,7 @@ SLOW = (
     "tests/campaign/test_episode_submitted.py",
     "tests/campaign/test_evaluate.py",
     "tests/campaign/test_evaluate_faults.py",
+    "tests/campaign/test_evaluate_resume.py",
     "tests/campaign/test_evaluate_runner.py",
     "tests/campaign/test_evaluate_summary.py",
     "tests/campaign/test_export.py",
@@ -62,8 +71,6 @@ SLOW = (
     "tests/campaign/test_runner_dask_processes.py",
     "tests/campaign/test_spec.py",
     "tests/campaign/test_spec_bounds.py::test_a_campaign_too_large_is_refused_up_front",
-    "tests/campaign/test_store.py",
-    "tests/campaign/test_store_full_disk.py",
     "tests/campaign/test_watch.py::test_a_policy_slowing_its_own_process_cannot_stall_embers_steps",
     "tests/campaign/test_watch.py::test_a_timed_out_episode_leaves_no_record_and_no_temporary_file",
     "tests/campaign/test_watch.py::test_an_agent_flooding_stderr_is_capped",
@@ -146,6 +153,8 @@ SLOW = (
     "tests/results/test_verify_campaign.py",
     "tests/results/test_verify_files.py",
     "tests/results/test_writer.py",
+    "tests/results/test_writer_spelling.py",
+    "tests/results/test_writer_start.py",
     "tests/service/test_api.py",
     "tests/service/test_bad_input.py",  # starts real servers, databases or jobs
     "tests/service/test_board_page.py",  # starts real servers, databases or jobs
@@ -251,3 +260,22 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         for name in markers_of(item):
             item.add_marker(getattr(pytest.mark, name))
+
+
+@pytest.fixture(scope="session")
+def basic_run(tmp_path_factory):
+    """BASIC evaluated once with 2 workers: (campaign folder, results directory), never modified."""
+    base = tmp_path_factory.mktemp("basic")
+    path = write_campaign(base / "c", BASIC)
+    done = ember_cli("evaluate", path, "-o", base / "res", "--workers", "2")
+    assert done.returncode == 0, done.stderr
+    return base / "c", base / "res"
+
+
+@pytest.fixture
+def basic_copy(basic_run, tmp_path):
+    """A private copy of ``basic_run``: (campaign path, results directory)."""
+    folder, results = basic_run
+    shutil.copytree(folder, tmp_path / "c")
+    shutil.copytree(results, tmp_path / "res")
+    return tmp_path / "c" / "campaign.toml", tmp_path / "res"

@@ -16,6 +16,7 @@ from .canonical import canonical_copy, canonical_json
 from .errors import ScenarioError, did_you_mean
 from .grid.cells import UNREACHABLE
 from .grid.floor import Grid
+from .strict_json import DuplicateKey, loads_without_duplicates
 from .versions import SCHEMA_VERSION
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -103,36 +104,10 @@ def _parse_int(token):
         return _BadNumber(token, "integer with too many digits")
 
 
-class _Pairs(list):
-    """An object's (key, value) pairs, kept as parsed so duplicates stay visible."""
-
-
-def _plain(value, trail=None):
-    """Turn parsed pairs into dicts, naming the path of any duplicate key.
-
-    ``trail`` is ``(parent trail, key or index)``, formatted only on failure:
-    building each path string eagerly cost time and memory quadratic in the
-    nesting depth (long keys, deeply nested, held by every open frame).
-    """
-    if isinstance(value, _Pairs):
-        result = {}
-        for key, item in value:
-            if key in result:
-                _fail(_trail_path((trail, key)), f"duplicate key {_show(key)}.")
-            result[key] = _plain(item, (trail, key))
-        return result
-    if isinstance(value, list):
-        return [_plain(item, (trail, i)) for i, item in enumerate(value)]
-    return value
-
-
-def _trail_path(trail):
-    segments = []
-    while trail is not None:
-        trail, segment = trail
-        segments.append(segment)
+def _path_of(segments):
+    """The JSON path of ``segments`` (keys and indices from the top), as validation names one."""
     path = "$"
-    for segment in reversed(segments):
+    for segment in segments:
         path = f"{path}[{segment}]" if type(segment) is int else _member(path, segment)
     return path
 
@@ -152,21 +127,15 @@ def parse_scenario_json(data):
     if data.startswith("\ufeff"):
         raise ScenarioError("$: the scenario starts with a byte-order mark, which is not allowed.")
     try:
-        parsed = json.loads(
-            data,
-            object_pairs_hook=_Pairs,
-            parse_float=_parse_float,
-            parse_int=_parse_int,
-            parse_constant=_parse_constant,
+        return loads_without_duplicates(
+            data, where=True, parse_float=_parse_float, parse_int=_parse_int, parse_constant=_parse_constant
         )
+    except DuplicateKey as exc:
+        raise ScenarioError(f"{_path_of(exc.path)}: duplicate key {_show(exc.key)}.") from None
     except json.JSONDecodeError as exc:
         raise ScenarioError(
             f"$: the scenario is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."
         ) from exc
-    except RecursionError as exc:
-        raise ScenarioError("$: the scenario nests too deeply to be a scenario.") from exc
-    try:
-        return _plain(parsed)
     except RecursionError as exc:
         raise ScenarioError("$: the scenario nests too deeply to be a scenario.") from exc
 

@@ -1,6 +1,11 @@
 """The campaign file (ember.campaign.campaign_file, campaign.md §2): bad files refused before anything runs."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ember.campaign.campaign_file import parse_seeds
+from ember.errors import CampaignError
 
 from helpers.campaigns import GOOD_POLICY, HEAD, in_process, write_campaign
 
@@ -117,3 +122,17 @@ def test_bad_campaign_files(tmp_path, case):
     assert len(lines) == 1 and lines[0].startswith(f"ember: {path}: "), lines
     assert expected in lines[0]
     assert not results.exists()
+
+
+# -- seed tables --------------------------------------------------------------------------
+
+
+@given(st.integers(0, 2**63 - 50), st.integers(1, 40))
+def test_a_seed_table_is_the_range_it_names(start, count):
+    assert parse_seeds({"start": start, "count": count}, "seeds") == list(range(start, start + count))
+    assert parse_seeds(list(reversed(range(start, start + count))), "seeds") == list(range(start, start + count))
+
+
+def test_seed_table_past_the_largest_seed():
+    with pytest.raises(CampaignError, match="seeds: seeds .* go past the largest seed"):
+        parse_seeds({"start": 2**63 - 2, "count": 5}, "seeds")

@@ -92,6 +92,8 @@ def test_over_the_sent_limit_is_413(tmp_path):
         ('name = "w"\nagent = []\npython = "walker:x"\n', "expected exactly one of 'agent'"),
         ('name = "w"\nagent = []\n', "agent: expected a non-empty list"),
         ('name = "w"\npython = "walker"\n', 'python: expected "module:attr"'),
+        ('name = "w"\npython = "walker:make:policy"\n', 'python: expected "module:attr"'),
+        ('name = "w"\npython = ":make_policy"\n', 'python: expected "module:attr"'),
         ('name = "w"\npython = "nomodule:make"\n', "python: no module nomodule"),
         ('name = "w"\npython = "walker:make_policy"\nstep_timeout = 11\n', "step_timeout: at most 10"),
         ('name = "w"\npython = "walker:make_policy"\nmemory_mb = 4096\n', "memory_mb: at most 2048"),

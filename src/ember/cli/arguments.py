@@ -42,42 +42,29 @@ def seed(text):
     return value
 
 
-def _ascii_decimal(text, low, high):
-    """``text`` as an integer low <= n <= high written 0|[1-9][0-9]* (ASCII, no sign, no leading zero), else None."""
-    if not _ASCII_DECIMAL.fullmatch(text):
-        return None
-    value = int(text)
-    return value if low <= value <= high else None
+def _ascii_decimal(text, low, high, expected):
+    """``text`` as an integer low <= n <= high written 0|[1-9][0-9]* (ASCII, no sign, no leading zero); anything
+    else is refused, saying it ``expected`` such a number."""
+    if _ASCII_DECIMAL.fullmatch(text):
+        value = int(text)
+        if low <= value <= high:
+            return value
+    raise argparse.ArgumentTypeError(f"expected {expected} in decimal digits (0|[1-9][0-9]*), got {text!r}")
 
 
 def replicates(text):
     """``ember stats --replicates``: statistics.md §3's B, 1000 <= B <= 1000000, in ASCII decimal."""
-    value = _ascii_decimal(text, 1000, 1_000_000)
-    if value is None:
-        raise argparse.ArgumentTypeError(
-            f"expected an integer 1000 <= B <= 1000000 in decimal digits (0|[1-9][0-9]*), got {text!r}"
-        )
-    return value
+    return _ascii_decimal(text, 1000, 1_000_000, "an integer 1000 <= B <= 1000000")
 
 
 def decimal_seed(text):
     """An episode's seed written as bounds.md §4 asks: 0 <= seed < 2^64 in ASCII decimal (0|[1-9][0-9]*)."""
-    value = _ascii_decimal(text, 0, 2**64 - 1)
-    if value is None:
-        raise argparse.ArgumentTypeError(
-            f"expected a seed 0 <= seed < 2^64 in decimal digits (0|[1-9][0-9]*), got {text!r}"
-        )
-    return value
+    return _ascii_decimal(text, 0, 2**64 - 1, "a seed 0 <= seed < 2^64")
 
 
 def resampling_seed(text):
     """``ember stats --seed``: statistics.md §3's σ, 0 <= σ < 2^64, in ASCII decimal."""
-    value = _ascii_decimal(text, 0, 2**64 - 1)
-    if value is None:
-        raise argparse.ArgumentTypeError(
-            f"expected an integer 0 <= seed < 2^64 in decimal digits (0|[1-9][0-9]*), got {text!r}"
-        )
-    return value
+    return _ascii_decimal(text, 0, 2**64 - 1, "an integer 0 <= seed < 2^64")
 
 
 def python_source(text):

@@ -31,6 +31,19 @@ def _data(parser):
     parser.add_argument("data", metavar="DATA", help="the service directory ('ember service init' makes it)")
 
 
+def _operate(args, act, migrated=True):
+    """``act(config, db)`` on the service directory ``args.data`` (migrated unless ``migrated`` is False, as a
+    backup reads any), its database closed after."""
+    _service()
+    from ..service.registry import open_service
+
+    config, db = open_service(args.data, migrated=migrated)
+    try:
+        return act(config, db)
+    finally:
+        db.dispose()
+
+
 # -- init ------------------------------------------------------------------------------------
 
 
@@ -46,7 +59,7 @@ def init_arguments(parser):
 def cmd_init(args, console):
     _service()
     from ..service.anchor import PUBLIC_KEY_FILE, load_key, public_key_text
-    from ..service.registry import contents, existing_service, init_service, open_service
+    from ..service.registry import contents, existing_service, init_service
 
     found = existing_service(args.data, args.database)
     config = init_service(args.data, args.database)
@@ -62,11 +75,7 @@ def cmd_init(args, console):
         done.append("applied the pending migrations")
     if not found.had_key:
         done.append(f"made the log's key pair ({PUBLIC_KEY_FILE}: {key})")
-    _, db = open_service(args.data)
-    try:
-        counts = ", ".join(f"{count} {name}" for name, count in contents(db).items())
-    finally:
-        db.dispose()
+    counts = ", ".join(f"{count} {name}" for name, count in _operate(args, lambda config, db: contents(db)).items())
     console.say(
         f"ember: {args.data} is a service directory already (database {found.database}: {counts}); "
         + ("; ".join(done) if done else "nothing changed")
@@ -86,11 +95,9 @@ def board_add_arguments(parser):
 
 
 def cmd_board_add(args, console):
-    _service()
-    from ..service.registry import add_board, open_service
+    from ..service.registry import add_board
 
-    _, db = open_service(args.data)
-    board = add_board(db, args.name, args.campaign, args.hidden)
+    board = _operate(args, lambda config, db: add_board(db, args.name, args.campaign, args.hidden))
     episodes = sum(len(s["seeds"]) for s in board["scenarios"])
     line = f"ember: board {board['name']} added: {len(board['scenarios'])} scenarios, {episodes} episodes"
     if board["hidden"] is not None:
@@ -199,45 +206,48 @@ def _tokens_into(folder, made):
 
 def cmd_team_add(args, console):
     _service()
-    from ..errors import OutputPathError, ServiceError
-    from ..service.registry import add_team, add_teams, open_service
+    from ..errors import ServiceError
+    from ..service.registry import add_team
 
     if (args.team is None) == (args.names_file is None):
         raise ServiceError("team add: expected TEAM or --from FILE (one of them)")
     if args.names_file is None:
-        _, db = open_service(args.data)
-        return _token_to(args, console, lambda: add_team(db, args.team))
+        return _operate(args, lambda config, db: _token_to(args, console, lambda: add_team(db, args.team)))
     if arguments.without_output_file(args):
         raise ServiceError("team add --from: expected -o DIR, the new directory the tokens are written to")
-    import os
-    import shutil
-
     names = team_names(args.names_file)  # every line checked before anything is made
-    _, db = open_service(args.data)
-    try:
-        os.mkdir(args.output, 0o700)
-    except FileExistsError:
-        raise OutputPathError(f"{args.output}: exists already; the tokens go to a new directory") from None
-    except OSError as exc:
-        raise OutputPathError(f"{args.output}: {exc.strerror}") from None
-    try:
-        os.chmod(args.output, 0o700)  # whatever the umask was
-        made = add_teams(db, names, deliver=lambda made: _tokens_into(args.output, made))
-    except BaseException:
-        shutil.rmtree(args.output, ignore_errors=True)
-        raise
-    finally:
-        db.dispose()
+    made = _operate(args, lambda config, db: _teams_into(args.output, db, names))
     console.say(f"ember: added {len(made)} teams; their tokens are in {args.output}/TEAM.token (mode 0600).")
     return 0
 
 
-def cmd_token_add(args, console):
-    _service()
-    from ..service.registry import add_token, open_service
+def _teams_into(folder, db, names):
+    """The teams of ``names`` added, their tokens in the new directory ``folder``; no team and no folder when
+    either fails."""
+    import os
+    import shutil
 
-    _, db = open_service(args.data)
-    return _token_to(args, console, lambda: add_token(db, args.team))
+    from ..errors import OutputPathError
+    from ..service.registry import add_teams
+
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        raise OutputPathError(f"{folder}: exists already; the tokens go to a new directory") from None
+    except OSError as exc:
+        raise OutputPathError(f"{folder}: {exc.strerror}") from None
+    try:
+        os.chmod(folder, 0o700)  # whatever the umask was
+        return add_teams(db, names, deliver=lambda made: _tokens_into(folder, made))
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def cmd_token_add(args, console):
+    from ..service.registry import add_token
+
+    return _operate(args, lambda config, db: _token_to(args, console, lambda: add_token(db, args.team)))
 
 
 def token_revoke_arguments(parser):
@@ -248,11 +258,9 @@ def token_revoke_arguments(parser):
 
 
 def cmd_token_revoke(args, console):
-    _service()
-    from ..service.registry import open_service, revoke_tokens
+    from ..service.registry import revoke_tokens
 
-    _, db = open_service(args.data)
-    count = revoke_tokens(db, args.team, None if args.all else args.prefix)
+    count = _operate(args, lambda config, db: revoke_tokens(db, args.team, None if args.all else args.prefix))
     console.say(f"ember: revoked {count} token{'s' if count != 1 else ''} of team {args.team}.")
     return 0
 
@@ -263,12 +271,9 @@ def board_reveal_arguments(parser):
 
 
 def cmd_board_reveal(args, console):
-    _service()
     from ..service.hidden.secrecy import reveal
-    from ..service.registry import open_service
 
-    _, db = open_service(args.data)
-    state = reveal(db, args.name)
+    state = _operate(args, lambda config, db: reveal(db, args.name))
     if state.revealed:
         console.say(f"ember: board {args.name}: the hidden track is revealed ({state.keys} keys and the salt).")
     else:
@@ -305,18 +310,6 @@ def list_arguments(parser):
     parser.add_argument("what", choices=("boards", "teams", "submissions", "jobs"), help="what to list")
     parser.add_argument("--board", metavar="B", help="only board B's (teams: those with a submission or job on B)")
     parser.add_argument("--format", choices=("table", "json"), default="table", help="a table (default) or JSON")
-
-
-def _operate(args, act):
-    """``act(config, db)`` on the service directory ``args.data`` (migrated), its database closed after."""
-    _service()
-    from ..service.registry import open_service
-
-    config, db = open_service(args.data)
-    try:
-        return act(config, db)
-    finally:
-        db.dispose()
 
 
 def cmd_list(args, console):
@@ -409,12 +402,9 @@ def export_arguments(parser):
 
 
 def cmd_export(args, console):
-    _service()
     from ..service.bounds import export_with_bounds
-    from ..service.registry import open_service
 
-    config, db = open_service(args.data)
-    count = export_with_bounds(db, config, args.board, args.output, args.track)
+    count = _operate(args, lambda config, db: export_with_bounds(db, config, args.board, args.output, args.track))
     console.say(f"ember: wrote {args.output}: {count} rows.")
     return 0
 
@@ -425,12 +415,9 @@ def reverify_arguments(parser):
 
 
 def cmd_reverify(args, console):
-    _service()
     from ..service.operations import reverify
-    from ..service.registry import open_service
 
-    config, db = open_service(args.data)
-    checked, differ = reverify(config, db, args.board)
+    checked, differ = _operate(args, lambda config, db: reverify(config, db, args.board))
     for record, reason in differ:
         console.line(f"{record}: {reason}")
     console.line(f"ember service reverify: {checked} rows, {len(differ)} differ.")
@@ -445,13 +432,10 @@ def backup_arguments(parser):
 
 
 def cmd_backup(args, console):
-    _service()
     from ..service.operations import backup
-    from ..service.registry import open_service
 
-    config, db = open_service(args.data, migrated=False)
-    count = backup(config, db, args.output)
-    kind = "pg_restore" if not db.sqlite else "sqlite3"
+    count, sqlite = _operate(args, lambda config, db: (backup(config, db, args.output), db.sqlite), migrated=False)
+    kind = "pg_restore" if not sqlite else "sqlite3"
     console.say(
         f"ember: wrote {args.output} (for {kind}) and {args.output}.records ({count} records; copy them from DATA)."
     )

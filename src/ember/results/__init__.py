@@ -9,6 +9,8 @@ a campaign, a ranking or the command line.
 """
 
 from ..strict_json import strict_json
+from .campaign_json import MAX_CAMPAIGN_BYTES, POLICY_KINDS, CampaignJson
+from .counting import CountingTable, OkRows, Place
 from .layout import (
     CAMPAIGN_FILE,
     EPISODES_FILE,
@@ -19,6 +21,7 @@ from .layout import (
     STATISTICS_FILE,
     TORN_FILE,
 )
+from .outcome import EpisodeOutcome, exposure_of
 from .presence import RecordPresence
 from .reader import (
     CheckedLines,
@@ -31,21 +34,8 @@ from .reader import (
     read_results,
     results_of_bytes,
 )
-from .schema import (
-    MAX_CAMPAIGN_BYTES,
-    MAX_LINE_BYTES,
-    POLICY_KINDS,
-    ROW_KEYS,
-    CampaignJson,
-    CountingTable,
-    EpisodeOutcome,
-    OkRows,
-    Place,
-    Row,
-    RowRules,
-    StatisticsRules,
-    exposure_of,
-)
+from .rows import MAX_LINE_BYTES, ROW_KEYS, Row
+from .rules import RowRules, StatisticsRules
 
 __all__ = [
     "CheckedLines",

@@ -17,9 +17,9 @@ from ..files import write_file
 from ..scenario import BUILTIN_PREFIX, compile_scenario
 from ..strict_json import shown, strict_json
 from ..versions import BOUNDS_VERSION
+from .campaign_json import MAX_CAMPAIGN_BYTES
 from .layout import BOUNDS_FILE, scenario_file
 from .reader import check_campaign, open_regular, read_campaign_value
-from .schema import MAX_CAMPAIGN_BYTES
 from .writer import ResultsWriter
 
 #: The keys of one line (bounds.md §4), in the order canonical JSON writes them.

@@ -14,9 +14,9 @@ import os
 from ..canonical import canonical_json_reference
 from ..errors import ResultsError
 from ..strict_json import strict_json
+from .campaign_json import MAX_CAMPAIGN_BYTES
 from .layout import code_file
 from .reader import open_regular
-from .schema import MAX_CAMPAIGN_BYTES
 
 CODE_PREFIX = "sha256:"
 

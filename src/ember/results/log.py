@@ -26,7 +26,7 @@ from ..strict_json import shown, strict_json
 from . import layout
 from .layout import LOG_FILE
 from .reader import open_regular
-from .schema import MAX_LINE_BYTES
+from .rows import MAX_LINE_BYTES
 
 GENESIS = "0" * 64
 LOG_KEYS = ("at", "board", "data", "event", "policy", "prev", "row", "row_sha256", "seq", "team")

@@ -1,10 +1,11 @@
 """The strict reader of a results directory: its files, read in bounded memory.
 
-``read_results(directory)`` checks ``campaign.json`` and every line of
-``episodes.jsonl`` (``schema``) and returns a ``Results``.  Every file is
-looked at before it is opened: a FIFO, a device, a socket or a directory
-where a file belongs is refused at once, saying what it is (a FIFO would
-block ``open``, ``/dev/zero`` would never end); "missing" means missing.
+``read_results(directory)`` checks ``campaign.json`` (``campaign_json``)
+and every line of ``episodes.jsonl`` (``rows.check_row``, in order through
+``counting``) and returns a ``Results``.  Every file is looked at before
+it is opened: a FIFO, a device, a socket or a directory where a file
+belongs is refused at once, saying what it is (a FIFO would block
+``open``, ``/dev/zero`` would never end); "missing" means missing.
 ``campaign.json`` is read whole up to ``MAX_CAMPAIGN_BYTES``;
 ``episodes.jsonl`` is streamed line by line, each line at most
 ``MAX_LINE_BYTES``, so memory holds one line, the counting table and what
@@ -19,15 +20,11 @@ import stat
 
 from ..errors import ResultsError
 from ..strict_json import strict_json
+from .campaign_json import MAX_CAMPAIGN_BYTES, CampaignJson
+from .counting import CountingTable
 from .layout import CAMPAIGN_FILE, EPISODES_FILE
-from .schema import (
-    MAX_CAMPAIGN_BYTES,
-    MAX_LINE_BYTES,
-    CampaignJson,
-    CountingTable,
-    Invalid,
-    check_row,
-)
+from .rows import MAX_LINE_BYTES, check_row
+from .values import Invalid
 
 NOT_RESULTS = "missing: not a results directory ('ember evaluate -o' writes it)"
 _KINDS = (

@@ -1,4 +1,4 @@
-"""The one row constructor (campaign.md §4): every writer of ``episodes.jsonl`` makes its rows here.
+"""A row of ``episodes.jsonl`` both ways (campaign.md §4): the one row constructor, and the one row check.
 
 A row is the result of one attempt at one (policy, episode key).  Campaigns
 (``ember.campaign``) and the hosted service make rows with these two
@@ -19,6 +19,10 @@ The reason is foreign text (a policy's exception, an agent's words): its
 whitespace runs become one space, the controls that reach a terminal are
 escaped (``canonical.escape_controls``, isolation.md §3) and it is cut at
 ``MAX_REASON_CHARS`` characters.
+
+Every reader checks each parsed line with ``check_row`` (campaign.md §4,
+ranking.md §1), which returns a ``Row``, what readers keep of it, and
+raises ``Invalid`` with the reason; the reader adds the file and line.
 """
 
 import typing
@@ -26,9 +30,19 @@ import typing
 # rows hold floats: json.dumps spelling (5e-05), which orjson does not write
 from ..canonical import canonical_json_reference, escape_controls, one_line
 from ..errors import ResultsError
+from ..strict_json import shown
+from ..versions import METRICS_VERSION
 from .layout import EPISODES_FILE
-from .schema import MAX_LINE_BYTES, Invalid, check_row
+from .outcome import EpisodeOutcome
+from .values import SHA256_HEX, Invalid, json_object, member, relative_path, string
 
+#: The keys of a row, in code point order (campaign.md §4).
+ROW_KEYS = (
+    "elapsed_s", "error", "metrics", "policy", "record", "record_sha256",
+    "scenario_hash", "scenario_id", "seed", "status", "steps",
+)  # fmt: skip
+#: One line of episodes.jsonl, its newline included, at most this many bytes (docs/campaigns.md).
+MAX_LINE_BYTES = 64 * 1024 * 1024
 #: A failed row's reason is at most this many characters (longer ones end "...").
 MAX_REASON_CHARS = 300
 _CUT = "..."
@@ -141,3 +155,132 @@ def row_line(row, results):
     except Invalid as exc:  # EMBER made a row it cannot read back: a defect, never written
         raise ResultsError(EPISODES_FILE, None, f"refusing to write a row that is not a row: {exc}", results) from None
     return RowLine(line, row["policy"], row["scenario_hash"], row["seed"], row["status"] == "ok", row["elapsed_s"])
+
+
+# --- the check of a row that every reader makes ----------------------------------------
+
+
+class Row:
+    """One checked line of ``episodes.jsonl``: what readers need of it, not the whole row.
+
+    ``value`` (the parsed line) and ``metrics`` (the whole metrics dict of
+    an ok row) are there while the reader's consumers see the row, then
+    dropped (None); ``episode`` is an ok row's checked ``EpisodeOutcome`` values.
+    ``offset`` and ``length`` locate the line in the file (its newline
+    excluded), so that a row can be read again.
+    """
+
+    __slots__ = (
+        "episode", "key", "length", "line", "metrics", "offset", "ok", "policy", "previous", "record",
+        "record_sha256", "scenario_id", "value",
+    )  # fmt: skip
+
+    def __init__(self, value, policy, key, scenario_id, ok, metrics, episode, record, record_sha256):
+        self.value = value
+        self.line = 0
+        self.offset = self.length = 0
+        self.previous = 0  # rows for the same policy and key before this one
+        self.policy = policy
+        self.key = key
+        self.scenario_id = scenario_id
+        self.ok = ok
+        self.metrics = metrics
+        self.episode = episode
+        self.record = record
+        self.record_sha256 = record_sha256
+
+
+def _check_keys(row):
+    missing = sorted(set(ROW_KEYS) - row.keys())
+    unknown = sorted(row.keys() - set(ROW_KEYS))
+    if missing or unknown:
+        parts = [f"missing {', '.join(missing)}"] if missing else []
+        parts += [f"unknown {', '.join(shown(k) for k in unknown)}"] if unknown else []
+        raise Invalid(f"$: a row has exactly the keys {', '.join(ROW_KEYS)}; {'; '.join(parts)}")
+
+
+def _check_outcome(row, ok):
+    """status, error, metrics and steps agree with each other (campaign.md §4)."""
+    if ok:
+        if row["error"] is not None:
+            raise Invalid(f"$.error: expected null on an ok row, got {shown(row['error'])}")
+        json_object(row["metrics"], "$.metrics")
+        if type(row["steps"]) is not int or row["steps"] < 0:
+            raise Invalid(f"$.steps: expected an integer >= 0 on an ok row, got {shown(row['steps'])}")
+    else:
+        string(row["error"], "$.error")
+        for key in ("metrics", "steps"):
+            if row[key] is not None:
+                raise Invalid(f"$.{key}: expected null on a failed row, got {shown(row[key])}")
+
+
+def _check_record(row):
+    if row["record"] is None:
+        if row["record_sha256"] is not None:
+            raise Invalid(f"$.record_sha256: expected null when record is null, got {shown(row['record_sha256'])}")
+        return
+    relative_path(row["record"], "$.record")
+    if type(row["record_sha256"]) is not str or not SHA256_HEX.fullmatch(row["record_sha256"]):
+        raise Invalid(f"$.record_sha256: expected 64 lowercase hex digits, got {shown(row['record_sha256'])}")
+
+
+def _check_episode(row, campaign):
+    """The row's policy and episode are the campaign's; returns (policy, key, scenario_id)."""
+    policy, scenario_id, scenario_hash, seed = row["policy"], row["scenario_id"], row["scenario_hash"], row["seed"]
+    if policy not in campaign.policies:
+        raise Invalid(f"$.policy: {shown(policy)} is not a policy of the campaign")
+    key = (scenario_hash, seed)
+    if key not in campaign.keys:
+        raise Invalid(f"$: scenario {shown(scenario_hash)} with seed {seed} is not an episode of the campaign")
+    expected_id = campaign.scenarios[scenario_hash][0]
+    if scenario_id != expected_id:
+        raise Invalid(
+            f"$.scenario_id: the campaign names this scenario hash {shown(expected_id)}, got {shown(scenario_id)}"
+        )
+    return policy, key, scenario_id
+
+
+def _check_metrics(row, metrics):
+    """An ok row's metrics are of its own episode and steps (output.md's to_dict(), ranking.md §1)."""
+    for field, expected in (("scenario_hash", row["scenario_hash"]), ("seed", row["seed"])):
+        found = member(metrics, field, "$.metrics")
+        if found != expected or type(found) is not type(expected):
+            raise Invalid(f"$.metrics.{field}: expected the row's {shown(expected)}, got {shown(found)}")
+    episode = EpisodeOutcome(metrics)
+    for field, expected in (("scenario_id", row["scenario_id"]), ("metrics_version", METRICS_VERSION)):
+        found = member(metrics, field, "$.metrics")
+        if found != expected or type(found) is not str:
+            whose = "the row's" if field == "scenario_id" else "metrics version"
+            raise Invalid(f"$.metrics.{field}: expected {whose} {shown(expected)}, got {shown(found)}")
+    steps = member(metrics["time"], "episode_steps", "$.metrics.time")
+    if steps != row["steps"] or type(steps) is not int:
+        raise Invalid(f"$.metrics.time.episode_steps: expected the row's steps {row['steps']}, got {shown(steps)}")
+    return episode
+
+
+def check_row(value, campaign):
+    """The checks of campaign.md §4 and ranking.md §1 on one parsed line, bar the order of rows.
+
+    ``campaign`` is a ``CampaignJson``.  Returns a ``Row`` (line 0, the parsed
+    row kept); raises ``Invalid``.
+    """
+    row = json_object(value, "$")
+    _check_keys(row)
+    string(row["scenario_id"], "$.scenario_id")
+    string(row["scenario_hash"], "$.scenario_hash")
+    if type(row["seed"]) is not int:
+        raise Invalid(f"$.seed: expected an integer, got {shown(row['seed'])}")
+    string(row["policy"], "$.policy")
+    status = row["status"]
+    if type(status) is not str or status not in ("ok", "failed"):
+        raise Invalid(f'$.status: expected "ok" or "failed", got {shown(status)}')
+    ok = status == "ok"
+    _check_outcome(row, ok)
+    _check_record(row)
+    elapsed = row["elapsed_s"]
+    if type(elapsed) not in (int, float) or not elapsed >= 0:
+        raise Invalid(f"$.elapsed_s: expected a number >= 0, got {shown(elapsed)}")
+    policy, key, scenario_id = _check_episode(row, campaign)
+    metrics = row["metrics"] if ok else None
+    episode = _check_metrics(row, metrics) if ok else None
+    return Row(row, policy, key, scenario_id, ok, metrics, episode, row["record"], row["record_sha256"])

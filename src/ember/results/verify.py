@@ -37,9 +37,10 @@ from ..errors import CampaignFileError, EmberError, MetricsInputError, MissingEx
 from ..scenario import BUILTIN_PREFIX, MAX_SCENARIO_BYTES, compile_scenario
 from ..strict_json import shown, strict_json
 from .campaign_file import read_campaign_file
+from .campaign_json import MAX_CAMPAIGN_BYTES
+from .counting import OkRows
 from .layout import CAMPAIGN_FILE, EPISODES_FILE, SCENARIOS_DIR
 from .reader import open_regular, read_results, read_row_again
-from .schema import MAX_CAMPAIGN_BYTES, OkRows
 
 KEEP_RECORDS = "run 'ember evaluate --keep-records' to keep records"
 

@@ -31,6 +31,7 @@ import os
 from ..canonical import canonical_json, canonical_json_reference
 from ..errors import CampaignError, ResultsError, ResultsIOError
 from ..files import LINKED, fsync_directory, make_folder, write_fd, write_file
+from .campaign_json import MAX_CAMPAIGN_BYTES
 from .code_lists import code_bytes
 from .layout import (
     BOUNDS_FILE,
@@ -49,7 +50,6 @@ from .layout import (
 )
 from .reader import check_campaign, read_results
 from .rows import row_line
-from .schema import MAX_CAMPAIGN_BYTES
 
 
 def campaign_bytes(resolved):

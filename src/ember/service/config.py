@@ -13,7 +13,11 @@ from ..errors import ServiceError
 
 CONFIG_FILE = "service.toml"
 DATABASE_FILE = "ember.db"
-RECORDS_DIR = "records"
+#: DATA/records: the record store (store.py), where a verified upload's record is kept by its hash.
+RECORD_STORE_DIR = "records"
+#: In the record store and in DATA/jobs: the folder of bodies still streaming (an upload's record, a bundle),
+#: before they are checked; the ``serve`` parent empties both at start (service.md §8).
+TMP_DIR = "tmp"
 DATABASE_VARIABLE = "EMBER_DATABASE_URL"
 MiB = 1 << 20
 #: What the service's processes create is their owner's alone (service.md §9): the database file and its
@@ -77,7 +81,7 @@ class ServiceConfig:
 
     @property
     def records(self):
-        return os.path.join(self.data, RECORDS_DIR)
+        return os.path.join(self.data, RECORD_STORE_DIR)
 
     @property
     def derived(self):

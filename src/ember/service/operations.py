@@ -13,7 +13,7 @@ from ..engine.authenticate import authenticate_record
 from ..errors import EmberError, ServiceError
 from . import audit, tables
 from .boards import compiled_scenario, load_board
-from .config import RECORDS_DIR, private_files
+from .config import RECORD_STORE_DIR, private_files
 from .store import RecordStore
 
 
@@ -73,7 +73,7 @@ def backup(config, db, out):
         try:
             named = _sqlite_copy(db, out) if db.sqlite else _pg_dump(db, out)
             with open(out + ".records", "x", encoding="utf-8") as handle:
-                handle.writelines(os.path.join(RECORDS_DIR, stored) + "\n" for stored in named)
+                handle.writelines(os.path.join(RECORD_STORE_DIR, stored) + "\n" for stored in named)
         except BaseException:
             for path in (out, out + ".records"):
                 if os.path.lexists(path):

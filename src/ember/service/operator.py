@@ -17,6 +17,7 @@ from .boards import load_board
 from .errors import ServiceRefusal
 from .hidden.jobs import ACTIVE
 from .hidden.secrecy import revealed
+from .owned import with_names
 
 LISTS = ("boards", "teams", "submissions", "jobs")
 
@@ -56,13 +57,11 @@ def _boards(connection, board_id):
 
 
 def _teams(connection, board_id):
-    t, k, s, j = tables.teams.c, tables.tokens.c, tables.submissions.c, tables.jobs.c
+    t, k = tables.teams.c, tables.tokens.c
     rows = []
     for team in connection.execute(sa.select(tables.teams).order_by(t.created_at, t.id)).all():
-        where_s = [s.team_id == team.id] + ([s.board_id == board_id] if board_id is not None else [])
-        where_j = [j.team_id == team.id] + ([j.board_id == board_id] if board_id is not None else [])
-        made = connection.execute(sa.select(sa.func.count()).where(*where_s)).scalar_one()
-        jobs = connection.execute(sa.select(sa.func.count()).where(*where_j)).scalar_one()
+        made = _count_of_team(connection, tables.submissions, team.id, board_id)
+        jobs = _count_of_team(connection, tables.jobs, team.id, board_id)
         if board_id is not None and not made and not jobs:
             continue
         tokens = connection.execute(
@@ -73,27 +72,29 @@ def _teams(connection, board_id):
     return ["team", "state", "live tokens", "submissions", "jobs", "created"], rows
 
 
+def _count_of_team(connection, table, team_id, board_id):
+    """How many rows of ``table`` (submissions, jobs) are the team's, on board ``board_id`` when it is given."""
+    c = table.c
+    where = [c.team_id == team_id] + ([c.board_id == board_id] if board_id is not None else [])
+    return connection.execute(sa.select(sa.func.count()).select_from(table).where(*where)).scalar_one()
+
+
+def _listed(table, board_id, *columns):
+    """The select of ``table``'s rows (submissions, jobs), oldest first, board ``board_id``'s when it is given:
+    each row's id, its board's and its team's names (``board``, ``team``), then ``columns``."""
+    c = table.c
+    query = with_names(table, c.id, *columns).order_by(c.created_at, c.id)
+    return query if board_id is None else query.where(c.board_id == board_id)
+
+
 def _submissions(connection, board_id):
     s, r = tables.submissions.c, tables.rows.c
+    columns = (s.policy, s.state, s.created_at, s.closed_at, sa.func.count(r.id).label("rows"))
     query = (
-        sa.select(
-            s.id,
-            tables.boards.c.name.label("board"),
-            tables.teams.c.name.label("team"),
-            s.policy,
-            s.state,
-            s.created_at,
-            s.closed_at,
-            sa.func.count(r.id).label("rows"),
-        )  # fmt: skip
-        .join(tables.boards, tables.boards.c.id == s.board_id)
-        .join(tables.teams, tables.teams.c.id == s.team_id)
+        _listed(tables.submissions, board_id, *columns)
         .outerjoin(tables.rows, r.submission_id == s.id)
         .group_by(s.id, tables.boards.c.name, tables.teams.c.name)
-        .order_by(s.created_at, s.id)
     )
-    if board_id is not None:
-        query = query.where(s.board_id == board_id)
     rows = [
         [x.id, x.board, x.team, x.policy, x.state, x.rows, x.created_at, x.closed_at]
         for x in connection.execute(query).all()
@@ -103,25 +104,7 @@ def _submissions(connection, board_id):
 
 def _jobs(connection, board_id):
     j = tables.jobs.c
-    query = (
-        sa.select(
-            j.id,
-            tables.boards.c.name.label("board"),
-            tables.teams.c.name.label("team"),
-            j.policy,
-            j.key_set,
-            j.state,
-            j.created_at,
-            j.done_at,
-            j.error,
-            j.origin,
-        )  # fmt: skip
-        .join(tables.boards, tables.boards.c.id == j.board_id)
-        .join(tables.teams, tables.teams.c.id == j.team_id)
-        .order_by(j.created_at, j.id)
-    )
-    if board_id is not None:
-        query = query.where(j.board_id == board_id)
+    query = _listed(tables.jobs, board_id, j.policy, j.key_set, j.state, j.created_at, j.done_at, j.error, j.origin)
     rows = [
         [x.id, x.board, x.team, x.policy, x.key_set or "live", x.state, x.created_at, x.done_at, x.error, x.origin]
         for x in connection.execute(query).all()

@@ -30,7 +30,7 @@ from .config import (
     CONFIG_FILE,
     DATA_MODE,
     DATABASE_VARIABLE,
-    RECORDS_DIR,
+    RECORD_STORE_DIR,
     config_text,
     default_database,
     private_files,
@@ -68,7 +68,7 @@ def init_service(data, database=None):
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(config_text(url))
         config = read_config(data)
-        os.makedirs(os.path.join(data, RECORDS_DIR), exist_ok=True)
+        os.makedirs(os.path.join(data, RECORD_STORE_DIR), exist_ok=True)
         anchor.ensure_key(data)
         db = Database(config.database)
         try:

@@ -20,11 +20,10 @@ from . import metrics, tables
 from .anchor import load_key
 from .app import DATA_VARIABLE
 from .bounds import Bounder, remove_partial
-from .config import UMASK, check_private
+from .config import TMP_DIR, UMASK, check_private
 from .derived import Deriver
-from .hidden.endpoints import TMP_DIR
 from .hidden.evaluator import Evaluator
-from .hidden.jobs import ACTIVE, jobs_root, remove_folder
+from .hidden.jobs import ACTIVE, bundle_uploads, jobs_root, remove_folder
 from .pages import write_page
 from .registry import open_service
 from .state import stop_helpers
@@ -38,7 +37,7 @@ def start_up(config, db):
         named = set(connection.execute(sa.select(tables.rows.c.stored)).scalars())
         named |= set(connection.execute(sa.select(tables.hidden_rows.c.stored)).scalars())
     clear_slots(db)
-    bundles = os.path.join(jobs_root(config), TMP_DIR)
+    bundles = bundle_uploads(config)
     if os.path.isdir(bundles):
         for name in os.listdir(bundles):
             os.unlink(os.path.join(bundles, name))  # bundles a killed server was receiving

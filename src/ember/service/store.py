@@ -19,8 +19,8 @@ import uuid
 from ..engine.authenticate import record_suffix
 from ..errors import RecordStoreFullError
 from ..files import fsync_directory
+from .config import TMP_DIR
 
-TMP_DIR = "tmp"
 SWEEP_AGE_S = 3600
 _STORED = re.compile(r"[0-9a-f]{2}/[0-9a-f]{64}\.record(\.gz|\.zst)?")
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)

@@ -25,6 +25,7 @@ from ..results.rows import ok_row
 from . import audit, tables
 from .boards import compiled_scenario
 from .errors import CLOSE, ServiceRefusal
+from .owned import find_owned
 from .responses import COUNT, threaded
 from .uploads.body import body_chunks
 from .uploads.verifier import VerifyingProcess
@@ -86,23 +87,7 @@ def create(db, board, team, policy, per_day):
 
 def find(connection, submission_id, team=None):
     """The submission (joined with its team and board names); 404 unknown, 403 another team's."""
-    try:
-        uuid.UUID(submission_id, version=4)
-    except (ValueError, AttributeError, TypeError):
-        raise ServiceRefusal(404, "no such submission") from None
-    s = tables.submissions
-    query = (
-        sa.select(s, tables.teams.c.name.label("team"), tables.boards.c.name.label("board"))
-        .join(tables.teams, tables.teams.c.id == s.c.team_id)
-        .join(tables.boards, tables.boards.c.id == s.c.board_id)
-        .where(s.c.id == submission_id)
-    )
-    found = connection.execute(query).first()
-    if found is None:
-        raise ServiceRefusal(404, "no such submission")
-    if team is not None and found.team_id != team.id:
-        raise ServiceRefusal(403, "this submission belongs to another team")
-    return found
+    return find_owned(connection, tables.submissions, submission_id, team, "submission")
 
 
 def ranked_record(connection, digest):

@@ -22,6 +22,7 @@ import posixpath
 import tarfile
 import zlib
 
+from ...canonical import split_module_name
 from ..errors import ServiceRefusal
 from ..submissions import MAX_POLICY, POLICY_PATTERN
 
@@ -98,7 +99,7 @@ def parse_manifest(data, team, limits):
     ):
         _refuse(f"{MANIFEST}: agent: expected a non-empty list of non-empty strings, got {agent!r:.80}")
     if python is not None:
-        module, _, attr = python.partition(":") if isinstance(python, str) else ("", "", "")
+        module, attr = split_module_name(python) if isinstance(python, str) else ("", "")
         words = module.split(".")
         if not attr.isidentifier() or not all(word.isidentifier() for word in words):
             _refuse(f'{MANIFEST}: python: expected "module:attr", got {python!r:.80}')
@@ -205,7 +206,7 @@ def check_bundle(path, team, limits):
     if manifest is None:
         _refuse(f"no {MANIFEST} at the archive's top level")
     if manifest.python is not None:
-        top = manifest.python.partition(":")[0].split(".")[0]
+        top = split_module_name(manifest.python)[0].split(".")[0]
         if names.get(top) != "dir" and names.get(f"{top}.py") != "file":
             _refuse(f"{MANIFEST}: python: no module {top} (a {top}.py or a {top}/ folder) in the bundle")
     return manifest, sorted(names)

@@ -22,11 +22,9 @@ from ..uploads.verifier import in_process
 from . import jobs
 from .bundles import check_bundle
 
-TMP_DIR = "tmp"
-
 
 def _temporary(service):
-    folder = os.path.join(jobs.jobs_root(service.config), TMP_DIR)
+    folder = jobs.bundle_uploads(service.config)
     os.makedirs(folder, mode=0o700, exist_ok=True)
     return os.path.join(folder, f"{uuid.uuid4()}.part")
 

@@ -33,7 +33,9 @@ import sqlalchemy as sa
 from ...canonical import canonical_json_reference
 from ...results.layout import log_file
 from .. import audit, tables
+from ..config import TMP_DIR
 from ..errors import ServiceRefusal, retry_after
+from ..owned import find_owned
 
 JOBS_DIR = "jobs"
 BUNDLES_DIR = "bundles"
@@ -52,6 +54,11 @@ RETRY_AFTER = retry_after(60)
 
 def jobs_root(config):
     return os.path.join(config.data, JOBS_DIR)
+
+
+def bundle_uploads(config):
+    """DATA/jobs/tmp: the bundles still streaming in, each to a file of its own."""
+    return os.path.join(jobs_root(config), TMP_DIR)
 
 
 def bundle_path(config, job_id):
@@ -185,22 +192,7 @@ def remove_folder(config, db, job_id):
 
 def find(connection, job_id, team=None):
     """The job (with its team's and board's names); 404 unknown, 403 another team's."""
-    try:
-        uuid.UUID(job_id, version=4)
-    except (ValueError, AttributeError, TypeError):
-        raise ServiceRefusal(404, "no such job") from None
-    j = tables.jobs
-    found = connection.execute(
-        sa.select(j, tables.teams.c.name.label("team"), tables.boards.c.name.label("board"))
-        .join(tables.teams, tables.teams.c.id == j.c.team_id)
-        .join(tables.boards, tables.boards.c.id == j.c.board_id)
-        .where(j.c.id == job_id)
-    ).first()
-    if found is None:
-        raise ServiceRefusal(404, "no such job")
-    if team is not None and found.team_id != team.id:
-        raise ServiceRefusal(403, "this job belongs to another team")
-    return found
+    return find_owned(connection, tables.jobs, job_id, team, "job")
 
 
 # -- claiming -----------------------------------------------------------------------------------

@@ -83,14 +83,13 @@ class Upload:
         self.discard()
         return ServiceRefusal(409, self.known[2], headers=CLOSE)
 
-    def feed(self, chunk):
-        if self.refusal is not None:
-            return  # refused: the rest of the body is only drained
+    @contextlib.contextmanager
+    def _verifying(self):
+        """The block's time counted in ``busy``; a full store discards what was written and is raised; the
+        engine's refusal is kept (``refusal``), or for a re-upload of the accepted record raised as 409."""
         started = time.perf_counter()
         try:
-            if self.temp is not None:
-                self.temp.write(chunk)
-            self.stream.feed(chunk)
+            yield
         except RecordStoreFullError:
             self.discard()
             raise
@@ -100,6 +99,14 @@ class Upload:
             self.refuse(exc)
         finally:
             self.busy += time.perf_counter() - started
+
+    def feed(self, chunk):
+        if self.refusal is not None:
+            return  # refused: the rest of the body is only drained
+        with self._verifying():
+            if self.temp is not None:
+                self.temp.write(chunk)
+            self.stream.feed(chunk)
 
     def refuse(self, exc):
         self.refusal = one_line(exc)
@@ -110,24 +117,14 @@ class Upload:
         again; None if refused."""
         if self.refusal is not None:
             return None
-        started = time.perf_counter()
-        try:
+        with self._verifying():
             if self.known is not None:
                 self.stream.close()
                 self.discard()
                 return None, self.known[1]
             metrics, sha = self.stream.close()
             return metrics.to_dict(), sha
-        except RecordStoreFullError:
-            self.discard()
-            raise
-        except EmberError as exc:
-            if self.known is not None:
-                raise self._other() from None
-            self.refuse(exc)
-            return None
-        finally:
-            self.busy += time.perf_counter() - started
+        return None  # refused as it closed
 
     def commit(self, sha256):
         """The verified bytes to their content address in the store; returns the stored name."""

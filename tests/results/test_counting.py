@@ -1,4 +1,4 @@
-"""The results layer's counting table (``Results.statuses``, what evaluate's resume and every reader use).
+"""The counting table (results/counting.py ``CountingTable``: ``Results.statuses``, what every reader uses).
 
 It keeps a few bytes per (policy, episode) instead of a ``Row``: compared
 here, key by key, with the counting rows computed whole from the parsed
@@ -17,9 +17,8 @@ from ember.errors import ResultsError
 from ember.results import results_of_bytes
 
 from helpers.ranking_results import campaign_dict, canonical_line, failed_row, hand_metrics, ok_row
+from helpers.results_lines import H1, H2, campaign, refused, row
 
-H1 = "sha256:" + "1" * 64
-H2 = "sha256:" + "2" * 64
 POLICIES = ("p", "q", "r")
 SCENARIOS = [("a", H1, "a.json", [0, 3, 5, 9, 20]), ("b", H2, "b.json", [7, 2, 40, 1])]  # b: seeds not ascending
 
@@ -110,3 +109,12 @@ def test_a_row_after_an_ok_row_is_refused_alike():
     assert str(caught.value) == (
         f'episodes.jsonl:4: a row for policy "p", scenario "{H2}", seed 40 after its ok row on line 2'
     )
+
+
+def test_a_row_after_an_ok_row_is_refused_and_a_failed_row_may_be_followed():
+    failed = failed_row("p", "a", H1, 0)
+    results = results_of_bytes(campaign(), canonical_line(failed) + canonical_line(row()))
+    counting = results.statuses.place("p", (H1, 0))
+    assert counting.ok and counting.previous == 1 and counting.line == 2
+    error = refused(campaign(), failed, row(), row())
+    assert str(error) == f'episodes.jsonl:3: a row for policy "p", scenario "{H1}", seed 0 after its ok row on line 2'
