@@ -172,6 +172,7 @@ SLOW = (
     "tests/service/test_copies.py",  # starts real servers, databases or jobs
     "tests/service/test_data_directory.py",
     "tests/service/test_database.py",  # starts real servers, databases or jobs
+    "tests/service/test_derived.py",  # starts real servers, databases and the batch commands
     "tests/service/test_faults.py",  # starts real servers, databases or jobs
     "tests/service/test_hidden.py",  # starts real servers, databases or jobs
     "tests/service/test_hidden_attacks.py",  # starts real servers, databases or jobs
@@ -190,6 +191,7 @@ SLOW = (
     "tests/service/test_participant_status.py",  # starts real servers, databases or jobs
     "tests/service/test_two_hosts.py",  # two servers, PostgreSQL and hidden jobs
     "tests/service/test_team_pages.py",  # starts real servers, databases or jobs
+    "tests/service/test_team_add_from.py",  # starts real servers, databases and the commands
     "tests/sim/test_burning_text.py",
     "tests/sim/test_burning_tracker.py",
     "tests/sim/test_fire_draws.py",

@@ -135,19 +135,41 @@ def compute_ranking(campaign, episodes):
     return ranking_of(results, ok_rows), results.warnings
 
 
-def ranking_of(results, ok_rows):
+def _kept_entry(name, kind, ok_rows, campaign, kept, fresh):
+    """``_ranked_entry``, or the one of the last call when the policy's rows hold the very same episodes."""
+    rows = [ok_rows[name, key] for key in campaign.keys]
+    identity = (kind, [row.previous for row in rows], [row.episode for row in rows])
+    found = kept.get(name)
+    if (
+        found is None
+        or found[0][:2] != identity[:2]
+        or len(found[0][2]) != len(rows)
+        # The same objects, not equal ones: a reader given a ``CheckedLines`` hands an unchanged line's episode on.
+        or any(old is not new for old, new in zip(found[0][2], identity[2]))
+    ):
+        found = (identity, _ranked_entry(name, kind, ok_rows, campaign))
+    fresh[name] = found
+    return found[1]
+
+
+def ranking_of(results, ok_rows, kept=None):
     """Ranking 1.0 (``ranking.json``'s dict) of checked ``Results`` and their ``OkRows``.
 
-    Both come from one reading: ``read_results(directory, consumers=(ok_rows,))``.
+    Both come from one reading: ``read_results(directory, consumers=(ok_rows,))``.  ``kept``: a dict the
+    caller keeps from call to call (a board ranked again as rows arrive): each ranked policy's totals are
+    kept in it and summed again only when its rows' episodes are not the ones of the last call.
     """
     resolved = results.campaign
     table = results.statuses
-    scored, unranked = [], []
+    scored, unranked, fresh = [], [], {}
     for name in sorted(resolved.policies):
         kind = resolved.policies[name]
         ok, failed = table.tally(name)  # counted in the table: no list of a status per episode of K
         if ok == len(resolved.keys):
-            scored.append(_ranked_entry(name, kind, ok_rows, resolved))
+            if kept is None:
+                scored.append(_ranked_entry(name, kind, ok_rows, resolved))
+            else:
+                scored.append(_kept_entry(name, kind, ok_rows, resolved, kept, fresh))
         else:
             missing = len(resolved.keys) - ok - failed
             unranked.append({"policy": name, "kind": kind, "ok": ok, "failed": failed, "missing": missing})
@@ -158,6 +180,9 @@ def ranking_of(results, ok_rows):
         tied = position and order == scored[position - 1][0]
         ranked.append({"rank": ranked[-1]["rank"] if tied else position + 1, **entry})
     pairs = [_pair(above["policy"], below["policy"], ok_rows, resolved) for above, below in itertools.pairwise(ranked)]
+    if kept is not None:
+        kept.clear()
+        kept.update(fresh)
     return {
         "ranking_version": RANKING_VERSION,
         "metrics_version": METRICS_VERSION,

@@ -155,10 +155,93 @@ def _token_to(args, console, make):
     return 0
 
 
+TEAMS_FROM_HELP = (
+    "a file of team names, one a line (blank lines and lines starting with '#' skipped): every team is added, "
+    "or none; needs -o DIR"
+)
+
+
+def team_add_arguments(parser):
+    _data(parser)
+    parser.add_argument(
+        "team", metavar="TEAM", nargs="?", help="the team's name: [A-Za-z0-9][A-Za-z0-9_-]{0,23} (not with --from)"
+    )
+    parser.add_argument("--from", dest="names_file", metavar="FILE", help=TEAMS_FROM_HELP)
+    arguments.add_output(
+        parser, "write the token to FILE, a new file made mode 0600 (the token is printed otherwise); with --from, "
+        "DIR: a new directory (mode 0700) holding DIR/TEAM.token for each team, each mode 0600"
+    )  # fmt: skip
+
+
+def team_names(path):
+    """[(place, name)] of a --from file: one name a line, surrounding blanks stripped, blank and '#' lines skipped."""
+    from ..errors import ServiceError
+
+    try:
+        with open(path, "rb") as handle:
+            lines = handle.read().split(b"\n")
+    except OSError as exc:
+        raise ServiceError(f"--from {path}: {exc.strerror}") from None
+    names = []
+    for number, raw in enumerate(lines, 1):
+        try:
+            text = raw.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            raise ServiceError(f"{path}:{number}: expected UTF-8 text") from None
+        if text and not text.startswith("#"):
+            names.append((f"{path}:{number}", text))
+    return names
+
+
+def _tokens_into(folder, made):
+    """Each (team, token) of ``made`` to ``folder``/TEAM.token: a new file, the owner's alone, links refused."""
+    import os
+
+    for team, token in made:
+        fd = os.open(os.path.join(folder, f"{team}.token"), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), 0o600)  # whatever the umask was
+            handle.write(token + "\n")
+
+
 def cmd_team_add(args, console):
+    _service()
+    from ..errors import ServiceError
     from ..service.registry import add_team
 
-    return _operate(args, lambda config, db: _token_to(args, console, lambda: add_team(db, args.team)))
+    if (args.team is None) == (args.names_file is None):
+        raise ServiceError("team add: expected TEAM or --from FILE (one of them)")
+    if args.names_file is None:
+        return _operate(args, lambda config, db: _token_to(args, console, lambda: add_team(db, args.team)))
+    if arguments.without_output_file(args):
+        raise ServiceError("team add --from: expected -o DIR, the new directory the tokens are written to")
+    names = team_names(args.names_file)  # every line checked before anything is made
+    made = _operate(args, lambda config, db: _teams_into(args.output, db, names))
+    console.say(f"ember: added {len(made)} teams; their tokens are in {args.output}/TEAM.token (mode 0600).")
+    return 0
+
+
+def _teams_into(folder, db, names):
+    """The teams of ``names`` added, their tokens in the new directory ``folder``; no team and no folder when
+    either fails."""
+    import os
+    import shutil
+
+    from ..errors import OutputPathError
+    from ..service.registry import add_teams
+
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        raise OutputPathError(f"{folder}: exists already; the tokens go to a new directory") from None
+    except OSError as exc:
+        raise OutputPathError(f"{folder}: {exc.strerror}") from None
+    try:
+        os.chmod(folder, 0o700)  # whatever the umask was
+        return add_teams(db, names, deliver=lambda made: _tokens_into(folder, made))
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
 
 
 def cmd_token_add(args, console):
@@ -370,8 +453,9 @@ def _service_commands():
             cmd_board_reveal),
         row("check-commitment", "check a board's hidden-track commitment against its revealed seeds",
             check_commitment_arguments, cmd_check_commitment, always),
-        row("team add", "add a team; prints its first API token once (or writes it: -o FILE, mode 0600)",
-            token_output_arguments, cmd_team_add, arguments.without_output_file),
+        row("team add", "add a team (or every team of --from FILE); prints its first API token once (or writes "
+            "it: -o FILE, mode 0600; with --from, -o DIR: DIR/TEAM.token each)",
+            team_add_arguments, cmd_team_add, arguments.without_output_file),
         row("token add", "give a team another API token (printed once, or written: -o FILE, mode 0600)",
             token_output_arguments, cmd_token_add, arguments.without_output_file),
         row("token revoke", "revoke a team's tokens (--all, or one by its prefix)", token_revoke_arguments,

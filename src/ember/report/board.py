@@ -184,16 +184,18 @@ class Track:
 
 
 def track_of_rows(
-    name, label, campaign, episodes, ranking, statistics, record_url=None, public_seeds=False, bounds=None
-):
+    name, label, campaign, episodes, ranking, statistics, record_url=None, public_seeds=False, bounds=None,
+    checked=None,
+):  # fmt: skip
     """A ``Track`` of parsed ``campaign.json``, ``episodes.jsonl`` bytes, and parsed ``ranking.json`` and
     ``statistics.json`` computed from them (by Ranking and Statistics, never here); ``bounds``: the bytes of
-    the campaign's ``bounds.jsonl`` (Bounds'), when the track shows the distance to the possible.
+    the campaign's ``bounds.jsonl`` (Bounds'), when the track shows the distance to the possible; ``checked``:
+    a ``CheckedLines`` whose lines are not checked again.
 
     Bad input is a ``ResultsError``.
     """
     ok_rows = OkRows()
-    results = results_of_bytes(campaign, episodes, rules=StatisticsRules(), consumers=(ok_rows,))
+    results = results_of_bytes(campaign, episodes, rules=StatisticsRules(), consumers=(ok_rows,), checked=checked)
     distances = None if bounds is None else Distances(ok_rows, bounds_of_bytes(bounds, results.campaign))
     return Track(name, label, campaign, results, ranking, statistics, record_url, public_seeds, ok_rows, distances)
 

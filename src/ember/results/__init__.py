@@ -24,6 +24,7 @@ from .layout import (
 from .outcome import EpisodeOutcome, exposure_of
 from .presence import RecordPresence
 from .reader import (
+    CheckedLines,
     Results,
     check_campaign,
     file_kind,
@@ -37,6 +38,7 @@ from .rows import MAX_LINE_BYTES, ROW_KEYS, Row
 from .rules import RowRules, StatisticsRules
 
 __all__ = [
+    "CheckedLines",
     "CAMPAIGN_FILE",
     "EPISODES_FILE",
     "LOGS_DIR",

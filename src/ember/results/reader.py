@@ -12,6 +12,7 @@ belongs is refused at once, saying what it is (a FIFO would block
 the reader's consumers keep, never the file.
 """
 
+import copy
 import hashlib
 import io
 import os
@@ -257,7 +258,42 @@ def _lines_of_file(handle, max_line_bytes, directory):
         offset += len(data)
 
 
-def _count(campaign, lines, directory, rules, consumers, max_line_bytes, source):
+class CheckedLines:
+    """The rows of lines a reader checked before, by their bytes (``results_of_bytes(checked=...)``).
+
+    For a caller that reads rows it has read before, again and again (the service's board at each of its
+    versions): a line seen in the last reading is not parsed and checked again.  A line's checks depend on
+    its bytes and on the campaign's scenarios and policies only, so a kept row is used when the scenarios are
+    the ones it was checked under and its policy is in the campaign; any other line is checked afresh.  Each
+    reading gets copies (its own ``line``, ``offset`` and ``previous``); rules see a kept row with ``value``
+    None (``StatisticsRules`` reads the row only).  Holds the lines of the last reading only.
+    """
+
+    def __init__(self):
+        self._scenarios = None
+        self._rows = {}
+        self._next = {}
+
+    def begin(self, campaign):
+        scenarios = {h: (scenario_id, list(seeds)) for h, (scenario_id, seeds) in campaign.scenarios.items()}
+        if scenarios != self._scenarios:
+            self._scenarios, self._rows = scenarios, {}
+        self._next = {}
+
+    def get(self, data, campaign):
+        kept = self._rows.get(data)
+        if kept is None or kept.policy not in campaign.policies:
+            return None
+        return copy.copy(kept)
+
+    def keep(self, data, row):
+        self._next[data] = copy.copy(row)
+
+    def finish(self):
+        self._rows, self._next = self._next, {}
+
+
+def _count(campaign, lines, directory, rules, consumers, max_line_bytes, source, checked=None):
     """The one row iterator: each line checked, then given to the counting table, ``rules`` and ``consumers``."""
     statuses = CountingTable(campaign)
     sha = hashlib.sha256()
@@ -278,11 +314,15 @@ def _count(campaign, lines, directory, rules, consumers, max_line_bytes, source)
         sha.update(data)
         sha.update(b"\n")
         try:
-            try:
-                value = strict_json(data)
-            except ValueError as exc:
-                raise Invalid(f"not a JSON text: {exc}") from None
-            row = check_row(value, campaign)
+            row = None if checked is None else checked.get(data, campaign)
+            if row is None:
+                try:
+                    value = strict_json(data)
+                except ValueError as exc:
+                    raise Invalid(f"not a JSON text: {exc}") from None
+                row = check_row(value, campaign)
+            else:
+                value = None
             row.line, row.offset, row.length = number, offset, len(data)
             statuses.add(row)
             reason = rules.check_row(row, value) if rules is not None else None
@@ -293,6 +333,10 @@ def _count(campaign, lines, directory, rules, consumers, max_line_bytes, source)
         for consumer in consumers:
             consumer.add(row)
         row.value = row.metrics = None  # a consumer keeps what it needs, never the parsed line
+        if checked is not None:
+            checked.keep(data, row)
+    if checked is not None:
+        checked.finish()
     return Results(directory, campaign, statuses, number, sha.hexdigest(), torn, source)
 
 
@@ -321,12 +365,17 @@ def read_results(directory, *, rules=None, consumers=(), max_line_bytes=MAX_LINE
         return _count(campaign, lines, directory, rules, consumers, max_line_bytes, path)
 
 
-def results_of_bytes(campaign, episodes, *, rules=None, consumers=(), max_line_bytes=MAX_LINE_BYTES):
-    """``read_results`` of a parsed ``campaign.json`` and the bytes of ``episodes.jsonl`` (no files)."""
-    checked = check_campaign(campaign, None, rules)
+def results_of_bytes(campaign, episodes, *, rules=None, consumers=(), max_line_bytes=MAX_LINE_BYTES, checked=None):
+    """``read_results`` of a parsed ``campaign.json`` and the bytes of ``episodes.jsonl`` (no files).
+
+    ``checked``: a ``CheckedLines`` kept from reading to reading, so that lines read before are not checked again.
+    """
+    resolved = check_campaign(campaign, None, rules)
+    if checked is not None:
+        checked.begin(resolved)
     data = bytes(episodes)
     lines = _lines_of_bytes(data, max_line_bytes)
-    return _count(checked, lines, None, rules, consumers, max_line_bytes, data)
+    return _count(resolved, lines, None, rules, consumers, max_line_bytes, data, checked)
 
 
 def read_row_again(directory, row):
@@ -340,6 +389,7 @@ def read_row_again(directory, row):
 
 
 __all__ = [
+    "CheckedLines",
     "Results",
     "check_campaign",
     "check_directory",

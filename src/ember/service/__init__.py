@@ -12,8 +12,8 @@ reader, the slots), ``hidden`` (the hidden track: bundles, jobs,
 evaluator, endpoints, secrecy), ``app`` (the route table of the HTTP
 API) with ``endpoints`` (its functions), ``state`` (what they share),
 ``responses`` and ``errors`` (answers and refusals), ``protocol``
-(uvicorn's header limits), ``export`` and ``derived`` (a board's export,
-and the derived files the API serves from it), ``pages`` (the board
+(uvicorn's header limits), ``export``, ``derived`` and ``folders`` (a
+board's export, the derived files the API serves, where they live), ``pages`` (the board
 pages), ``operations`` (reverify, backup), ``serve`` and ``client``
 (``ember submit``).
 """

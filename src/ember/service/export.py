@@ -9,7 +9,9 @@ order; ``records/`` holds each row's record at its ``record`` path;
 ``log.jsonl`` the board's whole audit log and ``log.head.json`` its head
 (its last entry's ``seq`` and ``hash``), signed now (service.md §9); ``ranking.json`` and
 ``statistics.json`` are computed from the directory by the project's own
-ranking and statistics (B = 10,000, seed 0).  So ``ember verify R``,
+ranking and statistics (B = 10,000, seed 0), or copied from the service's
+derived files when those were computed from the very same ``campaign.json``
+and ``episodes.jsonl`` bytes (``served_numbers``).  So ``ember verify R``,
 ``ember verify R --log R/log.jsonl``, ``ember rank R`` and ``ember stats R``
 agree with it byte for byte.
 
@@ -39,6 +41,7 @@ from ..results.log import LOG_FILE, ranked_submissions
 from ..versions import package_version
 from . import anchor, audit, tables
 from .boards import load_board
+from .folders import latest
 from .hidden.secrecy import set_scenarios
 from .store import RecordStore
 
@@ -116,6 +119,36 @@ def _write(path, data):
         os.fsync(handle.fileno())
 
 
+def campaign_of(board, scenarios, policies):
+    """campaign.json's dict of a board's track: ``scenarios`` (BoardScenario, seeds) in the board's order, one
+    ``records`` policy per (team, policy) of ``policies``, in that order."""
+    versions = {key: board.versions[key] for key in CAMPAIGN_VERSIONS}
+    versions["package"] = package_version()
+    return {
+        "campaign": board.name,
+        "versions": versions,
+        "scenarios": [
+            {
+                "scenario_id": s.scenario_id,
+                "scenario_hash": s.scenario_hash,
+                "source": f"{SCENARIOS_DIR}/{s.scenario_id}.json",
+                "seeds": seeds,
+            }
+            for s, seeds in scenarios
+        ],
+        "policies": [
+            {"name": f"{team}.{policy}", "records": f"{RECORDS_DIR}/{team}.{policy}"} for team, policy in policies
+        ],
+    }
+
+
+def write_scenarios(out, scenarios):
+    """``out/scenarios/<id>.json``: each scenario's canonical bytes, the ``source`` campaign.json names."""
+    os.makedirs(os.path.join(out, SCENARIOS_DIR))
+    for s, _ in scenarios:
+        _write(os.path.join(out, SCENARIOS_DIR, f"{s.scenario_id}.json"), s.data + b"\n")
+
+
 def export_board(db, config, name, out, track="open", link=False, replicates=None):
     """Write board ``name``'s ``track`` to the new or empty directory ``out``; returns the number of rows.
 
@@ -139,49 +172,63 @@ def export_board(db, config, name, out, track="open", link=False, replicates=Non
     key = anchor.load_key(config.data)  # before anything is written: an export without its head is no export
     os.makedirs(out, exist_ok=True)
     store = RecordStore(config.records)
-    versions = {key: board.versions[key] for key in CAMPAIGN_VERSIONS}
-    versions["package"] = package_version()
-    campaign = {
-        "campaign": board.name,
-        "versions": versions,
-        "scenarios": [
-            {
-                "scenario_id": s.scenario_id,
-                "scenario_hash": s.scenario_hash,
-                "source": f"{SCENARIOS_DIR}/{s.scenario_id}.json",
-                "seeds": seeds,
-            }
-            for s, seeds in scenarios
-        ],
-        "policies": [
-            {"name": f"{team}.{policy}", "records": f"{RECORDS_DIR}/{team}.{policy}"} for team, policy, _ in policies
-        ],
-    }
-    os.makedirs(os.path.join(out, SCENARIOS_DIR))
-    for s, _ in scenarios:
-        _write(os.path.join(out, SCENARIOS_DIR, f"{s.scenario_id}.json"), s.data + b"\n")
+    campaign = campaign_of(board, scenarios, [(team, policy) for team, policy, _ in policies])
+    write_scenarios(out, scenarios)
     for line, stored in rows:
         row = json.loads(line)
         if stored is not None:
             _place(store.path(stored), os.path.join(out, *row["record"].split("/")), link)
-    _write(os.path.join(out, EPISODES_FILE), b"".join(line + b"\n" for line, _ in rows))
+    episodes = b"".join(line + b"\n" for line, _ in rows)
+    _write(os.path.join(out, EPISODES_FILE), episodes)
     _write(os.path.join(out, LOG_FILE), b"".join(line + b"\n" for line in lines))
     # The head of the log as exported (not the board's head now, which may have grown since the snapshot).
     _write(os.path.join(out, LOG_HEAD_FILE), anchor.head_bytes(anchor.head_of_lines(key, lines, audit.now())))
-    _write(os.path.join(out, CAMPAIGN_FILE), canonical_json_reference(campaign) + b"\n")
-    ranking, statistics = derived_numbers(out, replicates)
+    campaign = canonical_json_reference(campaign) + b"\n"
+    _write(os.path.join(out, CAMPAIGN_FILE), campaign)
+    chosen = "open" if track == "open" else board.hidden_track(track)
+    found = None if replicates is not None or link else served_numbers(config, name, chosen, campaign, episodes)
+    ranking, statistics = found or derived_numbers(out, replicates)
     _write(os.path.join(out, RANKING_FILE), ranking)
     _write(os.path.join(out, STATISTICS_FILE), statistics)
     return len(rows)
 
 
-def derived_numbers(directory, replicates=None):
-    """(ranking.json, statistics.json) bytes of a results directory, by the project's ranking and statistics."""
-    from ..ranking import ranking_bytes, ranking_of
-    from ..results import OkRows, read_results
-    from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED, statistics_bytes, statistics_of_directory
+def served_numbers(config, name, track, campaign, episodes):
+    """(ranking.json, statistics.json) bytes the service derived for exactly these ``campaign.json`` and
+    ``episodes.jsonl`` bytes (board ``name``'s newest derived version of ``track``), or None.
 
+    The numbers are a pure function of those two files (B = 10,000, seed 0), and campaign.json names the
+    package that computed them: equal bytes, equal numbers, so an export of a version the serve parent has
+    derived copies them instead of running the bootstrap again.
+    """
+    found = latest(config, name, track)
+    if found is None or found[1] is None:
+        return None
+    files = {}
+    try:
+        for file in (CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, STATISTICS_FILE):
+            with open(os.path.join(found[1], file), "rb") as handle:
+                files[file] = handle.read()
+    except FileNotFoundError:
+        return None  # pruned meanwhile: a newer version came; compute
+    if files[CAMPAIGN_FILE] != campaign or files[EPISODES_FILE] != episodes:
+        return None
+    return files[RANKING_FILE], files[STATISTICS_FILE]
+
+
+def derived_numbers(directory, replicates=None):
+    """(ranking.json, statistics.json) bytes of a results directory, by the project's ranking and statistics.
+
+    One reading of the rows serves both (with statistics.md §1's further rules: an export whose statistics
+    cannot be computed is refused anyway), and the statistics start from that ranking.
+    """
+    from ..ranking import ranking_bytes, ranking_of
+    from ..results import OkRows, StatisticsRules, read_results
+    from ..stats import DEFAULT_REPLICATES, DEFAULT_SEED, require, statistics_bytes, statistics_of
+
+    require()  # a missing extra fails before the rows are read
     ok_rows = OkRows()
-    ranking = ranking_bytes(ranking_of(read_results(directory, consumers=(ok_rows,)), ok_rows))
-    statistics = statistics_of_directory(directory, replicates or DEFAULT_REPLICATES, DEFAULT_SEED)[0]
-    return ranking, statistics_bytes(statistics)
+    results = read_results(directory, rules=StatisticsRules(), consumers=(ok_rows,))
+    ranking = ranking_of(results, ok_rows)
+    statistics = statistics_of(results, ok_rows, replicates or DEFAULT_REPLICATES, DEFAULT_SEED, ranking=ranking)
+    return ranking_bytes(ranking), statistics_bytes(statistics)

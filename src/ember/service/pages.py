@@ -100,7 +100,7 @@ def record_url(sha256):
     return f"/api/{RECORDS_DIR}/{sha256}"
 
 
-def _track(name, label, folder, links, public_seeds, bounds=None):
+def _track(name, label, folder, links, public_seeds, bounds=None, checked=None):
     if folder is None:
         return Track(name, label, public_seeds=public_seeds)
     parts = (
@@ -113,7 +113,7 @@ def _track(name, label, folder, links, public_seeds, bounds=None):
         links,
     )
     try:
-        return track_of_rows(*parts, public_seeds=public_seeds, bounds=bounds)
+        return track_of_rows(*parts, public_seeds=public_seeds, bounds=bounds, checked=checked)
     except ResultsError as exc:
         if bounds is None:
             raise
@@ -122,11 +122,11 @@ def _track(name, label, folder, links, public_seeds, bounds=None):
         return track_of_rows(*parts, public_seeds=public_seeds)
 
 
-def open_track(folder, bounds=None):
+def open_track(folder, bounds=None, checked=None):
     """The open track of a derived export ``folder`` (None: nothing ranked at that version); ``bounds``: the
-    bytes of its keys' ``bounds.jsonl``, to show the distance to the possible.  Its seeds are public: it is
-    plotted."""
-    track = _track("open", OPEN_LABEL, folder, record_url, public_seeds=True, bounds=bounds)
+    bytes of its keys' ``bounds.jsonl``, to show the distance to the possible; ``checked``: the deriver's
+    ``CheckedLines`` of the board (its rows are not checked again).  Its seeds are public: it is plotted."""
+    track = _track("open", OPEN_LABEL, folder, record_url, public_seeds=True, bounds=bounds, checked=checked)
     track.plots = True
     return track
 
@@ -156,7 +156,7 @@ def hidden_track(board, folder, name="hidden", bounds=None):
     return track
 
 
-def board_tracks(config, board, folder, bounds=()):
+def board_tracks(config, board, folder, bounds=(), checked=None):
     """The tracks the page shows: the open one (of ``folder``), then the hidden ones when the board has them
     (each its newest derived export): the live set's before the reveal, the final then the live one after it
     (service.md §9).  A board without final keys shows its one hidden track as under 1.0.  ``bounds``: the
@@ -165,7 +165,7 @@ def board_tracks(config, board, folder, bounds=()):
     def read(track):
         return _read(board_folder(config, board.name, track), BOUNDS_FILE) if track in bounds else None
 
-    tracks = [open_track(folder, read("open"))]
+    tracks = [open_track(folder, read("open"), checked)]
     if board.hidden is None:
         return tracks
     if not board.has_final:
@@ -264,8 +264,9 @@ def board_facts(connection, board):
     return facts
 
 
-def write_page(config, db, name):
-    """Board ``name``'s page at the version of its newest derived files (written once); returns that version."""
+def write_page(config, db, name, checked=None):
+    """Board ``name``'s page at the version of its newest derived files (written once); returns that version.
+    ``checked``: the deriver's ``CheckedLines`` of the board's open track."""
     found = latest(config, name)
     if found is None:
         return None
@@ -281,7 +282,7 @@ def write_page(config, db, name):
         facts = board_facts(connection, board)
     poll, files = api_paths(board)
     shown = [track for track in shown_sets(board) if track in present]
-    tracks = board_tracks(config, board, folder, shown)
+    tracks = board_tracks(config, board, folder, shown, checked)
     tracks[0].about = open_about(db, board)
     for track in tracks:
         _draw(board.name, track)

@@ -167,6 +167,41 @@ def add_team(db, name):
         return _new_token(connection, team_id)
 
 
+def add_teams(db, names, deliver=None):
+    """Add every team of ``names`` in one transaction; returns [(team, its first token)] in order (printed or
+    written once, never stored).  ``names`` are (place, name) pairs: a refused name is an error naming its
+    place (a file's line), and then nothing is added.  ``deliver(pairs)``, when given, is called before the
+    commit: if it raises, no team is added."""
+    folded = {}
+    for place, name in names:
+        if not isinstance(name, str) or not TEAM_PATTERN.fullmatch(name):
+            raise ServiceError(f"{place}: team name {name!r}: expected [A-Za-z0-9][A-Za-z0-9_-]{{0,23}}")
+        if name.lower() in folded:
+            first, given = folded[name.lower()]
+            raise ServiceError(
+                f"{place}: team name {name!r}: given already as {given!r} at {first} (names are unique ignoring case)"
+            )
+        folded[name.lower()] = (place, name)
+    if not folded:
+        raise ServiceError("expected at least one team name, got none")
+    c = tables.teams.c
+    with db.transaction() as connection:
+        taken = connection.execute(sa.select(c.folded, c.name).where(c.folded.in_(list(folded)))).first()
+        if taken is not None:
+            place, name = folded[taken.folded]
+            raise ServiceError(f"{place}: team {name!r}: taken (by {taken.name!r}; names are unique ignoring case)")
+        now = audit.now()
+        made = []
+        for _, name in folded.values():
+            team_id = connection.execute(
+                sa.insert(tables.teams).values(name=name, folded=name.lower(), created_at=now)
+            ).inserted_primary_key[0]
+            made.append((name, _new_token(connection, team_id)))
+        if deliver is not None:
+            deliver(made)
+    return made
+
+
 def add_token(db, name):
     with db.transaction() as connection:
         return _new_token(connection, _team(connection, name).id)
