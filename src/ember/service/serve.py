@@ -3,9 +3,10 @@
 The ``serve`` parent refuses a database with a pending migration, sweeps
 the record store (every temporary file; stored records no row names,
 older than an hour), forgets the uploads in flight of a server that was
-killed, starts the ``Deriver`` and the hidden track's ``Evaluator`` (in this
-process only) and then runs uvicorn with ``--workers``
-server processes sharing the database.  It also removes the working folder of
+killed, starts the ``Deriver``, the hidden track's ``Evaluator`` and the
+``Revealer`` of the boards' ``reveal_at`` (in this process only) and then
+runs uvicorn with ``--workers`` server processes sharing the database.
+It also removes the working folder of
 every job that is no longer queued or running (a server killed between a
 job's end and that folder's removal).  Header limits are uvicorn's
 protocol settings: h11's incomplete-event size bounds a request's header
@@ -25,6 +26,7 @@ from .derived import Deriver
 from .hidden.endpoints import TMP_DIR
 from .hidden.evaluator import Evaluator
 from .hidden.jobs import ACTIVE, jobs_root, remove_folder
+from .hidden.reveal_at import Revealer
 from .pages import write_page
 from .registry import open_service
 from .state import stop_helpers
@@ -107,6 +109,8 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, scheduler=None):
     deriver.start()
     evaluator = Evaluator(config, db, scheduler=scheduler)
     evaluator.start()
+    revealer = Revealer(db)  # its first round now: a board whose reveal_at passed while serve was down reveals
+    revealer.start()
     os.environ[DATA_VARIABLE] = config.data
     metrics.prepare(config.data)
     limits = config.limits
@@ -129,4 +133,5 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, scheduler=None):
         bounder.close()
         deriver.stop.set()
         evaluator.stop.set()
+        revealer.stop.set()
         stop_helpers()
