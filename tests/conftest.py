@@ -175,6 +175,7 @@ SLOW = (
     "tests/service/test_operating_docs.py",  # starts real servers, databases or jobs
     "tests/service/test_operator_commands.py",  # starts real servers, databases or jobs
     "tests/service/test_participant_status.py",  # starts real servers, databases or jobs
+    "tests/service/test_phases.py",  # starts real servers and databases, waits for the clock to pass a phase
     "tests/sim/test_burning_text.py",
     "tests/sim/test_burning_tracker.py",
     "tests/sim/test_fire_draws.py",
