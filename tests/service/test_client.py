@@ -116,8 +116,8 @@ def test_submit_sends_a_description_and_a_link_with_a_new_submission(service, ru
     assert any(line.split() == ["link", "https://example.org/greedy"] for line in shown.stdout.splitlines())
     # Bad values: the service's refusal naming the field, exit 2, one line, nothing on stdout, no submission.
     for option, value, field in (("--description", "x" * 201, "$.description"), ("--link", "ftp://x", "$.link")):
-        bad = ember("submit", service.server.url, "office", "--token-file", token, "--policy", "other", results,
-                    option, value, check=False)  # fmt: skip
+        bad = ember("submit", service.server.url, "office", "--token-file", token, "--policy", "other",
+                    os.path.join(results, "records", policy), option, value, check=False)  # fmt: skip
         assert bad.returncode == 2 and bad.stdout == "" and bad.stderr.count("\n") == 1, bad.stderr
         assert f"board office: {field}: expected" in bad.stderr
     with service.client("alpha") as alpha:

@@ -155,6 +155,10 @@ def test_the_board_json_shows_phases_description_and_counts(service, runs):
         "description": "The spring round.\nBe kind.", "teams": 0, "submissions": 0,
     }  # fmt: skip
     assert listed.status_code == 200 and listed.headers["access-control-allow-origin"] == "*"
+    shown = json.loads(ember("service", "list", service.data, "boards", "--format", "json").stdout)
+    assert [(b["board"], b["opens"], b["closes"], b["reveal at"]) for b in shown] == [
+        ("office", None, None, None), ("later", "2099-01-01T00:00:00Z", None, None)
+    ]  # fmt: skip
     assert listed.json() == [later, office]
     # Teams with a submission (open ones too) and closed submissions.
     results, policy = runs["alpha"]
