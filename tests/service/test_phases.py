@@ -6,13 +6,16 @@ commands, a real server (uvicorn) on SQLite and PostgreSQL; times are waited for
 import datetime
 import json
 import os
+import uuid
 
 import httpx
 import pytest
+import sqlalchemy as sa
 
 from ember.errors import ServiceError
-from ember.service import phases
+from ember.service import audit, phases, tables
 from ember.service.boards import load_board
+from ember.service.hidden.reveal_at import Revealer
 from ember.service.registry import open_service
 
 from helpers.bundles import python_bundle
@@ -247,6 +250,39 @@ def test_the_serve_parent_reveals_at_reveal_at_and_at_its_next_start_after_it(se
     with service.client("alpha") as alpha:
         sent = alpha.post("/api/boards/missed/agents", content=b"\x1f\x8b")
     assert sent.status_code == 409 and "revealed" in sent.json()["error"]
+
+
+def test_the_reveal_at_reveal_at_waits_while_a_job_of_the_board_is_queued(service):
+    board_add(service, "secret", "--hidden", hidden_file(service), "--reveal-at", "2000-01-01T00:00:00Z")
+    _, db = open_service(service.data)
+    said = []
+    revealer = Revealer(db, say=said.append)
+    try:
+        with db.transaction() as connection:
+            team = connection.execute(sa.select(tables.teams.c.id).where(tables.teams.c.name == "alpha")).scalar_one()
+            board = load_board(connection, "secret")
+            job = str(uuid.uuid4())
+            connection.execute(
+                sa.insert(tables.jobs).values(
+                    id=job, board_id=board.id, team_id=team, policy="p", state="queued", bundle=f"bundles/{job}.tar.gz",
+                    created_at=audit.now(), key_set="live",
+                )
+            )  # fmt: skip
+        revealer.round()
+        revealer.round()
+        assert said == [
+            f"ember: board secret: the reveal at its reveal-at waits: board 'secret': job {job} is queued or running; "
+            "reveal when no job runs"
+        ]  # said once
+        assert board_row(service, "secret").hidden.get("revealed") is None
+        with db.transaction() as connection:
+            connection.execute(sa.update(tables.jobs).where(tables.jobs.c.id == job).values(state="failed"))
+        revealer.round()
+        revealer.round()
+        assert said[1:] == ["ember: board secret: the hidden track is revealed at its reveal-at (2 keys)."]
+        assert board_row(service, "secret").hidden["revealed"] is not None
+    finally:
+        db.dispose()
 
 
 # -- a submission's description and link ----------------------------------------------------------------

@@ -51,7 +51,10 @@ class Revealer:
 
     def run(self):
         while not self.stop.is_set():
-            self.round()
+            try:
+                self.round()
+            except Exception as exc:  # noqa: BLE001 (said, and tried again next round: the thread must not end)
+                self.say(f"ember: the reveal at reveal-at failed this round: {type(exc).__name__}: {exc}")
             self.stop.wait(self.poll_s)
 
     def round(self):
