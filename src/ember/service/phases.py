@@ -75,6 +75,20 @@ def check_board_description(text):
     return text
 
 
+def board_columns(opens, closes, reveal_at, description, hidden):
+    """The ``boards`` columns of ``board add``'s ``--opens``, ``--closes``, ``--reveal-at`` (text or None) and
+    ``--description`` (None or text), each checked; ``hidden``: whether the board has a hidden track."""
+    times = {
+        key: None if text is None else parse_time(text, option)
+        for key, option, text in (("opens", "--opens", opens), ("closes", "--closes", closes),
+                                  ("reveal_at", "--reveal-at", reveal_at))
+    }  # fmt: skip
+    check_phases(times["opens"], times["closes"], times["reveal_at"], hidden)
+    if description is not None:
+        check_board_description(description)
+    return {**times, "description": description}
+
+
 def refuse_outside(board, bundle=False, now=None, headers=None):
     """409 unless ``board`` takes what a team sends at ``now`` (default: this moment): after ``opens``, before
     ``closes`` and, for a hidden-track ``bundle``, before ``reveal_at``."""

@@ -289,14 +289,7 @@ def add_board(db, name, campaign_file, hidden_file=None, opens=None, closes=None
     ``description``: the operator's words about the board."""
     if not isinstance(name, str) or not ID_PATTERN.fullmatch(name):
         raise ServiceError(f"board name {name!r}: expected an ID ([A-Za-z0-9][A-Za-z0-9._-]{{0,63}})")
-    times = {
-        key: None if text is None else phases.parse_time(text, option)
-        for key, option, text in (("opens", "--opens", opens), ("closes", "--closes", closes),
-                                  ("reveal_at", "--reveal-at", reveal_at))
-    }  # fmt: skip
-    phases.check_phases(times["opens"], times["closes"], times["reveal_at"], hidden_file is not None)
-    if description is not None:
-        phases.check_board_description(description)
+    about = phases.board_columns(opens, closes, reveal_at, description, hidden_file is not None)
     campaign = _load(campaign_file)
     versions = board_versions()
     open_track = [
@@ -342,8 +335,7 @@ def add_board(db, name, campaign_file, hidden_file=None, opens=None, closes=None
                 hidden_secret=None if secret is None else canonical_json_reference(secret),
                 version=0,
                 created_at=audit.now(),
-                description=description,
-                **times,
+                **about,
             )
         ).inserted_primary_key[0]
         for track, entries in (("open", campaign.scenarios), ("hidden", hidden_entries)):
@@ -365,5 +357,5 @@ def add_board(db, name, campaign_file, hidden_file=None, opens=None, closes=None
     # ``learnable``: the hidden scenarios whose ranking comes from the keys that gave their own feedback.
     return {
         "name": name, "versions": versions, "scenarios": open_track, "hidden": hidden, "learnable": learnable,
-        "description": description, **times,
+        **about,
     }  # fmt: skip
