@@ -192,6 +192,7 @@ SLOW = (
     "tests/service/test_two_hosts.py",  # two servers, PostgreSQL and hidden jobs
     "tests/service/test_team_pages.py",  # starts real servers, databases or jobs
     "tests/service/test_team_add_from.py",  # starts real servers, databases and the commands
+    "tests/service/test_phases.py",  # starts real servers and databases, waits for the clock to pass a phase
     "tests/sim/test_burning_text.py",
     "tests/sim/test_burning_tracker.py",
     "tests/sim/test_fire_draws.py",

@@ -99,3 +99,30 @@ def test_a_bad_token_file_is_bad_input(tmp_path):
     done = ember("submit", "http://127.0.0.1:9", "office", "--token-file", token, "--policy", "p", tmp_path,
                  check=False)  # fmt: skip
     assert done.returncode == 2 and "expected one token" in done.stderr
+
+
+def test_submit_sends_a_description_and_a_link_with_a_new_submission(service, runs, tmp_path):
+    service.serve()
+    results, policy = runs["alpha"]
+    token = service.token_file("alpha")
+    about = ("--description", "Greedy to the nearest exit.", "--link", "https://example.org/greedy")
+    done = ember("submit", service.server.url, "office", "--token-file", token, "--policy", policy, results, *about)
+    assert "is closed: 2 uploaded now, 0 missing." in done.stdout
+    listed = httpx.get(f"{service.server.url}/api/boards/office/submissions").json()
+    assert [(item["policy"], item["description"], item["link"]) for item in listed] == [
+        (policy, "Greedy to the nearest exit.", "https://example.org/greedy")
+    ]
+    shown = ember("submit", service.server.url, "office", "--token-file", token, "--status", done.stdout.split()[3])
+    assert any(line.split() == ["link", "https://example.org/greedy"] for line in shown.stdout.splitlines())
+    # Bad values: the service's refusal naming the field, exit 2, one line, nothing on stdout, no submission.
+    for option, value, field in (("--description", "x" * 201, "$.description"), ("--link", "ftp://x", "$.link")):
+        bad = ember("submit", service.server.url, "office", "--token-file", token, "--policy", "other",
+                    os.path.join(results, "records", policy), option, value, check=False)  # fmt: skip
+        assert bad.returncode == 2 and bad.stdout == "" and bad.stderr.count("\n") == 1, bad.stderr
+        assert f"board office: {field}: expected" in bad.stderr
+    with service.client("alpha") as alpha:
+        assert [item["policy"] for item in alpha.get("/api/boards/office/submissions").json()] == [policy]
+    for words in (("--status", "x"), ("--agent", str(tmp_path))):
+        mixed = ember("submit", service.server.url, "office", "--token-file", token, *words, "--link",
+                      "https://example.org/", check=False)  # fmt: skip
+        assert mixed.returncode == 2 and mixed.stdout == "" and "--link" in mixed.stderr, mixed.stderr

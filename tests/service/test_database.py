@@ -28,7 +28,7 @@ def test_migrations_from_an_empty_database_make_the_schema_of_the_code(database,
     db = Database(url_of(database, tmp_path))
     assert db.current() == set() and db.pending()
     db.migrate()
-    assert not db.pending() and db.current() == db.heads() == {"0007_cluster"}
+    assert not db.pending() and db.current() == db.heads() == {"0008_phases"}
     assert table_names(db) == set(tables.metadata.tables) | {"alembic_version"}
     with db.transaction(read=True) as connection:
         inspector = sa.inspect(connection)
@@ -60,7 +60,7 @@ def test_a_database_of_the_previous_schema_keeps_its_rows_when_migrated(database
     with open(os.path.join(data, "service.toml"), "rb") as handle:
         assert handle.read() == before  # init on an existing DATA changes nothing else
     config, db = open_service(data)
-    assert db.current() == {"0007_cluster"} and "hidden_rows" in table_names(db)
+    assert db.current() == {"0008_phases"} and "hidden_rows" in table_names(db)
     with db.transaction(read=True) as connection:
         assert connection.execute(sa.select(tables.teams.c.name)).scalars().all() == ["alpha"]
     db.dispose()

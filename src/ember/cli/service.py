@@ -92,14 +92,31 @@ def board_add_arguments(parser):
     parser.add_argument("name", metavar="NAME", help="the board's name (an ID)")
     parser.add_argument("--campaign", metavar="FILE", required=True, help="a campaign file: its scenarios and seeds")
     parser.add_argument("--hidden", metavar="FILE", help="a campaign file whose scenarios form the hidden track")
+    for option, text in (
+        ("--opens", "the board takes submissions and bundles from T on (UTC, ISO 8601: 2026-12-03T07:00:00Z)"),
+        ("--closes", "the board takes nothing from T on (UTC, ISO 8601)"),
+        ("--reveal-at", "'serve' reveals the hidden track at T, as 'board reveal' does (UTC, ISO 8601)"),
+    ):
+        parser.add_argument(option, metavar="T", help=text)
+    parser.add_argument("--description", metavar="TEXT", help="the board's description, shown with it")
 
 
 def cmd_board_add(args, console):
     from ..service.registry import add_board
 
-    board = _operate(args, lambda config, db: add_board(db, args.name, args.campaign, args.hidden))
+    board = _operate(
+        args,
+        lambda config, db: add_board(
+            db, args.name, args.campaign, args.hidden, opens=args.opens, closes=args.closes,
+            reveal_at=args.reveal_at, description=args.description,
+        ),
+    )  # fmt: skip
     episodes = sum(len(s["seeds"]) for s in board["scenarios"])
     line = f"ember: board {board['name']} added: {len(board['scenarios'])} scenarios, {episodes} episodes"
+    times = (("opens", "opens"), ("closes", "closes"), ("reveals", "reveal_at"))
+    phases = [f"{word} {board[key]}" for word, key in times if board[key] is not None]
+    if phases:
+        line += f" ({', '.join(phases)})"
     if board["hidden"] is not None:
         line += f"; hidden track committed: {board['hidden']['commitment']}"
     console.say(line + ".")
@@ -534,6 +551,10 @@ def submit_arguments(parser):
         "episodes done and missing, its refusals, instead of submitting"
     )  # fmt: skip
     parser.add_argument("--format", choices=("table", "json"), default="table", help="with --status: the output form")
+    parser.add_argument(
+        "--description", metavar="TEXT", help="one line (at most 200 characters) saying what the submission is"
+    )
+    parser.add_argument("--link", metavar="URL", help="an http(s) URL with more about it (a paper, the code)")
 
 
 def cmd_submit(args, console):
@@ -542,9 +563,10 @@ def cmd_submit(args, console):
     from ..progress import items_progress
     from ..service.client import read_token, submit
 
+    about = args.description is not None or args.link is not None
     if args.status:
-        if args.agent or args.policy is not None:
-            raise ServiceError("ember submit --status ID: takes no --policy or --agent")
+        if args.agent or args.policy is not None or about:
+            raise ServiceError("ember submit --status ID: takes no --policy, --agent, --description or --link")
         from ..service.client import submission_status
 
         answer = submission_status(args.url, read_token(args.token_file), args.source)
@@ -552,6 +574,8 @@ def cmd_submit(args, console):
         return 0
     if args.agent == (args.policy is not None):
         raise ServiceError("ember submit: expected --policy NAME SOURCE (the open track) or --agent BUNDLE (hidden)")
+    if args.agent and about:
+        raise ServiceError("ember submit --agent BUNDLE: takes no --description or --link (they describe a submission)")
     token = read_token(args.token_file)
     if args.agent:
         from ..service.client import submit_agent
@@ -559,7 +583,10 @@ def cmd_submit(args, console):
         console.line(f"ember submit: job {submit_agent(args.url, args.board, token, args.source)} is queued.")
         return 0
     with items_progress("uploading", "records", console.progress_stream) as on_item:
-        outcome = submit(args.url, args.board, token, args.policy, args.source, args.jobs, not args.no_close, on_item)
+        outcome = submit(
+            args.url, args.board, token, args.policy, args.source, args.jobs, not args.no_close, on_item,
+            description=args.description, link=args.link,
+        )  # fmt: skip
     for scenario_id, seed, message in outcome.refused:
         console.warn(f"{scenario_id} seed {seed}: refused: {message}")
     console.line(f"ember submit: {outcome.line()}")
@@ -611,7 +638,7 @@ def cmd_bundle(args, console):
 
 
 #: The scalar fields of a status shown first, in this order; lists follow as tables or counts.
-SUBMISSION_FIELDS = ("id", "board", "team", "policy", "state")
+SUBMISSION_FIELDS = ("id", "board", "team", "policy", "state", "description", "link")
 JOB_FIELDS = ("id", "state", "done", "total")
 
 
@@ -624,7 +651,8 @@ def _status_text(answer, form, fields):
         return canonical_json(answer).decode("utf-8")
     from ..summary import format_table
 
-    blocks = [format_table(("field", "value"), [(key, answer[key]) for key in fields if key in answer])]
+    shown = [(key, "" if answer[key] is None else answer[key]) for key in fields if key in answer]
+    blocks = [format_table(("field", "value"), shown)]
     for key, value in answer.items():
         if key in fields or not isinstance(value, list):
             continue

@@ -32,6 +32,7 @@ ROUTES = [
     Route("/submissions/{id}", submission_page.submission_page, methods=["GET"]),
     Route("/jobs/{id}", job_page.job_page, methods=["GET"]),
     Route("/api", about.api, methods=["GET"]),
+    Route("/api/boards", boards.boards_json, methods=["GET"]),
     Route("/api/boards/{board}", boards.board_json, methods=["GET"]),
     Route(f"/api/boards/{{board}}/{SCENARIOS_DIR}/{{scenario}}", boards.scenario_json, methods=["GET"]),
     Route(f"/api/boards/{{board}}/{RANKING_FILE}", derived.ranking, methods=["GET"]),

@@ -38,6 +38,11 @@ class Board:
         self.by_id = {s.scenario_id: s for s in self.open}
         # None, or "closed" from the start of the reveal: no bundle is taken while the final keys run.
         self.hidden_state = getattr(row, "hidden_state", None)
+        # The phases (UTC times as phases.TIME_FORMAT, or None) and the operator's words about the board.
+        self.opens = getattr(row, "opens", None)
+        self.closes = getattr(row, "closes", None)
+        self.reveal_at = getattr(row, "reveal_at", None)
+        self.description = getattr(row, "description", None)
 
     @property
     def revealed(self):
@@ -62,8 +67,9 @@ class Board:
         """The open track's episode keys (scenario_id, seed), in board order."""
         return [(s.scenario_id, seed) for s in self.open for seed in s.seeds]
 
-    def public(self):
-        """``GET /api/boards/{board}``'s JSON."""
+    def public(self, counts=None):
+        """``GET /api/boards/{board}``'s JSON; ``counts``: ``board_counts``'s (the two counts that change without
+        a log entry are read with each answer, not kept with the board)."""
         hidden = None
         if self.hidden is not None:
             hidden = {**self.hidden, "revealed": self.hidden.get("revealed")}
@@ -76,6 +82,11 @@ class Board:
             ],
             "hidden": hidden,
             "version": self.version,
+            "opens": self.opens,
+            "closes": self.closes,
+            "reveal_at": self.reveal_at,
+            "description": self.description,
+            **(counts or {}),
         }
 
     def scenario_bytes(self, scenario_id):
@@ -84,6 +95,9 @@ class Board:
                 return s.data
         return None
 
+
+#: The columns besides name, version, versions and hidden whose change makes a board parsed again.
+_CHANGING = ("hidden_state", "opens", "closes", "reveal_at", "description")
 
 #: Each board's parsed form, with the columns it was parsed from: a request reads the board's row, and
 #: parses it and its scenarios again only when they changed (a new version, the hidden track's state).
@@ -97,7 +111,7 @@ def load_board(connection, name):
     row = connection.execute(sa.select(tables.boards).where(tables.boards.c.name == name)).first()
     if row is None:
         return None
-    key = (row.name, row.version, row.versions, row.hidden, getattr(row, "hidden_state", None))
+    key = (row.name, row.version, row.versions, row.hidden, *(getattr(row, column, None) for column in _CHANGING))
     place = (str(connection.engine.url), row.id)  # one process may read several databases (the tests do)
     found = _parsed.get(place)
     if found is not None and found[0] == key:
@@ -109,6 +123,27 @@ def load_board(connection, name):
     board = Board(row, scenario_rows)
     _parsed[place] = (key, board)
     return board
+
+
+def board_counts(connection, board):
+    """``teams``: the teams with at least one submission on ``board`` (open, closed or withdrawn);
+    ``submissions``: its closed submissions."""
+    s = tables.submissions.c
+    teams = connection.execute(sa.select(sa.func.count(sa.distinct(s.team_id))).where(s.board_id == board.id))
+    teams = teams.scalar_one()
+    closed = connection.execute(sa.select(sa.func.count()).where(s.board_id == board.id, s.state == "closed"))
+    return {"teams": teams, "submissions": closed.scalar_one()}
+
+
+def board_json(connection, name):
+    """``GET /api/boards/{board}``'s JSON of board ``name``, or None."""
+    board = load_board(connection, name)
+    return None if board is None else board.public(board_counts(connection, board))
+
+
+def boards_json(connection):
+    """``GET /api/boards``: each board's JSON (as ``GET /api/boards/{board}``), by name."""
+    return [board_json(connection, name) for name in board_names(connection)]
 
 
 def board_names(connection):

@@ -146,8 +146,10 @@ class Client:
         if version.split(".")[0] != MAJOR:
             raise ServiceError(f"the service speaks version {version or '(none)'}; this ember submit speaks {MAJOR}.x")
 
-    def submission(self, board, policy):
-        response = self.call("POST", f"/api/boards/{board}/submissions", json={"policy": policy})
+    def submission(self, board, policy, description=None, link=None):
+        body = {"policy": policy}
+        body.update({key: value for key, value in (("description", description), ("link", link)) if value is not None})
+        response = self.call("POST", f"/api/boards/{board}/submissions", json=body)
         if response.status_code in (201, 409) and "id" in response.json():
             return response.json()["id"]
         raise ServiceError(f"board {board}: {_message(response)}")
@@ -178,14 +180,17 @@ class Client:
         return self.call("POST", f"/api/submissions/{submission_id}/close")
 
 
-def submit(url, board, token, policy, source, jobs=4, close=True, progress=None, transport=None):
-    """Submit the records of ``source`` as ``policy`` to ``board``; returns an ``Outcome``."""
+def submit(
+    url, board, token, policy, source, jobs=4, close=True, progress=None, transport=None, description=None, link=None
+):
+    """Submit the records of ``source`` as ``policy`` to ``board``; returns an ``Outcome``.  ``description`` and
+    ``link`` go with a new submission (a submission found again keeps its own)."""
     from ..campaign.episode import EpisodeFailure, submitted_file
 
     folder = record_folder(source, policy)
     client = Client(url, token, transport)
     client.check_version()
-    outcome = Outcome(client.submission(board, policy))
+    outcome = Outcome(client.submission(board, policy, description, link))
     status = client.status(outcome.id)
     outcome.state = status["state"]
     missing = [tuple(key) for key in status["missing"]]

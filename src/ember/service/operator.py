@@ -38,7 +38,8 @@ def listing(db, what, board=None):
 
 def _boards(connection, board_id):
     b, s, sc = tables.boards.c, tables.submissions.c, tables.scenarios.c
-    query = sa.select(b.id, b.name, b.version, b.created_at, b.hidden).order_by(b.created_at, b.id)
+    query = sa.select(b.id, b.name, b.version, b.created_at, b.hidden, b.opens, b.closes, b.reveal_at)
+    query = query.order_by(b.created_at, b.id)
     if board_id is not None:
         query = query.where(b.id == board_id)
     rows = []
@@ -52,8 +53,12 @@ def _boards(connection, board_id):
             sa.select(sa.func.count()).where(sc.board_id == board.id, sc.track == "open")
         ).scalar_one()
         hidden = "no" if board.hidden is None else ("revealed" if revealed(connection, board.id) else "yes")
-        rows.append([board.name, board.version, scenarios, counted[0], counted[1], hidden, board.created_at])
-    return ["board", "version", "scenarios", "closed submissions", "teams", "hidden track", "created"], rows
+        rows.append([
+            board.name, board.version, scenarios, counted[0], counted[1], hidden, board.created_at, board.opens,
+            board.closes, board.reveal_at,
+        ])  # fmt: skip
+    columns = ["board", "version", "scenarios", "closed submissions", "teams", "hidden track", "created", "opens"]
+    return [*columns, "closes", "reveal at"], rows
 
 
 def _teams(connection, board_id):

@@ -25,7 +25,7 @@ from ..versions import (
     STATISTICS_VERSION,
     package_version,
 )
-from . import anchor, audit, tables
+from . import anchor, audit, phases, tables
 from .config import (
     CONFIG_FILE,
     DATA_MODE,
@@ -316,10 +316,14 @@ def commitment_of(keys, salt):
     return hashlib.sha256(canonical_json_reference({"keys": ordered, "salt": salt})).hexdigest()
 
 
-def add_board(db, name, campaign_file, hidden_file=None):
-    """Add board ``name`` from a campaign file's scenarios and seeds (and a hidden track); returns its dict."""
+def add_board(db, name, campaign_file, hidden_file=None, opens=None, closes=None, reveal_at=None, description=None):
+    """Add board ``name`` from a campaign file's scenarios and seeds (and a hidden track); returns its dict.
+
+    ``opens``, ``closes``, ``reveal_at``: its phases (ISO 8601 UTC text, each optional; ``phases``);
+    ``description``: the operator's words about the board."""
     if not isinstance(name, str) or not ID_PATTERN.fullmatch(name):
         raise ServiceError(f"board name {name!r}: expected an ID ([A-Za-z0-9][A-Za-z0-9._-]{{0,63}})")
+    about = phases.board_columns(opens, closes, reveal_at, description, hidden_file is not None)
     campaign = _load(campaign_file)
     versions = board_versions()
     open_track = [
@@ -365,6 +369,7 @@ def add_board(db, name, campaign_file, hidden_file=None):
                 hidden_secret=None if secret is None else canonical_json_reference(secret),
                 version=0,
                 created_at=audit.now(),
+                **about,
             )
         ).inserted_primary_key[0]
         for track, entries in (("open", campaign.scenarios), ("hidden", hidden_entries)):
@@ -384,4 +389,7 @@ def add_board(db, name, campaign_file, hidden_file=None):
         data = {"versions": versions, "scenarios": open_track, "hidden_commitment": commitment}
         audit.append(connection, board_id, "board", data=data)
     # ``learnable``: the hidden scenarios whose ranking comes from the keys that gave their own feedback.
-    return {"name": name, "versions": versions, "scenarios": open_track, "hidden": hidden, "learnable": learnable}
+    return {
+        "name": name, "versions": versions, "scenarios": open_track, "hidden": hidden, "learnable": learnable,
+        **about,
+    }  # fmt: skip

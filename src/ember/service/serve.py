@@ -5,9 +5,10 @@ the record store (every temporary file no live process writes; stored
 records no row names, older than an hour), forgets the uploads in flight
 of a server that was killed, starts the ``Deriver`` and ``Bounder`` (each
 board's files made only under its lease, so that of several hosts sharing
-the database and the store one makes them) and the hidden track's
-``Evaluator`` (in this process only) and then runs uvicorn with ``--workers``
-server processes sharing the database.  It also removes the working folder of
+the database and the store one makes them), the hidden track's
+``Evaluator`` and the ``Revealer`` of the boards' ``reveal_at`` (in this
+process only) and then runs uvicorn with ``--workers`` server processes
+sharing the database.  It also removes the working folder of
 every job that is no longer queued or running (a server killed between a
 job's end and that folder's removal).  Header limits are uvicorn's
 protocol settings: h11's incomplete-event size bounds a request's header
@@ -27,6 +28,7 @@ from .config import TMP_DIR, UMASK, check_private
 from .derived import Deriver
 from .hidden.evaluator import Evaluator
 from .hidden.jobs import ACTIVE, bundle_uploads, jobs_root, remove_folder
+from .hidden.reveal_at import Revealer
 from .leases import BOARD, SERVER, SERVER_VARIABLE, Leases
 from .pages import write_page
 from .registry import open_service
@@ -118,6 +120,8 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, scheduler=None):
     deriver.start()
     evaluator = Evaluator(config, db, scheduler=scheduler or config.scheduler)
     evaluator.start()
+    revealer = Revealer(db)  # its first round now: a board whose reveal_at passed while serve was down reveals
+    revealer.start()
     os.environ[DATA_VARIABLE] = config.data
     metrics.prepare(config.data)
     limits = config.limits
@@ -141,3 +145,4 @@ def serve(data, host="127.0.0.1", port=8000, workers=1, scheduler=None):
         deriver.stop.set()
         evaluator.stop.set()
         leases.close()
+        revealer.stop.set()

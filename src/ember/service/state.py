@@ -7,7 +7,7 @@ import os
 from multiprocessing import forkserver
 
 from . import anchor, submissions
-from .boards import load_board
+from .boards import board_json, boards_json, load_board
 from .database import Database
 from .errors import ServiceRefusal
 from .registry import team_of_token
@@ -42,6 +42,18 @@ class Service:
         if board is None:
             raise ServiceRefusal(404, f"no board {name!r:.80}")
         return board
+
+    def board_json(self, name):
+        """``GET /api/boards/{board}``'s JSON; 404 for an unknown board."""
+        with self.db.transaction(read=True) as connection:
+            found = board_json(connection, name)
+        if found is None:
+            raise ServiceRefusal(404, f"no board {name!r:.80}")
+        return found
+
+    def boards_json(self):
+        with self.db.transaction(read=True) as connection:
+            return boards_json(connection)
 
     def team(self, request):
         """The team of the request's bearer token; 401 when it is missing or unknown."""

@@ -22,7 +22,7 @@ from ..canonical import canonical_json_reference
 from ..results.layout import RECORDS_DIR, episode_folder
 from ..results.log import row_sha256
 from ..results.rows import ok_row
-from . import audit, tables
+from . import audit, phases, tables
 from .boards import compiled_scenario
 from .errors import CLOSE, ServiceRefusal
 from .owned import find_owned
@@ -32,6 +32,11 @@ from .uploads.verifier import VerifyingProcess
 
 POLICY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 MAX_POLICY = 64
+MAX_DESCRIPTION = 200
+MAX_LINK = 300
+#: An absolute http or https URL of RFC 3986's characters: a host (and port), no user part (a page shows it
+#: as a link, so nothing in it needs escaping but ``&`` and ``'``).
+LINK_PATTERN = re.compile(r"(?i:https?)://[A-Za-z0-9.:\[\]-]+(?:[/?#][A-Za-z0-9._~:/?#\[\]@!$&'()*+,;=%-]*)?")
 
 
 def make_row(scenario, seed, policy, metrics, record, record_sha256, elapsed_s):
@@ -51,12 +56,33 @@ def _today():
     return audit.now()[:10]
 
 
-def create(db, board, team, policy, per_day):
-    """A new open submission of ``team`` for ``policy`` on ``board``; returns its id."""
+def check_about(description, link):
+    """A submission's ``description`` (one line of printable text, at most ``MAX_DESCRIPTION`` characters) and
+    ``link`` (an http or https URL, at most ``MAX_LINK``), each optional (None); 400 naming the field."""
+    if description is not None:
+        if not isinstance(description, str) or not description.strip():
+            raise ServiceRefusal(400, f"$.description: expected a line of text, got {description!r:.80}")
+        if len(description) > MAX_DESCRIPTION:
+            raise ServiceRefusal(
+                400, f"$.description: expected at most {MAX_DESCRIPTION} characters, got {len(description)}"
+            )
+        if not description.isprintable():
+            raise ServiceRefusal(400, "$.description: expected one line of printable text (no newline or control)")
+    if link is not None:
+        if not isinstance(link, str) or not LINK_PATTERN.fullmatch(link):
+            raise ServiceRefusal(400, f"$.link: expected an http:// or https:// URL, got {link!r:.80}")
+        if len(link) > MAX_LINK:
+            raise ServiceRefusal(400, f"$.link: expected at most {MAX_LINK} characters, got {len(link)}")
+
+
+def create(db, board, team, policy, per_day, description=None, link=None):
+    """A new open submission of ``team`` for ``policy`` on ``board``; returns its id.  ``description`` and
+    ``link``: the team's words about it (``check_about``'s)."""
     if not isinstance(policy, str) or not POLICY_PATTERN.fullmatch(policy):
         raise ServiceRefusal(422, f"$.policy: expected a name matching [A-Za-z0-9][A-Za-z0-9._-]*, got {policy!r:.80}")
     if len(f"{team.name}.{policy}") > MAX_POLICY:
         raise ServiceRefusal(422, f"$.policy: {team.name}.{policy} is longer than {MAX_POLICY} characters")
+    check_about(description, link)
     c = tables.submissions.c
     with db.transaction() as connection:
         audit.lock_board(connection, board.id)  # one creator at a time per board: the day's count holds
@@ -65,6 +91,8 @@ def create(db, board, team, policy, per_day):
         ).scalar()
         if found is not None:
             raise ServiceRefusal(409, f"team {team.name} already has policy {policy} on this board", {"id": found})
+        # After the name's own 409 (the client finds its submission again): a board outside its phases.
+        phases.refuse_outside(board)
         today = connection.execute(
             sa.select(sa.func.count())
             .select_from(tables.submissions)
@@ -79,7 +107,7 @@ def create(db, board, team, policy, per_day):
         connection.execute(
             sa.insert(tables.submissions).values(
                 id=submission_id, board_id=board.id, team_id=team.id, policy=policy, state="open",
-                created_at=audit.now(),
+                created_at=audit.now(), description=description, link=link,
             )
         )  # fmt: skip
     return submission_id
@@ -127,6 +155,8 @@ def status(db, board, submission):
         "policy": submission.policy,
         "board": board.name,
         "state": submission.state,
+        "description": submission.description,
+        "link": submission.link,
         "done": [[sid, seed] for sid, seed in board.episode_keys() if (sid, seed) in have],
         "missing": [[sid, seed] for sid, seed in board.episode_keys() if (sid, seed) not in have],
         "rows": [json.loads(bytes(row.row)) for row in done],
@@ -263,6 +293,7 @@ def other_record(sha256, key):
 
 
 def close(db, board, submission):
+    phases.refuse_outside(board)
     with db.transaction() as connection:
         locked = audit.lock_board(connection, board.id)
         _must_be_open(connection, submission.id)
@@ -304,7 +335,16 @@ def listing(db, board, team=None):
     """``GET /api/boards/{board}/submissions``: closed ones; with a token, that team's others too."""
     s = tables.submissions
     query = (
-        sa.select(s.c.id, s.c.policy, s.c.state, s.c.closed_at, s.c.team_id, tables.teams.c.name.label("team"))
+        sa.select(
+            s.c.id,
+            s.c.policy,
+            s.c.state,
+            s.c.closed_at,
+            s.c.team_id,
+            s.c.description,
+            s.c.link,
+            tables.teams.c.name.label("team"),
+        )  # fmt: skip
         .join(tables.teams, tables.teams.c.id == s.c.team_id)
         .where(s.c.board_id == board.id)
         .order_by(s.c.created_at, s.c.id)
@@ -312,7 +352,15 @@ def listing(db, board, team=None):
     with db.transaction(read=True) as connection:
         found = connection.execute(query).all()
     return [
-        {"id": row.id, "team": row.team, "policy": row.policy, "state": row.state, "closed_at": row.closed_at}
+        {
+            "id": row.id,
+            "team": row.team,
+            "policy": row.policy,
+            "state": row.state,
+            "closed_at": row.closed_at,
+            "description": row.description,
+            "link": row.link,
+        }  # fmt: skip
         for row in found
         if row.state == "closed" or (team is not None and row.team_id == team.id)
     ]
@@ -335,6 +383,7 @@ async def receive_episode(service, request, team, found, board, scenario_id, see
     """The upload of one episode's record to submission ``found`` (service.md §3): (status, row dict)."""
     loop = asyncio.get_running_loop()
     scenario, seed = _episode(board, scenario_id, seed_text)
+    phases.refuse_outside(board, headers=CLOSE)
     must_be_open(found.state, headers=CLOSE)
     limits = service.limits
     length = request.headers.get("content-length")

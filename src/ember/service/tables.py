@@ -210,3 +210,14 @@ leases = sa.Table(
 # The serve parent whose servers hold a slot (its lease ("server", HOLDER) renewed while it lives): another
 # host's start or a limit reached frees only the slots of a server that is gone.  Null: a slot of before.
 in_flight.append_column(sa.Column("holder", sa.String(200), nullable=True))
+
+# --- 0008_phases: when a board takes submissions and bundles, when it reveals; what a board and a submission are ---
+
+# UTC times as "YYYY-MM-DDTHH:MM:SSZ" (null: no such limit), fixed at ``board add`` like the rest of a board.
+boards.append_column(sa.Column("opens", sa.String(32), nullable=True))
+boards.append_column(sa.Column("closes", sa.String(32), nullable=True))
+boards.append_column(sa.Column("reveal_at", sa.String(32), nullable=True))
+boards.append_column(sa.Column("description", sa.Text, nullable=True))
+# A team's words about its submission (one line) and a link to more (http or https); null when not given.
+submissions.append_column(sa.Column("description", sa.String(200), nullable=True))
+submissions.append_column(sa.Column("link", sa.String(300), nullable=True))

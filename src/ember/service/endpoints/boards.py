@@ -23,7 +23,13 @@ def board_page(request):
 
 @public
 def board_json(request):
-    return JSONResponse(request.app.state.service.board(request.path_params["board"]).public(), headers=CORS)
+    return JSONResponse(request.app.state.service.board_json(request.path_params["board"]), headers=CORS)
+
+
+@public
+def boards_json(request):
+    """Every board's JSON, as ``GET /api/boards/{board}`` answers it, by name."""
+    return JSONResponse(request.app.state.service.boards_json(), headers=CORS)
 
 
 @public

@@ -12,11 +12,12 @@ async def create_submission(request):
     team = await threaded(service.team, request)
     board = await threaded(service.board, request.path_params["board"])
     body = await json_body(request)
-    if not isinstance(body, dict) or set(body) != {"policy"}:
-        raise ServiceRefusal(422, 'expected a JSON object {"policy": NAME}')
+    if not isinstance(body, dict) or "policy" not in body or not set(body) <= {"policy", "description", "link"}:
+        raise ServiceRefusal(422, 'expected a JSON object {"policy": NAME} (and optional "description", "link")')
     submission_id = await threaded(
-        submissions.create, service.db, board, team, body["policy"], service.limits.submissions_per_day
-    )
+        submissions.create, service.db, board, team, body["policy"], service.limits.submissions_per_day,
+        body.get("description"), body.get("link"),
+    )  # fmt: skip
     return JSONResponse({"id": submission_id}, 201)
 
 

@@ -13,6 +13,7 @@ import os
 
 from starlette.responses import JSONResponse
 
+from .. import phases
 from ..boards import load_board
 from ..errors import CLOSE, ServiceRefusal
 from ..responses import threaded
@@ -50,6 +51,7 @@ async def receive_bundle(service, request):
     if board.hidden_state is not None:
         message = f"board {board.name}: the hidden track is being revealed; it takes no new bundle"
         raise ServiceRefusal(409, message, headers=CLOSE)
+    phases.refuse_outside(board, bundle=True, headers=CLOSE)
     limits = service.config.board_limits(board.name)
     length = request.headers.get("content-length")
     if length is not None and (not length.isdigit() or int(length) > limits.max_bundle_bytes):
