@@ -6,13 +6,17 @@ from ..canonical import canonical_json
 from ..scenario import compile_scenario
 from ..sim.simulator import check_seed
 from ..versions import BOUNDS_VERSION
-from .network import Floor, Network, dilate, reachable_starts
+from .network import Floor, Network, Reach, dilate
 from .schedule import WORK_LIMIT, FireSchedule
 
 #: The first horizon past fire_stable_step tried when looking for a flow that reaches the shortcut's value.
 FIRST_EXTRA_STEPS = 16
 #: Early horizons grow by a quarter each try (bounds.md's values never depend on it, only the work does).
 EARLY_GROWTH_DIVISOR = 4
+#: Short horizons are tried while their network keeps under this share of the exact network's vertices ...
+EARLY_SHARE = 0.85
+#: ... and while all of them so far stay under this multiple of it.
+EARLY_BUDGET = 2
 
 
 def early_horizons(floor, starts, exact):
@@ -24,13 +28,6 @@ def early_horizons(floor, starts, exact):
     while steps < exact:
         yield steps
         steps += max(-(-steps // EARLY_GROWTH_DIVISOR), 1)
-
-
-def early_horizon_pays(floor, ceiling, value, steps, exact):
-    """Whether a next, larger early horizon is worth a try after a flow of ``value`` at ``steps``: not when
-    the people missing need more steps than are left, one per exit and step."""
-    exits = max(1, len(floor.exit_cells))
-    return steps + -(-(ceiling - value) // exits) < exact
 
 
 def shortcut_region(floor, stable):
@@ -72,21 +69,19 @@ class EpisodeBounds:
             self.limit = f"W = {work} exceeds 2^27"
             return
         survive_steps = horizon if stable is None else min(horizon, stable)
-        self.shortcut_flow = None
+        self.shortcut = None  # the shortcut network and its flow, once solved
         self.evacuated_max, self.evacuated_paths = self.evacuation(floor, region, shortcut, paths)
         # An evacuated person is no casualty, so the survivors' flow is at least evacuated_max; at most, it is
         # the number of people who alone can still be alive at T_s.  Where the two meet, no second flow.
-        if self.evacuated_max == n or len(reachable_starts(floor, survive_steps, floor.standing)) == (
-            self.evacuated_max
-        ):
+        if self.evacuated_max == n or len(Reach(floor, survive_steps, floor.standing).starts) == self.evacuated_max:
             self.casualties_min, self.survivor_paths = n - self.evacuated_max, self.evacuated_paths
             return
-        # With the shortcut and A every cell alive at t_s, the survivors' network is the shortcut network.
-        if self.shortcut_flow is not None and not paths and np.array_equal(region, floor.alive(stable)):
-            self.casualties_min = n - self.shortcut_flow
-            return
         # casualties_min: alive at T_s is alive at H (nothing ignites after fire_stable_step; staying is allowed).
-        survivors, self.survivor_paths = Network(floor, survive_steps, floor.standing).solve(paths)
+        network = Network(floor, survive_steps, floor.standing)
+        if self.shortcut is not None and not paths and self.shortcut[0].same(network):
+            self.casualties_min = n - self.shortcut[1]  # the shortcut network again (A holds its last vertices)
+            return
+        survivors, self.survivor_paths = network.solve(paths)
         self.casualties_min = n - survivors
 
     def evacuation(self, floor, region, shortcut, paths):
@@ -94,28 +89,21 @@ class EpisodeBounds:
 
         The exact network is G_H, or, past a fire_stable_step t_s < H, the shortcut network of bounds.md §3
         (G_{t_s} with sink arcs from A): no G_T exceeds its flow, and it is the value when H - t_s >= n·|A|.
-        Its people who alone reach its sink are a ceiling too.  G_T for T growing from the least step by
-        which they could all be out is tried first: when its flow reaches that ceiling, that is the value,
-        and G_T is far smaller than the exact network when people are out long before H (or t_s).
+        Short horizons T are tried first (``early_flow``); what they cannot settle the exact network does.
         """
         horizon, stable = floor.max_steps, self.stable_step
         exact, final = (horizon, None) if stable is None or stable == horizon else (stable, region)
-        starts = reachable_starts(floor, exact, final)
-        ceiling = len(starts)
-        if ceiling == 0:
+        reach = Reach(floor, exact, final)
+        if len(reach.starts) == 0:
             return 0, [] if paths else None
-        best = (0, None)
-        for steps in early_horizons(floor, starts, exact):
-            value, found = Network(floor, steps).solve(paths)
-            if value == ceiling:
-                return value, found
-            best = max(best, (value, found), key=lambda pair: pair[0])
-            if not early_horizon_pays(floor, ceiling, value, steps, exact):
-                break
+        best, ceiling = self.early_flow(floor, reach, paths)
+        if best[0] == ceiling:
+            return best
         if exact == horizon:
             return Network(floor, horizon).solve(paths)
-        ceiling, _ = Network(floor, stable, region).solve()
-        self.shortcut_flow = ceiling
+        network = Network(floor, stable, region)
+        ceiling, _ = network.solve()
+        self.shortcut = network, ceiling
         if best[0] == ceiling:
             return best
         if shortcut and not paths:
@@ -129,6 +117,47 @@ class EpisodeBounds:
             if value == ceiling or steps == horizon:
                 return value, found
             steps = stable + 2 * (steps - stable)
+
+    def early_flow(self, floor, reach, paths):
+        """((value, paths), ceiling): the best flow of G_T over short horizons T, and the least ceiling seen.
+
+        A flow of G_T (T <= H) is a flow of G_H, so a floor of evacuated_max; the people of ``reach`` and
+        the flow of the exact network cut at step T (``Reach``) are ceilings.  Where floor and ceiling meet,
+        that is the value; G_T is far smaller than the exact network when people are out long before H.
+        T grows from the least step by which the ceiling's people could all be out, while the networks
+        stay well below the exact one's size (the work, never a value, depends on these choices).
+        """
+        ceiling = len(reach.starts)
+        best = (0, [] if paths else None)
+        exits = max(1, len(floor.exit_cells))
+        work, last, cut = 0, None, False
+        for steps in early_horizons(floor, reach.starts, reach.horizon):
+            network = Network(floor, steps)
+            size = network.vertices
+            if size > EARLY_SHARE * reach.vertices or work > EARLY_BUDGET * reach.vertices:
+                # Before the exact network, the cut ceiling at the last horizon tried, when smaller.
+                if last is not None and not cut and reach.upto[last[0]] <= EARLY_SHARE * reach.vertices:
+                    upper, _ = Network(floor, last[0], reach.back[last[0]]).solve()
+                    ceiling = min(ceiling, upper)
+                break
+            value, found = network.solve(paths)
+            del network
+            work += size
+            if value == ceiling:
+                return (value, found), ceiling
+            if value > best[0]:
+                best = value, found
+            # Few more people out than the exits could take: a ceiling other than the exits' binds.
+            if last is not None and value - last[1] <= exits * (steps - last[0]) // 4:
+                upper, _ = Network(floor, steps, reach.back[steps]).solve()
+                work += int(reach.upto[steps])
+                ceiling, cut = min(ceiling, upper), True
+                if best[0] == ceiling:
+                    return best, ceiling
+            if steps + -(-(ceiling - value) // exits) >= reach.horizon:
+                break  # the people missing need more steps than are left before the exact horizon
+            last, cut = (steps, value), False
+        return best, ceiling
 
     def as_dict(self):
         """bounds.md §4's object."""

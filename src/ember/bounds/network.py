@@ -81,12 +81,29 @@ def back_layers(floor, horizon, final=None):
         yield back
 
 
-def reachable_starts(floor, horizon, final=None):
-    """The start cells (flat) from which one person alone reaches the sink of G_T: no flow of G_T exceeds
-    their number, since every unit starts on one of them."""
-    for back in back_layers(floor, horizon, final):
-        pass
-    return np.flatnonzero(back.ravel()[floor.starts_mask])
+class Reach:
+    """What one person alone can do in G_T (T = ``horizon``, sink arcs at T from ``final``): ``back[t]``, the
+    cells it can still reach the sink from at step t; ``starts``, the people (indices into the floor's
+    start cells) who reach it; ``upto[t]``, the vertices G_T keeps at steps 0..t.
+
+    No flow of G_T exceeds ``len(starts)``, since every unit starts on one of them; and G_t with sink arcs
+    at step t from ``back[t]`` is G_T cut at step t, so its flow is a ceiling of G_T's too.
+    """
+
+    def __init__(self, floor, horizon, final=None):
+        self.horizon = horizon
+        self.back = np.empty((horizon + 1, floor.rows, floor.cols), dtype=bool)
+        for t, back in zip(range(horizon, -1, -1), back_layers(floor, horizon, final)):
+            self.back[t] = back
+        self.starts = np.flatnonzero(self.back[0].ravel()[floor.starts])
+        counts = np.empty(horizon + 1, dtype=np.int64)
+        reach = self.back[0] & floor.starts_mask.reshape(floor.rows, floor.cols)
+        for t in range(horizon + 1):
+            if t:
+                reach = self.back[t] & dilate(reach)
+            counts[t] = np.count_nonzero(reach)
+        self.upto = np.cumsum(counts)
+        self.vertices = int(self.upto[-1])
 
 
 class Network:
@@ -156,6 +173,15 @@ class Network:
         if self.final:
             last = flat[horizon][flat[horizon] >= 0]
             yield 2 * last + 1, np.full(len(last), self.sink, dtype=np.int32)
+
+    def same(self, other):
+        """Whether ``other`` is the same network: the same horizon, vertices and sink arcs at step T (an arc
+        from every vertex kept at T, or none), so the same flow."""
+        return (
+            self.horizon == other.horizon
+            and self.final == other.final
+            and np.array_equal(self.where, other.where)
+        )
 
     def vertex(self, node):
         """(t, cell) of an in- or out-node."""
