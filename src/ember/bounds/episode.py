@@ -69,11 +69,12 @@ class EpisodeBounds:
             self.limit = f"W = {work} exceeds 2^27"
             return
         survive_steps = horizon if stable is None else min(horizon, stable)
-        self.shortcut = None  # the shortcut network and its flow, once solved
+        self.shortcut = self.cut = None  # the shortcut network, the last cut network (``Reach``): with their flows
         self.evacuated_max, self.evacuated_paths = self.evacuation(floor, region, shortcut, paths)
         # An evacuated person is no casualty, so the survivors' flow is at least evacuated_max; at most, it is
         # the number of people who alone can still be alive at T_s.  Where the two meet, no second flow.
-        if self.evacuated_max == n or len(Reach(floor, survive_steps, floor.standing).starts) == self.evacuated_max:
+        reach = Reach(floor, survive_steps, floor.standing)
+        if self.evacuated_max == n or len(reach.starts) == self.evacuated_max or self.survivors_cut(floor, reach):
             self.casualties_min, self.survivor_paths = n - self.evacuated_max, self.evacuated_paths
             return
         # casualties_min: alive at T_s is alive at H (nothing ignites after fire_stable_step; staying is allowed).
@@ -83,6 +84,20 @@ class EpisodeBounds:
             return
         survivors, self.survivor_paths = network.solve(paths)
         self.casualties_min = n - survivors
+
+    def survivors_cut(self, floor, reach):
+        """Whether the survivors' network cut at the last short horizon (a ceiling of its flow, ``Reach``)
+        lets no more people live than evacuated_max: the same network as the evacuation's cut, or small."""
+        if self.cut is None or self.cut[0].horizon > reach.horizon:
+            return False
+        evacuation_cut, value = self.cut
+        steps = evacuation_cut.horizon
+        network = Network(floor, steps, reach.back[steps])
+        if not network.same(evacuation_cut):
+            if network.vertices > EARLY_SHARE * reach.vertices:
+                return False
+            value, _ = network.solve()
+        return value == self.evacuated_max
 
     def evacuation(self, floor, region, shortcut, paths):
         """evacuated_max and, with ``paths``, the paths of a flow of real exits reaching it.
@@ -137,7 +152,9 @@ class EpisodeBounds:
             if size > EARLY_SHARE * reach.vertices or work > EARLY_BUDGET * reach.vertices:
                 # Before the exact network, the cut ceiling at the last horizon tried, when smaller.
                 if last is not None and not cut and reach.upto[last[0]] <= EARLY_SHARE * reach.vertices:
-                    upper, _ = Network(floor, last[0], reach.back[last[0]]).solve()
+                    network = Network(floor, last[0], reach.back[last[0]])
+                    upper, _ = network.solve()
+                    self.cut = network, upper
                     ceiling = min(ceiling, upper)
                 break
             value, found = network.solve(paths)
@@ -147,9 +164,13 @@ class EpisodeBounds:
                 return (value, found), ceiling
             if value > best[0]:
                 best = value, found
-            # Few more people out than the exits could take: a ceiling other than the exits' binds.
-            if last is not None and value - last[1] <= exits * (steps - last[0]) // 4:
-                upper, _ = Network(floor, steps, reach.back[steps]).solve()
+            # Some people cannot get out even alone (the fire binds), or few more got out than the exits could
+            # take: a ceiling other than the exits' binds, and the cut network may show it.
+            binds = value - last[1] <= exits * (steps - last[0]) // 4 if last else ceiling < self.population
+            if binds and reach.upto[steps] <= EARLY_SHARE * reach.vertices:
+                self.cut = Network(floor, steps, reach.back[steps]), None
+                upper, _ = self.cut[0].solve()
+                self.cut = self.cut[0], upper
                 work += int(reach.upto[steps])
                 ceiling, cut = min(ceiling, upper), True
                 if best[0] == ceiling:
