@@ -6,7 +6,7 @@ from ..canonical import canonical_json
 from ..scenario import compile_scenario
 from ..sim.simulator import check_seed
 from ..versions import BOUNDS_VERSION
-from .network import Floor, Network, Reach, dilate
+from .network import Floor, Network, Reach, Taken, dilate
 from .schedule import WORK_LIMIT, FireSchedule
 
 #: The first horizon past fire_stable_step tried when looking for a flow that reaches the shortcut's value.
@@ -133,6 +133,19 @@ class EpisodeBounds:
                 return value, found
             steps = stable + 2 * (steps - stable)
 
+    def stragglers(self, floor, reach, steps, value, found, paths):
+        """(value, paths) of the flow ``found`` at ``steps`` and a flow of the people it leaves in, on the next
+        horizon, in G_T without the vertices its paths hold: the two are one flow of G_T, a floor of
+        evacuated_max.  Their network is thin (around the paths left from each straggler to an exit)."""
+        ahead = min(reach.horizon, steps + max(-(-steps // EARLY_GROWTH_DIVISOR), 1))
+        used = {cells[0] for cells, _ in found}
+        rest = [floor.starts[i] for i in reach.starts if floor.starts[i] not in used]
+        network = Network(floor, ahead, starts=rest, taken=Taken(floor, ahead, found))
+        if not rest or network.vertices > EARLY_SHARE * reach.vertices:
+            return 0, None
+        more, extra = network.solve(paths)
+        return value + more, found + extra if paths else None
+
     def early_flow(self, floor, reach, paths):
         """((value, paths), ceiling): the best flow of G_T over short horizons T, and the least ceiling seen.
 
@@ -157,13 +170,19 @@ class EpisodeBounds:
                     self.cut = network, upper
                     ceiling = min(ceiling, upper)
                 break
-            value, found = network.solve(paths)
+            value, found = network.solve(True)
             del network
             work += size
             if value == ceiling:
-                return (value, found), ceiling
+                return (value, found if paths else None), ceiling
             if value > best[0]:
-                best = value, found
+                best = value, found if paths else None
+            # The people left in, on the next horizon, around the paths found.
+            more = self.stragglers(floor, reach, steps, value, found, paths)
+            if more[0] > best[0]:
+                best = more
+                if best[0] == ceiling:
+                    return best, ceiling
             # Some people cannot get out even alone (the fire binds), or few more got out than the exits could
             # take: a ceiling other than the exits' binds, and the cut network may show it.
             binds = value - last[1] <= exits * (steps - last[0]) // 4 if last else ceiling < self.population

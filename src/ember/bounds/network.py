@@ -66,18 +66,44 @@ class Floor:
         """The cells a person may stand on at the end of step t: standing cells with b(c) > t."""
         return self.standing & (self.ignite > t)
 
-    def exit_reach(self, t):
-        """The cells next to an exit usable at step t (b(e) > t - 1)."""
-        return dilate(self.is_exit & (self.ignite > t - 1))
+    def exit_reach(self, t, taken=None):
+        """The cells next to an exit usable at step t (b(e) > t - 1), but for the exits of ``taken`` (cells)."""
+        usable = self.is_exit & (self.ignite > t - 1)
+        return dilate(usable if taken is None else usable & ~taken)
 
 
-def back_layers(floor, horizon, final=None):
+class Taken:
+    """The vertices of G_T that paths already hold (``cells[t]``, a boolean array per step) and the exit
+    vertices they enter (``exits[k, t]`` for [e_k, t]): a network made with them leaves them out."""
+
+    def __init__(self, floor, horizon, paths):
+        self.cells = np.zeros((horizon + 1, floor.size), dtype=bool)
+        self.exits = np.zeros((len(floor.exit_cells), horizon + 2), dtype=bool)
+        self.exit_cells = np.zeros((horizon + 2, floor.size), dtype=bool)
+        for cells, exit_index in paths:
+            self.cells[np.arange(len(cells)), cells] = True
+            if exit_index is not None:
+                self.exits[exit_index, len(cells)] = True
+                self.exit_cells[len(cells), floor.exit_cells[exit_index]] = True
+        self.cells = self.cells.reshape(horizon + 1, floor.rows, floor.cols)
+        self.exit_cells = self.exit_cells.reshape(horizon + 2, floor.rows, floor.cols)
+
+
+def back_layers(floor, horizon, final=None, taken=None):
     """The cells of G_T (T = ``horizon``) that can still reach the sink, layer by layer from step T down to 0
-    (sink arcs at step T from the cells of ``final``, a boolean array, or None for none)."""
-    back = floor.alive(horizon) & final if final is not None else np.zeros((floor.rows, floor.cols), dtype=bool)
+    (sink arcs at step T from the cells of ``final``, a boolean array, or None for none; without the
+    vertices ``taken`` holds)."""
+
+    def alive(t):
+        return floor.alive(t) if taken is None else floor.alive(t) & ~taken.cells[t]
+
+    def exit_reach(t):
+        return floor.exit_reach(t) if taken is None else floor.exit_reach(t, taken.exit_cells[t])
+
+    back = alive(horizon) & final if final is not None else np.zeros((floor.rows, floor.cols), dtype=bool)
     yield back
     for t in range(horizon - 1, -1, -1):
-        back = floor.alive(t) & (dilate(back) | floor.exit_reach(t + 1))
+        back = alive(t) & (dilate(back) | exit_reach(t + 1))
         yield back
 
 
@@ -110,13 +136,16 @@ class Network:
     """G_T (``horizon`` T) with, at step T, an arc to the sink from each vertex on a cell of ``final``
     (a boolean array over the floor, or None for none)."""
 
-    def __init__(self, floor, horizon, final=None):
-        self.floor, self.horizon = floor, horizon
+    def __init__(self, floor, horizon, final=None, starts=None, taken=None):
+        self.floor, self.horizon, self.taken = floor, horizon, taken
         rows, cols = floor.rows, floor.cols
-        start = floor.starts_mask.reshape(rows, cols)
+        self.starts = floor.starts if starts is None else starts
+        start = np.zeros(floor.size, dtype=bool)
+        start[self.starts] = True
+        start = start.reshape(rows, cols)
         # Backward: what can still reach the sink; forward: what a person can reach by step t.
         kept = np.empty((horizon + 1, rows, cols), dtype=bool)
-        for t, back in zip(range(horizon, -1, -1), back_layers(floor, horizon, final)):
+        for t, back in zip(range(horizon, -1, -1), back_layers(floor, horizon, final, taken)):
             kept[t] = back
         reach = start
         for t in range(horizon + 1):
@@ -134,7 +163,7 @@ class Network:
         vid = self.vid = np.full(kept.shape, -1, dtype=np.int32)
         vid.flat[self.where] = np.arange(vertices, dtype=np.int32)
         del kept
-        first = vid[0].ravel()[floor.starts]
+        first = vid[0].ravel()[self.starts]
         self.first = first[first >= 0]
         self.final = final is not None
 
@@ -164,6 +193,8 @@ class Network:
             if usable < 1:
                 continue
             steps = np.arange(1, usable + 1, dtype=np.int32)
+            if self.taken is not None:
+                steps = steps[~self.taken.exits[k, steps]]
             node = (self.exit_base + k * horizon + steps - 1).astype(np.int32)
             for cell in around:
                 origin = flat[steps - 1, cell]
@@ -180,6 +211,9 @@ class Network:
         return (
             self.horizon == other.horizon
             and self.final == other.final
+            and self.taken is None
+            and other.taken is None
+            and np.array_equal(self.starts, other.starts)
             and np.array_equal(self.where, other.where)
         )
 
