@@ -11,6 +11,8 @@ from .schedule import WORK_LIMIT, FireSchedule
 
 #: The first horizon past fire_stable_step tried when looking for a flow that reaches the shortcut's value.
 FIRST_EXTRA_STEPS = 16
+#: The first short horizon tried for a floor of the survivors (then 4 times as many steps, and so on).
+SURVIVORS_FIRST_STEPS = 8
 #: Early horizons grow by a quarter each try (bounds.md's values never depend on it, only the work does).
 EARLY_GROWTH_DIVISOR = 4
 #: Short horizons are tried while their network keeps under this share of the exact network's vertices ...
@@ -77,6 +79,10 @@ class EpisodeBounds:
         if self.evacuated_max == n or len(reach.starts) == self.evacuated_max or self.survivors_cut(floor, reach):
             self.casualties_min, self.survivor_paths = n - self.evacuated_max, self.evacuated_paths
             return
+        settled, found = self.survivors_floor(floor, reach, paths)
+        if settled:
+            self.casualties_min, self.survivor_paths = n - len(reach.starts), found
+            return
         # casualties_min: alive at T_s is alive at H (nothing ignites after fire_stable_step; staying is allowed).
         network = Network(floor, survive_steps, floor.standing)
         if self.shortcut is not None and not paths and self.shortcut[0].same(network):
@@ -84,6 +90,23 @@ class EpisodeBounds:
             return
         survivors, self.survivor_paths = network.solve(paths)
         self.casualties_min = n - survivors
+
+    def survivors_floor(self, floor, reach, paths):
+        """(True, paths) of a flow of G_T (T short) with sink arcs at T from the cells that never burn up to
+        T_s, when it keeps every person of ``reach`` alive (the ceiling), else (False, None).  Such a flow's people stay
+        where they are from T on, holding cells no other path needs after T, so it is a floor of the
+        survivors."""
+        safe = floor.standing & (floor.ignite > reach.horizon)
+        steps = SURVIVORS_FIRST_STEPS
+        while steps < reach.horizon:
+            network = Network(floor, steps, safe)
+            if network.vertices > EARLY_SHARE * reach.vertices:
+                break
+            value, found = network.solve(paths)
+            if value == len(reach.starts):
+                return True, found
+            steps *= 4
+        return False, None
 
     def survivors_cut(self, floor, reach):
         """Whether the survivors' network cut at the last short horizon (a ceiling of its flow, ``Reach``)
