@@ -19,10 +19,12 @@ from ember.bounds.episode import shortcut_region
 from ember.bounds.network import Floor, Network, Reach
 from ember.bounds.schedule import FireSchedule
 from ember.bounds.solver import maximum_flow
+from ember.bounds.witness import CASUALTIES_FILE, EVACUATED_FILE, witness_records
+from ember.engine.read import episode_metrics
 from ember.scenario import compile_scenario
-from helpers.scenarios import make_scenario
 
 from .episodes import MODES, PROBABILITIES
+from helpers.scenarios import make_scenario
 
 
 def edmonds_karp(arcs, source, sink):
@@ -93,8 +95,7 @@ def test_the_value_is_edmonds_karps_and_the_flow_carries_it(index):
 
 def test_the_random_networks_have_flows_of_many_values():
     values = collections.Counter(
-        edmonds_karp([arc for block in blocks for arc in block], source, sink)
-        for _, blocks, source, sink in NETWORKS
+        edmonds_karp([arc for block in blocks for arc in block], source, sink) for _, blocks, source, sink in NETWORKS
     )
     assert len(values) >= 6 and values[0] < len(NETWORKS) // 4
 
@@ -184,3 +185,13 @@ def test_the_witness_flows_reach_the_values_on_larger_floors(scenario, seed):
     assert len(found.evacuated_paths) == found.evacuated_max
     assert len(found.survivor_paths) == found.population - found.casualties_min
     assert all(exit_index is not None for _, exit_index in found.evacuated_paths)
+
+
+@pytest.mark.parametrize("scenario, seed", FLOORS[:30])
+def test_the_witness_records_measure_the_values_on_larger_floors(tmp_path, scenario, seed):
+    # Paths joined from a short horizon and its stragglers, or survivors parked on cells that never burn,
+    # must still play as records that reach the bounds (checked by the engine's metrics).
+    found = witness_records(scenario, seed, tmp_path)
+    assert episode_metrics(scenario, str(tmp_path / EVACUATED_FILE))["safety"]["evacuated"] == found.evacuated_max
+    assert episode_metrics(scenario, str(tmp_path / CASUALTIES_FILE))["safety"]["casualties"] == found.casualties_min
+    assert (found.evacuated_max, found.casualties_min) == by_definition(scenario, seed)
