@@ -14,6 +14,7 @@ import random
 import numpy as np
 import pytest
 
+import ember.bounds.episode as episode_module
 from ember.bounds import EpisodeBounds
 from ember.bounds.episode import shortcut_region
 from ember.bounds.network import Floor, Network, Reach
@@ -145,8 +146,16 @@ def by_definition(scenario, seed):
     return evacuated, n - survivors
 
 
+@pytest.fixture(params=["short horizons", "exact networks"])
+def way(request, monkeypatch):
+    """Every floor both ways: with the short horizons, cuts and floors (whatever the network's size), and with
+    the exact networks alone, as a network of at most ``SMALL_NETWORK`` vertices is solved."""
+    monkeypatch.setattr(episode_module, "SMALL_NETWORK", 0 if request.param == "short horizons" else 10**9)
+    return request.param
+
+
 @pytest.mark.parametrize("scenario, seed", FLOORS)
-def test_the_values_are_the_definitions_on_larger_floors(scenario, seed):
+def test_the_values_are_the_definitions_on_larger_floors(way, scenario, seed):
     found = EpisodeBounds(scenario, seed)
     assert (found.evacuated_max, found.casualties_min) == by_definition(scenario, seed)
 
@@ -180,7 +189,7 @@ def test_every_cut_and_every_short_horizon_brackets_the_exact_flow(scenario, see
 
 
 @pytest.mark.parametrize("scenario, seed", FLOORS[:24])
-def test_the_witness_flows_reach_the_values_on_larger_floors(scenario, seed):
+def test_the_witness_flows_reach_the_values_on_larger_floors(way, scenario, seed):
     found = EpisodeBounds(scenario, seed, paths=True)
     assert len(found.evacuated_paths) == found.evacuated_max
     assert len(found.survivor_paths) == found.population - found.casualties_min
@@ -188,7 +197,7 @@ def test_the_witness_flows_reach_the_values_on_larger_floors(scenario, seed):
 
 
 @pytest.mark.parametrize("scenario, seed", FLOORS[:30])
-def test_the_witness_records_measure_the_values_on_larger_floors(tmp_path, scenario, seed):
+def test_the_witness_records_measure_the_values_on_larger_floors(way, tmp_path, scenario, seed):
     # Paths joined from a short horizon and its stragglers, or survivors parked on cells that never burn,
     # must still play as records that reach the bounds (checked by the engine's metrics).
     found = witness_records(scenario, seed, tmp_path)

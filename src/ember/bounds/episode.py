@@ -11,8 +11,12 @@ from .schedule import WORK_LIMIT, FireSchedule
 
 #: The first horizon past fire_stable_step tried when looking for a flow that reaches the shortcut's value.
 FIRST_EXTRA_STEPS = 16
-#: The first short horizon tried for a floor of the survivors (then 4 times as many steps, and so on).
+#: Exact networks of at most this many vertices are solved at once, without short horizons first.
+SMALL_NETWORK = 50_000
+#: The first short horizon tried for a floor of the survivors (then 4 times as many steps, and so on) ...
 SURVIVORS_FIRST_STEPS = 8
+#: ... while its network keeps under this share of the survivors' network's vertices.
+SURVIVORS_SHARE = 0.5
 #: Early horizons grow by a quarter each try (bounds.md's values never depend on it, only the work does).
 EARLY_GROWTH_DIVISOR = 4
 #: Short horizons are tried while their network keeps under this share of the exact network's vertices ...
@@ -79,14 +83,14 @@ class EpisodeBounds:
         if self.evacuated_max == n or len(reach.starts) == self.evacuated_max or self.survivors_cut(floor, reach):
             self.casualties_min, self.survivor_paths = n - self.evacuated_max, self.evacuated_paths
             return
-        settled, found = self.survivors_floor(floor, reach, paths)
-        if settled:
-            self.casualties_min, self.survivor_paths = n - len(reach.starts), found
-            return
         # casualties_min: alive at T_s is alive at H (nothing ignites after fire_stable_step; staying is allowed).
         network = Network(floor, survive_steps, floor.standing)
         if self.shortcut is not None and not paths and self.shortcut[0].same(network):
             self.casualties_min = n - self.shortcut[1]  # the shortcut network again (A holds its last vertices)
+            return
+        settled, found = self.survivors_floor(floor, reach, paths) if reach.vertices > SMALL_NETWORK else (False, None)
+        if settled:
+            self.casualties_min, self.survivor_paths = n - len(reach.starts), found
             return
         survivors, self.survivor_paths = network.solve(paths)
         self.casualties_min = n - survivors
@@ -100,7 +104,7 @@ class EpisodeBounds:
         steps = SURVIVORS_FIRST_STEPS
         while steps < reach.horizon:
             network = Network(floor, steps, safe)
-            if network.vertices > EARLY_SHARE * reach.vertices:
+            if network.vertices > SURVIVORS_SHARE * reach.vertices:
                 break
             value, found = network.solve(paths)
             if value == len(reach.starts):
@@ -134,7 +138,11 @@ class EpisodeBounds:
         reach = Reach(floor, exact, final)
         if len(reach.starts) == 0:
             return 0, [] if paths else None
-        best, ceiling = self.early_flow(floor, reach, paths)
+        # On a small exact network, trying short horizons costs more than it can save.
+        if reach.vertices <= SMALL_NETWORK:
+            best, ceiling = (0, [] if paths else None), len(reach.starts)
+        else:
+            best, ceiling = self.early_flow(floor, reach, paths)
         if best[0] == ceiling:
             return best
         if exact == horizon:
@@ -156,18 +164,25 @@ class EpisodeBounds:
                 return value, found
             steps = stable + 2 * (steps - stable)
 
-    def stragglers(self, floor, reach, steps, value, found, paths):
-        """(value, paths) of the flow ``found`` at ``steps`` and a flow of the people it leaves in, on the next
-        horizon, in G_T without the vertices its paths hold: the two are one flow of G_T, a floor of
-        evacuated_max.  Their network is thin (around the paths left from each straggler to an exit)."""
-        ahead = min(reach.horizon, steps + max(-(-steps // EARLY_GROWTH_DIVISOR), 1))
-        used = {cells[0] for cells, _ in found}
-        rest = [floor.starts[i] for i in reach.starts if floor.starts[i] not in used]
-        network = Network(floor, ahead, starts=rest, taken=Taken(floor, ahead, found))
-        if not rest or network.vertices > EARLY_SHARE * reach.vertices:
-            return 0, None
-        more, extra = network.solve(paths)
-        return value + more, found + extra if paths else None
+    def stragglers(self, floor, reach, steps, value, found, paths, ceiling):
+        """(value, paths): the flow ``found`` at ``steps`` and, horizon after horizon, flows of the people it
+        leaves in, each in G_T without the vertices and exit steps the paths so far hold (``Taken``): all
+        together one flow of the last G_T, a floor of evacuated_max.  Their networks are thin (around each
+        straggler's way out); this stops at ``ceiling``, or when a horizon adds nobody."""
+        held = list(found)
+        while value < ceiling and steps < reach.horizon:
+            steps = min(reach.horizon, steps + max(-(-steps // EARLY_GROWTH_DIVISOR), 1))
+            used = {cells[0] for cells, _ in held}
+            rest = [floor.starts[i] for i in reach.starts if floor.starts[i] not in used]
+            network = Network(floor, steps, starts=rest, taken=Taken(floor, steps, held))
+            if network.vertices > EARLY_SHARE * reach.vertices:
+                break
+            more, extra = network.solve(True)
+            if more == 0:
+                break
+            value += more
+            held += extra
+        return value, held if paths else None
 
     def early_flow(self, floor, reach, paths):
         """((value, paths), ceiling): the best flow of G_T over short horizons T, and the least ceiling seen.
@@ -201,7 +216,7 @@ class EpisodeBounds:
             if value > best[0]:
                 best = value, found if paths else None
             # The people left in, on the next horizon, around the paths found.
-            more = self.stragglers(floor, reach, steps, value, found, paths)
+            more = self.stragglers(floor, reach, steps, value, found, paths, ceiling)
             if more[0] > best[0]:
                 best = more
                 if best[0] == ceiling:
