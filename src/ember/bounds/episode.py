@@ -12,7 +12,7 @@ from .schedule import WORK_LIMIT, FireSchedule
 #: The first horizon past fire_stable_step tried when looking for a flow that reaches the shortcut's value.
 FIRST_EXTRA_STEPS = 16
 #: Exact networks of at most this many vertices are solved at once, without short horizons first.
-SMALL_NETWORK = 50_000
+SMALL_NETWORK = 20_000
 #: The first short horizon tried for a floor of the survivors (then 4 times as many steps, and so on) ...
 SURVIVORS_FIRST_STEPS = 8
 #: ... while its network keeps under this share of the survivors' network's vertices.
