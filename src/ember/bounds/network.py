@@ -14,8 +14,11 @@ millions of them.
 
 import numpy as np
 
+from ..grid.breadth_first import lower_distances
 from .solver import maximum_flow
 
+#: The most vertices (or cells x steps) one group of arcs is made from: a few MiB at a time.
+CHUNK = 1 << 20
 #: A move of one step: the stay, then north, south, west, east, as (row, col) offsets.
 MOVES = ((0, 0), (-1, 0), (1, 0), (0, -1), (0, 1))
 
@@ -44,91 +47,175 @@ class Floor:
         self.is_exit = is_exit.reshape(grid.rows, grid.cols)
         self.standing = is_open & ~self.is_exit
         self.starts = list(scenario.start_cells)
+        self.starts_mask = np.zeros(grid.size, dtype=bool)
+        self.starts_mask[self.starts] = True
+        self.max_steps = scenario.max_steps
+        self.grid = grid
         # Each exit's in-bounds 4-neighbours: where a person enters it from.
         self.exit_neighbours = [[n for _, n in grid.neighbours(e)] for e in self.exit_cells]
+
+    def exit_distance(self):
+        """Each cell's number of moves to the nearest exit through open cells, fire aside (int64; 2^30 where
+        none): a person starting on c enters an exit at step >= that number."""
+        grid = self.grid
+        distance = [2**30] * grid.size
+        lower_distances(distance, self.exit_cells, grid.cols, grid.size, grid.open)
+        return np.asarray(distance, dtype=np.int64)
 
     def alive(self, t):
         """The cells a person may stand on at the end of step t: standing cells with b(c) > t."""
         return self.standing & (self.ignite > t)
 
-    def exit_reach(self, t):
-        """The cells next to an exit usable at step t (b(e) > t - 1)."""
-        return dilate(self.is_exit & (self.ignite > t - 1))
+    def exit_reach(self, t, taken=None):
+        """The cells next to an exit usable at step t (b(e) > t - 1), but for the exits of ``taken`` (cells)."""
+        usable = self.is_exit & (self.ignite > t - 1)
+        return dilate(usable if taken is None else usable & ~taken)
+
+
+class Taken:
+    """The vertices of G_T that paths already hold (``cells[t]``, a boolean array per step) and the exit
+    vertices they enter (``exits[k, t]`` for [e_k, t]): a network made with them leaves them out."""
+
+    def __init__(self, floor, horizon, paths):
+        self.cells = np.zeros((horizon + 1, floor.size), dtype=bool)
+        self.exits = np.zeros((len(floor.exit_cells), horizon + 2), dtype=bool)
+        self.exit_cells = np.zeros((horizon + 2, floor.size), dtype=bool)
+        for cells, exit_index in paths:
+            self.cells[np.arange(len(cells)), cells] = True
+            if exit_index is not None:
+                self.exits[exit_index, len(cells)] = True
+                self.exit_cells[len(cells), floor.exit_cells[exit_index]] = True
+        self.cells = self.cells.reshape(horizon + 1, floor.rows, floor.cols)
+        self.exit_cells = self.exit_cells.reshape(horizon + 2, floor.rows, floor.cols)
+
+
+def back_layers(floor, horizon, final=None, taken=None):
+    """The cells of G_T (T = ``horizon``) that can still reach the sink, layer by layer from step T down to 0
+    (sink arcs at step T from the cells of ``final``, a boolean array, or None for none; without the
+    vertices ``taken`` holds)."""
+
+    def alive(t):
+        return floor.alive(t) if taken is None else floor.alive(t) & ~taken.cells[t]
+
+    def exit_reach(t):
+        return floor.exit_reach(t) if taken is None else floor.exit_reach(t, taken.exit_cells[t])
+
+    back = alive(horizon) & final if final is not None else np.zeros((floor.rows, floor.cols), dtype=bool)
+    yield back
+    for t in range(horizon - 1, -1, -1):
+        back = alive(t) & (dilate(back) | exit_reach(t + 1))
+        yield back
+
+
+class Reach:
+    """What one person alone can do in G_T (T = ``horizon``, sink arcs at T from ``final``): ``back[t]``, the
+    cells it can still reach the sink from at step t; ``starts``, the people (indices into the floor's
+    start cells) who reach it; ``upto[t]``, the vertices G_T keeps at steps 0..t.
+
+    No flow of G_T exceeds ``len(starts)``, since every unit starts on one of them; and G_t with sink arcs
+    at step t from ``back[t]`` is G_T cut at step t, so its flow is a ceiling of G_T's too.
+    """
+
+    def __init__(self, floor, horizon, final=None):
+        self.horizon = horizon
+        self.back = np.empty((horizon + 1, floor.rows, floor.cols), dtype=bool)
+        for t, back in zip(range(horizon, -1, -1), back_layers(floor, horizon, final)):
+            self.back[t] = back
+        self.starts = np.flatnonzero(self.back[0].ravel()[floor.starts])
+        counts = np.empty(horizon + 1, dtype=np.int64)
+        reach = self.back[0] & floor.starts_mask.reshape(floor.rows, floor.cols)
+        for t in range(horizon + 1):
+            if t:
+                reach = self.back[t] & dilate(reach)
+            counts[t] = np.count_nonzero(reach)
+        self.upto = np.cumsum(counts)
+        self.vertices = int(self.upto[-1])
 
 
 class Network:
     """G_T (``horizon`` T) with, at step T, an arc to the sink from each vertex on a cell of ``final``
     (a boolean array over the floor, or None for none)."""
 
-    def __init__(self, floor, horizon, final=None):
-        self.floor, self.horizon = floor, horizon
-        rows, cols, size = floor.rows, floor.cols, floor.size
-        start = np.zeros((rows, cols), dtype=bool)
-        start.flat[floor.starts] = True
-        # Forward: what a person can reach by step t; backward: what can still reach the sink.
-        layers = [floor.alive(t) for t in range(horizon + 1)]
-        forward = [layers[0] & start]
-        for t in range(1, horizon + 1):
-            forward.append(layers[t] & dilate(forward[-1]))
-        keep = [None] * (horizon + 1)
-        back = layers[horizon] & final if final is not None else np.zeros((rows, cols), dtype=bool)
-        keep[horizon] = forward[horizon] & back
-        for t in range(horizon - 1, -1, -1):
-            back = layers[t] & (dilate(back) | floor.exit_reach(t + 1))
-            keep[t] = forward[t] & back
-        del layers, forward
-        kept = np.stack(keep)
-        del keep
+    def __init__(self, floor, horizon, final=None, starts=None, taken=None):
+        self.floor, self.horizon, self.taken = floor, horizon, taken
+        rows, cols = floor.rows, floor.cols
+        self.starts = floor.starts if starts is None else starts
+        start = np.zeros(floor.size, dtype=bool)
+        start[self.starts] = True
+        start = start.reshape(rows, cols)
+        # Backward: what can still reach the sink; forward: what a person can reach by step t.
+        kept = np.empty((horizon + 1, rows, cols), dtype=bool)
+        for t, back in zip(range(horizon, -1, -1), back_layers(floor, horizon, final, taken)):
+            kept[t] = back
+        reach = start
+        for t in range(horizon + 1):
+            reach = kept[t] & (reach if t == 0 else dilate(reach))
+            kept[t] = reach
         self.where = np.flatnonzero(kept)  # vertex v is the flat (t * size + cell) where[v]
+        if kept.size < 2**31:
+            self.where = self.where.astype(np.int32)
         vertices = self.vertices = len(self.where)
         exits = len(floor.exit_cells)
         self.exit_base = 2 * vertices
         self.source = 2 * vertices + exits * horizon
         self.sink = self.source + 1
         self.nodes = self.sink + 1
-        vid = np.full(kept.shape, -1, dtype=np.int32)
+        vid = self.vid = np.full(kept.shape, -1, dtype=np.int32)
         vid.flat[self.where] = np.arange(vertices, dtype=np.int32)
         del kept
-        tails, heads = [], []
-        everyone = np.arange(vertices, dtype=np.int32)
-        tails.append(2 * everyone)  # in -> out: one person per cell and step
-        heads.append(2 * everyone + 1)
-        del everyone
-        first = vid[0].ravel()[floor.starts]
-        first = first[first >= 0]
-        tails.append(np.full(len(first), self.source, dtype=np.int32))
-        heads.append(2 * first)
-        for dr, dc in MOVES:
-            # (c, t-1) -> (c + (dr, dc), t), over every t at once.
-            r0, r1 = max(0, -dr), rows - max(0, dr)
-            c0, c1 = max(0, -dc), cols - max(0, dc)
-            origin = vid[:-1, r0:r1, c0:c1]
-            target = vid[1:, r0 + dr : r1 + dr, c0 + dc : c1 + dc]
-            both = (origin >= 0) & (target >= 0)
-            tails.append(2 * origin[both] + 1)
-            heads.append(2 * target[both])
-            del origin, target, both
+        first = vid[0].ravel()[self.starts]
+        self.first = first[first >= 0]
+        self.final = final is not None
+
+    def arcs(self):
+        """The arcs as pairs of int32 arrays (tails, heads), a group at a time, made from the vertex ids at
+        each call: on a large floor the whole list would outweigh the ids many times."""
+        floor, horizon, vid = self.floor, self.horizon, self.vid
+        rows, cols, size = floor.rows, floor.cols, floor.size
+        for low in range(0, self.vertices, CHUNK):
+            block = np.arange(low, min(low + CHUNK, self.vertices), dtype=np.int32)
+            yield 2 * block, 2 * block + 1  # in -> out: one person per cell and step
+        yield np.full(len(self.first), self.source, dtype=np.int32), 2 * self.first
+        layers = max(1, CHUNK // size)
+        for t0 in range(0, horizon, layers):
+            t1 = min(horizon, t0 + layers)
+            for dr, dc in MOVES:
+                # (c, t-1) -> (c + (dr, dc), t), over a block of steps at once.
+                r0, r1 = max(0, -dr), rows - max(0, dr)
+                c0, c1 = max(0, -dc), cols - max(0, dc)
+                origin = vid[t0:t1, r0:r1, c0:c1]
+                target = vid[t0 + 1 : t1 + 1, r0 + dr : r1 + dr, c0 + dc : c1 + dc]
+                both = (origin >= 0) & (target >= 0)
+                yield 2 * origin[both] + 1, 2 * target[both]
         flat = vid.reshape(horizon + 1, size)
         for k, (exit_cell, around) in enumerate(zip(floor.exit_cells, floor.exit_neighbours)):
             usable = min(horizon, int(floor.ignite.flat[exit_cell]))  # [e, t] for t = 1..usable: b(e) > t - 1
             if usable < 1:
                 continue
             steps = np.arange(1, usable + 1, dtype=np.int32)
-            node = self.exit_base + k * horizon + steps - 1
+            if self.taken is not None:
+                steps = steps[~self.taken.exits[k, steps]]
+            node = (self.exit_base + k * horizon + steps - 1).astype(np.int32)
             for cell in around:
                 origin = flat[steps - 1, cell]
                 used = origin >= 0
-                tails.append(2 * origin[used] + 1)
-                heads.append(node[used])
-            tails.append(node)
-            heads.append(np.full(len(node), self.sink, dtype=np.int32))
-        if final is not None:
+                yield 2 * origin[used] + 1, node[used]
+            yield node, np.full(len(node), self.sink, dtype=np.int32)
+        if self.final:
             last = flat[horizon][flat[horizon] >= 0]
-            tails.append(2 * last + 1)
-            heads.append(np.full(len(last), self.sink, dtype=np.int32))
-        del vid, flat
-        self.tails = np.concatenate(tails)
-        self.heads = np.concatenate(heads)
+            yield 2 * last + 1, np.full(len(last), self.sink, dtype=np.int32)
+
+    def same(self, other):
+        """Whether ``other`` is the same network: the same horizon, vertices and sink arcs at step T (an arc
+        from every vertex kept at T, or none), so the same flow."""
+        return (
+            self.horizon == other.horizon
+            and self.final == other.final
+            and self.taken is None
+            and other.taken is None
+            and np.array_equal(self.starts, other.starts)
+            and np.array_equal(self.where, other.where)
+        )
 
     def vertex(self, node):
         """(t, cell) of an in- or out-node."""
@@ -137,7 +224,7 @@ class Network:
 
     def solve(self, paths=False):
         """The maximum flow's value; with ``paths``, also each unit's path (``Network.paths``)."""
-        value, flow = maximum_flow(self.nodes, self.tails, self.heads, self.source, self.sink, paths)
+        value, flow = maximum_flow(self.nodes, self.arcs, self.source, self.sink, paths)
         if not paths:
             return value, None
         return value, self.paths(flow)
