@@ -160,3 +160,45 @@ def test_the_evaluator_commits_each_row_as_it_is_written_reading_the_directory_t
 def _read(path):
     with open(path, "rb") as handle:
         return handle.read()
+
+
+def test_a_job_is_done_in_the_transaction_of_its_last_row(hidden, monkeypatch):
+    """The hidden leaderboard ranks done jobs and a board's version moves with its log entries only: the job
+    becomes done with its last row's entry, so the files derived at that version rank it (a job done after
+    its last entry would be missing from them until the board's next entry).  Its evaluator then finishes
+    its run and leaves the job as it is."""
+    from ember.service.boards import load_board
+    from ember.service.hidden import jobs
+    from ember.service.hidden.bundles import check_bundle
+    from ember.service.hidden.evaluator import Evaluator
+    from ember.service.registry import open_service, team_of_token
+
+    config, db = open_service(hidden.data)
+    try:
+        with db.transaction(read=True) as connection:
+            board = load_board(connection, "office")
+            team = team_of_token(connection, hidden.tokens["alpha"])
+        path = python_bundle(os.path.join(hidden.root, "walker.tar.gz"))
+        manifest, _ = check_bundle(path, "alpha", config.board_limits("office"))
+        job = jobs.create(config, db, board, team, path, manifest)
+        evaluator = Evaluator(config, db, workers=1, poll_s=0.2)
+        assert jobs.claim(db, evaluator.owner, evaluator.lease_s) == job
+        after = []  # (rows of the job, its state, its done_at) after each row's transaction
+        commit = evaluator._commit
+
+        def observed(*args):
+            commit(*args)
+            [(rows,)] = hidden.database_rows("SELECT count(*) FROM hidden_rows WHERE job_id = :job", job=job)
+            [(state, done_at)] = hidden.database_rows("SELECT state, done_at FROM jobs WHERE id = :job", job=job)
+            after.append((rows, state, done_at))
+
+        monkeypatch.setattr(evaluator, "_commit", observed)
+        evaluator.run_job(job)
+        states = [(rows, state) for rows, state, _ in after]
+        assert states == [(1, "running"), (2, "running"), (3, "running"), (4, "done")]
+        query = "SELECT state, done_at, error FROM jobs WHERE id = :job"
+        [(state, done_at, error)] = hidden.database_rows(query, job=job)
+        assert (state, done_at, error) == ("done", after[-1][2], None)  # the end of its run changed nothing
+        assert not os.path.exists(jobs.JobFiles(config, job).folder)  # and its working folder is gone
+    finally:
+        db.dispose()

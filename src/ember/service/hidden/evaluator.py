@@ -144,7 +144,9 @@ class Evaluator:
             with open(os.path.join(scenarios, f"{s.scenario_id}.json"), "wb") as handle:
                 handle.write(s.data + b"\n")
         policy = policy_entry(f"{job.team}.{job.policy}", json.loads(bytes(job.manifest)), files.agent)
-        text = campaign_text(board.name, board.hidden_scenarios, self.keys(job, secret), policy)
+        keys = self.keys(job, secret)
+        files.total = len(keys)
+        text = campaign_text(board.name, board.hidden_scenarios, keys, policy)
         replace_file(files.campaign, text.encode("utf-8"), mode=0o600)
         return files
 
@@ -294,7 +296,7 @@ class Evaluator:
         stored = None
         if row["record"] is not None:
             stored = self._store(os.path.join(files.results, *row["record"].split("/")), row["record_sha256"])
-        self._commit(job, board, row, stored, self._stderr(files, job, row))
+        self._commit(job, board, row, stored, self._stderr(files, job, row), files.total)
         have.add(key)
 
     @staticmethod
@@ -320,7 +322,7 @@ class Evaluator:
             temporary.discard()
             raise
 
-    def _commit(self, job, board, row, stored, stderr):
+    def _commit(self, job, board, row, stored, stderr, total):
         from ...canonical import canonical_json_reference
 
         line = canonical_json_reference(row)
@@ -347,6 +349,7 @@ class Evaluator:
                     stored=stored, seq=seq, stderr=stderr,
                 )
             )  # fmt: skip
+            jobs.end_with_last_row(connection, job.id, self.owner, total)
 
 
 class ArrivingRows:

@@ -78,6 +78,7 @@ class JobFiles:
         self.agent = os.path.join(self.folder, AGENT_DIR)
         self.campaign = os.path.join(self.agent, CAMPAIGN_NAME)
         self.results = os.path.join(self.folder, RESULTS_NAME)
+        self.total = None  # how many keys the job runs on, once its campaign file is written
 
     def stderr(self, policy, scenario_id, seed):
         return os.path.join(self.results, log_file(policy, scenario_id, seed, "stderr"))
@@ -215,19 +216,45 @@ def renew(db, job_id, owner, lease_s):
             .where(c.id == job_id, c.owner == owner, c.state == "running")
             .values(lease_until=later(lease_s))
         )
-        return done.rowcount == 1
+        return done.rowcount == 1 or _ended_by(connection, job_id, owner)
 
 
 def finish(db, job_id, owner, state, error=None):
-    """The job ``done`` or ``failed`` (with its reason), if it is still ``owner``'s: True when it was."""
+    """The job ``done`` or ``failed`` (with its reason), if it is still ``owner``'s: True when it was.  A job
+    its last row already ended (``end_with_last_row``) stays as it ended: its rows are all there."""
     c = tables.jobs.c
     with db.transaction() as connection:
         done = connection.execute(
             sa.update(tables.jobs)
-            .where(c.id == job_id, c.owner == owner)
+            .where(c.id == job_id, c.owner == owner, c.state != "done")
             .values(state=state, error=error, done_at=audit.now(), lease_until=None)
         )
-        return done.rowcount == 1
+        return done.rowcount == 1 or _ended_by(connection, job_id, owner)
+
+
+def end_with_last_row(connection, job_id, owner, total):
+    """In the transaction that commits a job's row: the job ``done`` when it now has a row for each of its
+    ``total`` keys.  The hidden leaderboard ranks done jobs, and the board's version moves with log entries
+    only, so the job becomes done with the entry of its last row: a board version's derived files never miss
+    a job that had every row at that version."""
+    if total is None:
+        return  # no campaign file yet: no row can have come
+    c, r = tables.jobs.c, tables.hidden_rows.c
+    rows = connection.execute(sa.select(sa.func.count()).select_from(tables.hidden_rows).where(r.job_id == job_id))
+    if rows.scalar_one() < total:
+        return
+    connection.execute(
+        sa.update(tables.jobs)
+        .where(c.id == job_id, c.owner == owner, c.state == "running")
+        .values(state="done", error=None, done_at=audit.now(), lease_until=None)
+    )
+
+
+def _ended_by(connection, job_id, owner):
+    """True when ``owner``'s job was ended by its last row (its evaluator still finishes its run)."""
+    c = tables.jobs.c
+    found = connection.execute(sa.select(c.state, c.owner).where(c.id == job_id)).first()
+    return found is not None and found.state == "done" and found.owner == owner
 
 
 def running_on(connection, board_id):
