@@ -21,6 +21,8 @@ from helpers.service import Service, ember, record_of, wait_for
 
 BOARD = "office"
 KEYS = 2  # builtin:office, seeds 0 and 1 (tests/helpers/service.py)
+ALPHA_DESCRIPTION = "greedy to the nearest exit <b>not bold</b>"
+ALPHA_LINK = "https://example.org/alpha?x=1&y=2"
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +32,8 @@ def board(tmp_path_factory, runs):
     server = made.serve()
     for team in ("alpha", "beta", "gamma"):
         results, policy = runs[team]
-        ember("submit", server.url, BOARD, "--token-file", made.token_file(team), "--policy", policy, results)
+        about = ("--description", ALPHA_DESCRIPTION, "--link", ALPHA_LINK) if team == "alpha" else ()
+        ember("submit", server.url, BOARD, "--token-file", made.token_file(team), "--policy", policy, *about, results)
     with made.client("delta") as client:
         submission = client.post(f"/api/boards/{BOARD}/submissions", json={"policy": "greedy-v2"}).json()["id"]
         # A record of its own (another team's accepted record would be a copy, 409: service.md §9).
@@ -110,6 +113,10 @@ SHOWN = """
       var page = td.querySelector("a.name");
       var when = td.querySelector(".when time");
       return [page ? page.getAttribute("href") : null, when ? when.getAttribute("datetime") : null]; }),
+    abouts: Array.prototype.map.call(document.querySelectorAll("#open-leaderboard td.who"), function (td) {
+      var words = td.querySelector(".about.description"), link = td.querySelector("a.about.link");
+      return [words ? words.textContent : null, link ? link.getAttribute("href") : null,
+              link ? link.getAttribute("rel") : null]; }),
     width: document.documentElement.scrollWidth,
     facts: Array.prototype.map.call(document.querySelectorAll("#facts span"), text),
     publicSeeds: document.body.textContent.split("public seeds: a policy could").length - 1
@@ -201,6 +208,12 @@ def test_the_page_shows_the_numbers_of_rank_and_stats_on_the_export(board, brows
     listing = {f"{s['team']}.{s['policy']}": s for s in httpx.get(f"{url}/api/boards/{BOARD}/submissions").json()}
     assert shown["pages"] == [
         [f"/submissions/{listing[e['policy']]['id']}", listing[e["policy"]]["closed_at"]] for e in ranking["ranked"]
+    ]
+    # The words and link alpha sent with ``ember submit``: in the listing, and on the page as text and a link.
+    assert (listing["alpha.greedy"]["description"], listing["alpha.greedy"]["link"]) == (ALPHA_DESCRIPTION, ALPHA_LINK)
+    assert shown["abouts"] == [
+        [ALPHA_DESCRIPTION, ALPHA_LINK, "nofollow noopener"] if e["policy"] == "alpha.greedy" else [None, None, None]
+        for e in ranking["ranked"]
     ]
     assert shown["width"] <= 1280 and shown["publicSeeds"] == 1
     # The board's counts: teams with a submission (delta's open one too), closed submissions.
