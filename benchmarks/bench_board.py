@@ -29,7 +29,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,8 @@ import threading
 import time
 
 import httpx
+
+from serving import start_server
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.path.join(os.path.dirname(HERE), "bench-data", "board")
@@ -101,12 +102,6 @@ def make_records(name, scenarios, seeds, teams):
                 seen.add(digest)
                 paths[team, scenario_id, seed] = path
     return paths
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def rss(pid):
@@ -222,21 +217,7 @@ def run_board(options, label, board, campaign_lines, scenarios, seeds, teams, da
         for i in range(teams):
             with open(os.path.join(folder, "tokens", f"team{i}.token")) as handle:
                 tokens.append(handle.read().strip())
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        log = open(os.path.join(folder, "server.log"), "wb")  # noqa: SIM115
-        server = subprocess.Popen(
-            [sys.executable, "-m", "ember.cli", "service", "serve", data, "--port", str(port), "--workers", "2"],
-            stdout=log, stderr=log, start_new_session=True,
-        )  # fmt: skip
-        for _ in range(600):
-            try:
-                if httpx.get(f"{url}/api", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        else:
-            raise SystemExit("the server did not start")
+        server, url = start_server(data, folder)
         sampler = Sampler(server.pid, url, board)
         sampler.start()
         sampler.polling.set()

@@ -27,7 +27,6 @@ import gzip
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,8 @@ import threading
 import time
 
 import httpx
+
+from serving import start_server
 
 TEAMS = 8
 PEOPLE = 20
@@ -112,12 +113,6 @@ class Template:
             for line in tail:
                 put(line.replace(b'"step":3', b'"step":%d' % steps))  # final_state names the last step too
         return total
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def session_rss(leader):
@@ -222,21 +217,7 @@ def main():
             handle.write(text)
         ember("service", "board", "add", data, BOARD, "--campaign", campaign)
         tokens = [ember("service", "team", "add", data, f"team{i}").strip() for i in range(TEAMS)]
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        log = open(os.path.join(folder, "server.log"), "wb")  # noqa: SIM115
-        server = subprocess.Popen(
-            [sys.executable, "-m", "ember.cli", "service", "serve", data, "--port", str(port), "--workers", "2"],
-            stdout=log, stderr=log, start_new_session=True,
-        )  # fmt: skip
-        for _ in range(600):
-            try:
-                if httpx.get(f"{url}/api", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        else:
-            raise SystemExit("the server did not start")
+        server, url = start_server(data, folder)
 
         # One upload, then ember verify of the same record (the export of that closed submission).
         first = new_submission(url, tokens[0], "one")
