@@ -21,6 +21,8 @@ NAMES = re.compile(
     r"campaign\.json|episodes\.jsonl|\.torn\b|ranking\.json|statistics\.json"
     r"|\b(records|logs|scenarios)/|^logs$|^\.tmp$|^\.(stderr|stdout)$"
 )
+# A path of the service's API (``/api/records/SHA256``) names a route, not a file of a results directory.
+API_PATH = re.compile(r"/api/[\w{}/.-]*")
 
 
 def _docstrings(tree):
@@ -36,7 +38,7 @@ def literals_naming_the_layout(path, root=SRC.parent):
     skip = {id(node) for node in _docstrings(tree)}
     for node in ast.walk(tree):
         literal = isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
-        if literal and NAMES.search(node.value):
+        if literal and NAMES.search(API_PATH.sub("", node.value)):
             yield f"{path.relative_to(root)}:{node.lineno}: {node.value!r}"
 
 
@@ -54,9 +56,11 @@ def test_the_check_sees_a_name_spelled_by_hand(tmp_path):
         '"""Writes ranking.json (a docstring may say so)."""\n'
         'PATH = os.path.join(d, "ranking.json")  # and so may a comment: episodes.jsonl\n'
         'LOG = f"{d}/logs/{policy}"\n'
+        'URL = "/api/records/" + sha\n'
+        'BOTH = "/api/records/{sha} and records/{sha}"\n'
     )
-    found = [line.split(": ", 1)[1] for line in literals_naming_the_layout(sample, tmp_path)]
-    assert found == ["'ranking.json'", "'/logs/'"]
+    found = sorted(line.split(": ", 1)[1] for line in literals_naming_the_layout(sample, tmp_path))
+    assert found == sorted(["'ranking.json'", "'/logs/'", "'/api/records/{sha} and records/{sha}'"])
 
 
 @pytest.mark.parametrize(

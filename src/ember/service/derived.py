@@ -37,7 +37,7 @@ from ..results import CAMPAIGN_FILE, EPISODES_FILE, RANKING_FILE, STATISTICS_FIL
 from ..results.log import WITHDRAWALS
 from . import audit, tables
 from .boards import board_names, load_board
-from .export import NothingRanked, _write, campaign_of, export_board, hidden_snapshot, write_scenarios
+from .export import NothingRanked, campaign_of, export_board, hidden_snapshot, write_new, write_scenarios
 from .folders import NONE_SUFFIX, board_folder, latest
 from .leases import BOARD
 
@@ -152,7 +152,7 @@ def derive_open(config, db, name, state, replicates=None):
             os.makedirs(work)
             write_scenarios(work, scenarios)
             for file, data in zip(OPEN_FILES, (campaign, episodes, ranking, statistics)):
-                _write(os.path.join(work, file), data)
+                write_new(os.path.join(work, file), data)
         os.rename(work, target)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)

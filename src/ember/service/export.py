@@ -112,7 +112,8 @@ def _place(source, target, link):
     shutil.copyfile(source, target)
 
 
-def _write(path, data):
+def write_new(path, data):
+    """Write ``data`` to ``path``, a file that must not exist yet, and fsync it (a folder being built)."""
     with open(path, "xb") as handle:
         handle.write(data)
         handle.flush()
@@ -146,7 +147,7 @@ def write_scenarios(out, scenarios):
     """``out/scenarios/<id>.json``: each scenario's canonical bytes, the ``source`` campaign.json names."""
     os.makedirs(os.path.join(out, SCENARIOS_DIR))
     for s, _ in scenarios:
-        _write(os.path.join(out, SCENARIOS_DIR, f"{s.scenario_id}.json"), s.data + b"\n")
+        write_new(os.path.join(out, SCENARIOS_DIR, f"{s.scenario_id}.json"), s.data + b"\n")
 
 
 def export_board(db, config, name, out, track="open", link=False, replicates=None):
@@ -179,17 +180,17 @@ def export_board(db, config, name, out, track="open", link=False, replicates=Non
         if stored is not None:
             _place(store.path(stored), os.path.join(out, *row["record"].split("/")), link)
     episodes = b"".join(line + b"\n" for line, _ in rows)
-    _write(os.path.join(out, EPISODES_FILE), episodes)
-    _write(os.path.join(out, LOG_FILE), b"".join(line + b"\n" for line in lines))
+    write_new(os.path.join(out, EPISODES_FILE), episodes)
+    write_new(os.path.join(out, LOG_FILE), b"".join(line + b"\n" for line in lines))
     # The head of the log as exported (not the board's head now, which may have grown since the snapshot).
-    _write(os.path.join(out, LOG_HEAD_FILE), anchor.head_bytes(anchor.head_of_lines(key, lines, audit.now())))
+    write_new(os.path.join(out, LOG_HEAD_FILE), anchor.head_bytes(anchor.head_of_lines(key, lines, audit.now())))
     campaign = canonical_json_reference(campaign) + b"\n"
-    _write(os.path.join(out, CAMPAIGN_FILE), campaign)
+    write_new(os.path.join(out, CAMPAIGN_FILE), campaign)
     chosen = "open" if track == "open" else board.hidden_track(track)
     found = None if replicates is not None or link else served_numbers(config, name, chosen, campaign, episodes)
     ranking, statistics = found or derived_numbers(out, replicates)
-    _write(os.path.join(out, RANKING_FILE), ranking)
-    _write(os.path.join(out, STATISTICS_FILE), statistics)
+    write_new(os.path.join(out, RANKING_FILE), ranking)
+    write_new(os.path.join(out, STATISTICS_FILE), statistics)
     return len(rows)
 
 
