@@ -70,7 +70,10 @@ def served_bounds(server, board="office"):
         answer = httpx.get(f"{server.url}/api/boards/{board}/bounds.jsonl", timeout=30)
         return answer if answer.status_code == 200 else None
 
-    return wait_for(ready, timeout=180, what=f"board {board}'s bounds")
+    try:
+        return wait_for(ready, timeout=180, what=f"board {board}'s bounds")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the server's log ends: {server.read_log()[-4000:]}") from None
 
 
 def test_the_parent_computes_the_open_bounds_and_serves_them(service):

@@ -24,7 +24,6 @@ keys: the served file when it is there and matches the export's
 (``export_bounds``).
 """
 
-import contextlib
 import json
 import multiprocessing
 import os
@@ -34,7 +33,7 @@ import threading
 
 from starlette.responses import FileResponse
 
-from ..errors import EmberError, MissingExtraError, ResultsError
+from ..errors import MissingExtraError, ResultsError
 from ..results.layout import BOUNDS_FILE
 from .boards import board_names, load_board
 from .derived import board_folder
@@ -42,6 +41,7 @@ from .errors import ServiceRefusal
 from .export import TRACKS, export_board
 from .leases import BOARD
 from .responses import CORS, public
+from .rounds import STOP, every_round
 
 HIDDEN_SETS = ("live", "final")
 _EXTRA = "the 'bounds' extra (OR-Tools): pip install 'ember-eval[bounds]'"
@@ -169,6 +169,7 @@ class Bounder:
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, name="ember-bounds", daemon=True)
         self.child = None
+        self.checked = False  # whether this process has what bounds need (asked of a child, once)
         self.failed = set()  # files whose computation raised: tried again at the next start, not every second
 
     def start(self):
@@ -204,19 +205,15 @@ class Bounder:
         print(f"ember: {text}", file=sys.stderr, flush=True)
 
     def run(self):
-        try:
-            missing = self.in_child(missing_extra)
-        except ChildFailed as exc:
-            missing = f"the child process could not check for it: {exc}"
-        if missing is not None:
-            self._say(f"no board's bounds are computed: {missing}")
-            return
-        while not self.stop.is_set():
-            with contextlib.suppress(EmberError, OSError):  # the next round tries again (a database down, a full disk)
-                self.round()
-            self.stop.wait(self.interval)
+        every_round(self.stop, self.interval, self.round, "the bounds loop")
 
     def round(self):
+        if not self.checked:
+            missing = self.in_child(missing_extra)
+            if missing is not None:
+                self._say(f"no board's bounds are computed: {missing}")
+                return STOP
+            self.checked = True
         with self.db.transaction(read=True) as connection:
             names = board_names(connection)
         for name in names:

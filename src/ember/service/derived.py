@@ -40,6 +40,7 @@ from .boards import board_names, load_board
 from .export import NothingRanked, campaign_of, export_board, hidden_snapshot, write_new, write_scenarios
 from .folders import NONE_SUFFIX, board_folder, latest
 from .leases import BOARD
+from .rounds import every_round
 
 KEEP = 2  # versions kept: a file being streamed from the previous one stays readable
 #: What a version of the open track holds (a results directory ``ember rank`` and ``ember stats`` read).
@@ -263,17 +264,15 @@ class Deriver:
         return version
 
     def run(self):
-        while not self.stop.is_set():
+        every_round(self.stop, self.interval, self.round, "the derived files' loop")
+
+    def round(self):
+        with self.db.transaction(read=True) as connection:
+            names = board_names(connection)
+        for name in names:
+            if self.leases is not None and not self.leases.hold(BOARD, name):
+                continue  # another host derives this board's files now
             try:
-                with self.db.transaction(read=True) as connection:
-                    names = board_names(connection)
-                for name in names:
-                    if self.leases is not None and not self.leases.hold(BOARD, name):
-                        continue  # another host derives this board's files now
-                    try:
-                        self.derive_board(name)
-                    except (EmberError, OSError):
-                        continue  # the next round tries again (a full disk); the other boards go on meanwhile
+                self.derive_board(name)
             except (EmberError, OSError):
-                pass  # the next round tries again (a database down); requests answer for themselves
-            self.stop.wait(self.interval)
+                continue  # the next round tries again (a full disk); the other boards go on meanwhile

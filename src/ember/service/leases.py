@@ -146,6 +146,9 @@ class Leases:
         self.holder = holder or holder_name()
         self.held = set()
         self.guard = threading.Lock()
+        # One take at a time: two threads of this process taking the same free lease at once would race
+        # each other's insert, and the loser would hear False for a lease its own process holds.
+        self.taking = threading.Lock()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._renew, name="ember-leases", daemon=True)
         self.thread.start()
@@ -156,12 +159,16 @@ class Leases:
         with self.guard:
             if (kind, name) in self.held:
                 return True
-        try:
-            held = take(self.db, kind, name, self.holder, self.lease_s)
-        except EmberError:
-            held = False  # the database is down: no shared work until it answers
-        with self.guard:
-            (self.held.add if held else self.held.discard)((kind, name))
+        with self.taking:
+            with self.guard:
+                if (kind, name) in self.held:
+                    return True  # taken by another thread while this one waited
+            try:
+                held = take(self.db, kind, name, self.holder, self.lease_s)
+            except EmberError:
+                held = False  # the database is down: no shared work until it answers
+            with self.guard:
+                (self.held.add if held else self.held.discard)((kind, name))
         return held
 
     def _renew(self):

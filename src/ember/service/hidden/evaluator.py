@@ -41,6 +41,7 @@ from ...results.log import row_sha256
 from .. import audit, tables
 from ..boards import load_board
 from ..registry import FINAL, LIVE
+from ..rounds import every_round
 from ..store import RecordStore
 from . import jobs
 from .bundles import extract_bundle
@@ -104,15 +105,15 @@ class Evaluator:
         self.thread.start()
 
     def run(self):
-        while not self.stop.is_set():
-            try:
-                job_id = jobs.claim(self.db, self.owner, self.lease_s)
-            except EmberError:
-                job_id = None  # the database is down: try again next round
-            if job_id is None:
-                self.stop.wait(self.poll_s)
-                continue
-            self.run_job(job_id)
+        every_round(self.stop, self.poll_s, self.round, "the hidden jobs' loop")
+
+    def round(self):
+        """One job claimed and run (then the next at once), or none queued (the next look after ``poll_s``)."""
+        job_id = jobs.claim(self.db, self.owner, self.lease_s)
+        if job_id is None:
+            return None
+        self.run_job(job_id)  # a failure leaves the job's lease to run out: claimed again, by this host or another
+        return 0
 
     # -- one job ----------------------------------------------------------------------------
 

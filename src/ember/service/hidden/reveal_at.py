@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from ...errors import EmberError
 from .. import tables
 from ..phases import moment_of, utc_now
+from ..rounds import every_round
 from .secrecy import reveal
 
 
@@ -50,12 +51,7 @@ class Revealer:
         self.thread.start()
 
     def run(self):
-        while not self.stop.is_set():
-            try:
-                self.round()
-            except Exception as exc:  # noqa: BLE001 (said, and tried again next round: the thread must not end)
-                self.say(f"ember: the reveal at reveal-at failed this round: {type(exc).__name__}: {exc}")
-            self.stop.wait(self.poll_s)
+        every_round(self.stop, self.poll_s, self.round, "the reveal at reveal-at", self.say)
 
     def round(self):
         try:
