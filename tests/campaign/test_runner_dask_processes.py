@@ -5,10 +5,12 @@ batch in hand loses every episode of it, and each must be run again with
 the same row as a local run gives.
 """
 
+import operator
 import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -128,3 +130,23 @@ def test_a_daemon_started_by_a_python_policy_on_a_dask_worker_is_ended_with_its_
         assert done.returncode == 0, done.stderr
         assert [row["status"] for row in read_rows(tmp_path / "res")] == ["ok"] * 2
         assert_daemons_ended(path.parent, expected=2)
+
+
+def test_a_batch_that_finishes_while_its_outcome_is_asked_gives_its_rows(tmp_path):
+    # A batch that is not finished when the runner looks (a task rescheduled after its worker was lost
+    # is pending again) may finish while the runner waits for its result: its outcomes are the batch's.
+    pytest.importorskip("distributed")
+    with dask_processes(tmp_path / "cluster", workers=1) as cluster:
+        runner = dask_runner.DaskRunner(cluster.address)
+        try:
+            slept = runner.client.submit(time.sleep, 1.0, pure=False)
+            # The outcomes once the sleep is over: [outcomes, None][0].
+            future = runner.client.submit(operator.itemgetter(0), [[("row", "the row")], slept], pure=False)
+            episode = dask_runner._Episode(task=None, attempt=1)
+            episode.batch, episode.index = future, 0
+            runner._members[future] = [episode]
+            assert future.status == "pending"
+            assert runner.outcomes([episode]) == [(episode, "row", "the row")]
+            assert future not in runner._members
+        finally:
+            runner.close()

@@ -206,26 +206,35 @@ class DaskRunner(Runner):
             self._members.pop(future, None)
             result = self._results.pop(future, None)
             if future.status == "finished":
-                outcomes = result
-                results.extend((m, *outcomes[m.index]) for m in members)
-                for kind, row in outcomes:
-                    # A BoundsTask's outcome is its line (bytes), not an episode's row: no time to count.
-                    if kind == "row" and isinstance(row, RowLine):
-                        self._episode_s += row.elapsed_s
-                        self._episodes += 1
+                results.extend(self._finished(members, result))
                 future.release()
                 continue
             try:
-                future.result()
+                # Not finished when looked at, yet it may finish while this waits (a task rescheduled
+                # after its worker was lost): its outcomes are then the batch's, as above.
+                outcomes = future.result()
             except (KilledWorker, concurrent.futures.CancelledError):
                 outcome = ("lost", True)  # each episode of the batch is charged one attempt
             except (ResultsIOError, ResultsError) as exc:
                 outcome = ("fatal", exc)
             except Exception as exc:  # noqa: BLE001 (run_batch returns failures as outcomes: this is Dask's own error)
                 outcome = ("error", f"dask: {type(exc).__name__}: {exc}")
+            else:
+                results.extend(self._finished(members, outcomes))
+                future.release()
+                continue
             results.extend((m, *outcome) for m in members)
             future.release()
         return results
+
+    def _finished(self, members, outcomes):
+        """(episode, kind, value) of a finished batch's members; its episodes' times sized the next batches."""
+        for kind, row in outcomes:
+            # A BoundsTask's outcome is its line (bytes), not an episode's row: no time to count.
+            if kind == "row" and isinstance(row, RowLine):
+                self._episode_s += row.elapsed_s
+                self._episodes += 1
+        return [(m, *outcomes[m.index]) for m in members]
 
     def close(self, terminate=False):
         client, self.client = self.client, None
