@@ -112,6 +112,12 @@ class HiddenService:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def wait_folder_gone(root, job):
+    """Wait until job ``job``'s working folder under ``root`` (DATA or the record store) is gone: it goes just
+    after the job reads "done" (in the transaction of its last row), once its rows and tails are in."""
+    wait_for(lambda: not os.path.exists(os.path.join(root, "jobs", job)), timeout=60, what=f"job {job}'s folder to go")
+
+
 def without_elapsed(row):
     """A row without its wall time (the one field two runs of the same episode may differ in)."""
     return {key: value for key, value in row.items() if key != "elapsed_s"}

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from helpers.bundles import python_bundle
-from helpers.hidden import HiddenService
+from helpers.hidden import HiddenService, wait_folder_gone
 from helpers.service import ember, record_of
 
 OTHER_UID = "65534"
@@ -48,10 +48,11 @@ def test_another_uid_reads_nothing_of_data(hidden, database, runs):
     job = hidden.submit("alpha", python_bundle(os.path.join(hidden.root, "walker.tar.gz")))
     hidden.wait_job("alpha", job)
     data = hidden.data
-    # The job's working folder (its bundle copy, hidden scenarios, results) is gone once its rows are in; while
-    # it lives it sits in jobs/, which no other uid may even search; what stays is the database, the records,
-    # the kept bundle and the derived files.
-    assert not os.path.exists(os.path.join(data, "jobs", job))
+    # The job's working folder (its bundle copy, hidden scenarios, results) goes once its rows are in (the
+    # job reads "done" in the transaction of its last row, the folder goes just after); while it lives it
+    # sits in jobs/, which no other uid may even search; what stays is the database, the records, the kept
+    # bundle and the derived files.
+    wait_folder_gone(data, job)
     assert os.stat(os.path.join(data, "jobs")).st_mode & 0o777 == 0o700
     secret = [
         os.path.join(data, "service.toml"),

@@ -18,7 +18,7 @@ import os
 import pytest
 
 from helpers.bundles import python_bundle
-from helpers.hidden import HiddenService
+from helpers.hidden import HiddenService, wait_folder_gone
 from helpers.service import ember
 
 ATTACK = """
@@ -122,7 +122,7 @@ def test_a_bundle_reaching_for_the_seeds_the_database_data_and_the_network_is_re
     attacker = hidden.submit("alpha", python_bundle(os.path.join(hidden.root, "attack.tar.gz"), policy=source))
     status = hidden.wait_job("alpha", attacker)
     assert (status["state"], status["done"], status["failures"]) == ("done", 1, []), status
-    assert not os.path.exists(os.path.join(hidden.data, "jobs", honest))  # the other job's folder is gone
+    wait_folder_gone(hidden.data, honest)  # the other job's folder goes
     # The team reads its own stderr after the reveal (service.md §9), with every probe's line.
     assert "stderr_tail" not in status
     ember("service", "board", "reveal", hidden.data, "office")

@@ -19,7 +19,7 @@ import pytest
 from ember.service.hidden.jobs import FIXED_REASONS, STDERR_KEPT
 
 from helpers.bundles import python_bundle
-from helpers.hidden import HiddenService, wait_served
+from helpers.hidden import HiddenService, wait_folder_gone, wait_served
 from helpers.service import ember
 
 MARKER = "ember-leak-"
@@ -83,7 +83,7 @@ def test_a_bundle_printing_its_fire_reaches_its_team_only_after_the_reveal(hidde
     readable = team_can_read(hidden, "alpha", job)
     assert [path for path, text in readable.items() if MARKER in text] == [], readable[f"/api/jobs/{job}"]
     # Job folders do not pile up: the finished job's working folder is gone, its tails are in the database.
-    assert not os.path.exists(os.path.join(hidden.data, "jobs", job))
+    wait_folder_gone(hidden.data, job)
     tails = hidden.database_rows("SELECT stderr FROM hidden_rows WHERE job_id = :job", job=job)
     markers = []
     for (tail,) in tails:

@@ -29,7 +29,7 @@ from ember.service.config import read_config
 from ember.service.database import Database
 
 from helpers.bundles import python_bundle
-from helpers.hidden import HiddenService, rerun_locally, wait_served, without_elapsed
+from helpers.hidden import HiddenService, rerun_locally, wait_folder_gone, wait_served, without_elapsed
 from helpers.service import Server, ember, record_of, wait_for
 
 #: The walker, slowed where it makes its policy: a job of 4 episodes takes seconds.
@@ -272,7 +272,7 @@ def test_a_hidden_job_runs_on_one_host_and_the_other_finishes_it_when_that_one_i
     keys = hidden.secret()["keys"]
     again = rerun_locally(hidden, keys, bundle, "alpha.walker")
     assert sorted(map(json.dumps, again)) == sorted(json.dumps(without_elapsed(json.loads(line))) for line in lines)
-    assert not os.path.exists(os.path.join(hosts.store, "jobs", job))  # its working folder went once it was done
+    wait_folder_gone(hosts.store, job)  # its working folder goes once it is done
 
 
 def test_a_killed_hosts_upload_slots_do_not_hold_its_team_back_on_the_other_host(hosts, runs):
