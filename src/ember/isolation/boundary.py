@@ -23,8 +23,13 @@ from ..agent import AgentError, PolicyProcess, answer_bound, split_command
 from ..canonical import split_module_name
 from ..errors import SandboxError
 from .environment import policy_environment
+from .installation import this_interpreter
 from .probe import require_sandbox
 from .sandbox import Sandbox, SandboxLimits
+
+# Read at import: a local worker imports this module before it forks its episode processes, which then
+# inherit the installation's folders instead of reading them once per episode.
+this_interpreter()
 
 SANDBOX_MODES = ("required", "off")
 HOST_MODULE = "ember.isolation.host"

@@ -43,7 +43,7 @@ from ..agent import PolicyProcess
 from ..errors import SandboxError
 from . import cgroups as cgroup_module
 from .environment import policy_environment
-from .installation import etc_entries, python_paths, system_entries
+from .installation import etc_entries, system_entries, this_interpreter
 from .seccomp_filter import no_user_namespace_bpf
 
 DEFAULT_UID = 65534
@@ -132,7 +132,7 @@ class Sandbox:
     read-only at their own paths; ``cwd``: its working directory (the
     campaign folder's path, empty but for those binds); ``env``: the
     policy's ``env`` table; ``python``: the folders of the Python
-    installation (default: this interpreter's, ``installation.python_paths``).
+    installation (default: this interpreter's, ``installation.this_interpreter``).
     """
 
     def __init__(self, files=(), cwd="/", env=None, limits=None, uid=DEFAULT_UID, gid=None, python=None):
@@ -145,7 +145,7 @@ class Sandbox:
         for name, value in (("uid", self.uid), ("gid", self.gid)):
             if type(value) is not int or not 0 < value <= _MAX_ID:
                 raise SandboxError(f"the sandbox's {name}: expected an integer from 1 to {_MAX_ID}, got {value!r}")
-        self.python = list(python_paths() if python is None else python)
+        self.python = list(this_interpreter() if python is None else python)
         # A path inside a folder bound already (the Python installation, /usr, another policy folder) is
         # visible as it is: binding it again would need a mount point inside a read-only bind.
         chosen = []
