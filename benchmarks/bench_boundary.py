@@ -23,8 +23,8 @@ bare and sandboxed (its cgroups made and removed), and a sandbox running
 ``--cpu`` measures instead the CPU time of a python policy's office
 episode (the whole process tree: the command, its worker, the sandbox and
 the policy's interpreter, from a ``cpuacct`` cgroup of its own where the
-machine offers one, else ``RUSAGE_CHILDREN``, which misses the sandboxes:
-bubblewrap's monitor never waits for them), as the difference between
+machine offers one, else ``RUSAGE_CHILDREN``, which counts a process
+only once it is waited for), as the difference between
 ``ember evaluate --workers 1`` of ``--seeds`` and of twice as many seeds
 over the extra episodes (start-up cancels), this tree and the base
 interleaved ``--rounds`` times.  Each tree is copied to a scratch folder,

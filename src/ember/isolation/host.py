@@ -37,7 +37,6 @@ import os
 import sys
 
 from ..canonical import one_line, split_module_name
-from ..errors import HOST_ERROR_KEY
 from ..frozen import BurningCells, frozen_list, frozen_lists, merge_added
 
 _SHOWN = 2000
@@ -99,6 +98,8 @@ class PolicyHost:
 
     def fail(self, phase, exc):
         import traceback  # only on a failure: its import is a good share of the host's start
+
+        from ..errors import HOST_ERROR_KEY  # only on a failure too: errors.py is every error of EMBER
 
         traceback.print_exception(exc, file=sys.stderr)
         kind, message = _describe(exc)
