@@ -101,11 +101,24 @@ _ENV_PROGRAM = "/usr/bin/env"
 _MAX_ID = (1 << 32) - 2
 
 
+#: What of this machine every sandbox binds the same way, read once per process (``_machine``): a sandbox
+#: is made per episode, and the searches and resolutions were a third of its maker's share of the start.
+_MACHINE = {}
+
+
 def program_path(name):
-    found = shutil.which(name) or shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin")
+    found = _MACHINE.get(name) or shutil.which(name) or shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin")
     if found is None:
         raise SandboxError(f"{name} is not installed")
+    _MACHINE[name] = found
     return found
+
+
+def _machine():
+    """(the /bin, /lib*, /sbin entries, [(allowlisted /etc path, its resolved path)]) of this machine."""
+    if "entries" not in _MACHINE:
+        _MACHINE["entries"] = (system_entries(), [(path, os.path.realpath(path)) for path in etc_entries()])
+    return _MACHINE["entries"]
 
 
 def passwd_lines(uid, gid):
@@ -166,15 +179,16 @@ class Sandbox:
         if not root:
             args += ["--uid", str(self.uid), "--gid", str(self.gid)]
         args += ["--ro-bind", "/usr", "/usr"]
-        for path, target in system_entries():
+        system, etc = _machine()
+        for path, target in system:
             args += ["--symlink", target, path] if target is not None else ["--ro-bind", path, path]
         args += ["--proc", "/proc", "--dev", "/dev"]
         # Made by root, both are root's: writable by every uid, like the host's own.
         args += ["--perms", "1777", "--size", str(self.limits.tmp_mb * cgroup_module.MIB), "--tmpfs", "/tmp"]
         args += ["--perms", "1777", "--size", str(SHM_MB * cgroup_module.MIB), "--tmpfs", "/dev/shm"]
         folders = _Folders(root)
-        for path in etc_entries():
-            args += [*folders.on_the_way(path), "--ro-bind", os.path.realpath(path), path]
+        for path, resolved in etc:
+            args += [*folders.on_the_way(path), "--ro-bind", resolved, path]
             folders.bound(path)
         args += [*folders.on_the_way("/etc/passwd")]
         for fd, path in ((passwd_fd, "/etc/passwd"), (group_fd, "/etc/group")):
