@@ -104,8 +104,9 @@ def test_the_host_loads_no_part_of_ember_but_base_and_agent_before_the_policy(fo
 
 
 def test_a_python_policy_playing_greedy_loads_neither_orjson_nor_traceback(folder):
-    # Each is tens of milliseconds of every episode's fresh interpreter: the host and the policy's
-    # scenario need neither (the host loads traceback for a failure only, after this one's words are made).
+    # Each costs milliseconds of every episode's fresh interpreter: the host and the policy's scenario need
+    # none (the host loads traceback for a failure only, after this one's words are made; python -c, not
+    # -m, never loads runpy; the scenario loads hashlib only to hash).
     module = write_file(
         folder,
         "lean.py",
@@ -118,7 +119,8 @@ def test_a_python_policy_playing_greedy_loads_neither_orjson_nor_traceback(folde
 
             def play(observation):
                 policy(observation)
-                raise RuntimeError(json.dumps([name for name in ("orjson", "traceback") if name in sys.modules]))
+                heavy = ("orjson", "traceback", "hashlib", "runpy")
+                raise RuntimeError(json.dumps([name for name in heavy if name in sys.modules]))
 
             return play
         """,
