@@ -22,10 +22,20 @@ bare and sandboxed (its cgroups made and removed), and a sandbox running
 
 ``--cpu`` measures instead the CPU time of a python policy's office
 episode (the whole process tree: the command, its worker, the sandbox and
-the policy's interpreter, from ``RUSAGE_CHILDREN``), as the difference
-between ``ember evaluate --workers 1`` of ``--seeds`` and of twice as many
-seeds over the extra episodes (start-up cancels), this tree and the base
-interleaved ``--rounds`` times.  Target: <= 0.1 s an episode.
+the policy's interpreter, from a ``cpuacct`` cgroup of its own where the
+machine offers one, else ``RUSAGE_CHILDREN``, which counts a process
+only once it is waited for), as the difference between
+``ember evaluate --workers 1`` of ``--seeds`` and of twice as many seeds
+over the extra episodes (start-up cancels), this tree and the base
+interleaved ``--rounds`` times.  Each tree is copied to a scratch folder,
+compiled (as ``pip install`` does; ``--no-bytecode`` leaves it without, so
+that every sandbox compiles every module it imports) and run by a virtual
+environment of its own, so that the sandbox imports that tree's host.
+Each round also runs ``--repeat`` times, per tree, ``--seeds`` episodes
+alone (``EPISODES``: the launcher, the sandbox, the host, the policy, the
+simulator and the measurement, none of a campaign's machinery, which is
+the same code in both trees), whose CPU varies far less.
+Target: <= 0.1 s an episode.
 
 Usage::
 
@@ -39,6 +49,7 @@ import json
 import os
 import resource
 import shutil
+import site
 import statistics
 import subprocess
 import sys
@@ -150,40 +161,215 @@ def python_only(seeds):
     return folder
 
 
-def tree_cpu(src, folder, scratch):
-    """CPU seconds of ``ember evaluate --workers 1`` on ``folder``'s campaign and every process it waited for."""
+def cpuacct_folder():
+    """The v1 ``cpuacct`` hierarchy's mount point when this process can make a cgroup there, else None."""
+    with open("/proc/self/mountinfo", encoding="ascii") as handle:
+        for line in handle:
+            left, _, right = line.partition(" - ")
+            tail = right.split()
+            if len(tail) >= 3 and tail[0] == "cgroup" and "cpuacct" in tail[2].split(","):
+                point = left.split()[4]
+                if os.access(point, os.W_OK):
+                    return point
+    return None
+
+
+def wait_empty(procs, deadline_s=10.0):
+    """Until no process is left in a cgroup (a worker's processes may end after the command has exited)."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        with open(procs, encoding="ascii") as handle:
+            left = handle.read().split()
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit(f"bench: processes {left} outlived the evaluate by {deadline_s:g} s")
+        time.sleep(0.01)
+
+
+def tree_venv(src, scratch, name):
+    """A virtual environment running the code in ``src`` with this environment's packages: its interpreter.
+
+    The sandbox binds and imports what the episode process's own interpreter has installed (its prefix,
+    its editable source roots, ``installation.python_paths``), never ``PYTHONPATH``: without a venv of its
+    own, a tree's sandboxed host and policy would be this checkout's code whatever the tree."""
+    venv = os.path.join(scratch, f"venv-{name}")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    site_packages = os.path.join(venv, "lib", version, "site-packages")
+    packages = [path for path in site.getsitepackages() if os.path.isdir(path)]
+    # Path lines only: this environment's .pth files (its editable EMBER) are not read from there.
+    with open(os.path.join(site_packages, "ember-tree.pth"), "w", encoding="utf-8") as handle:
+        handle.write("".join(f"{path}\n" for path in [src, *packages]))
+    return os.path.join(venv, "bin", "python")
+
+
+def copied_tree(folder):
+    """This checkout's ``src`` copied to ``folder``, its bytecode left behind (``compile_tree`` makes it)."""
+    target = os.path.join(folder, "new", "src")
+    shutil.copytree(os.path.join(ROOT, "src"), target, ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
+def compile_tree(src):
+    """Bytecode for every module of ``src``, as ``pip install`` writes it (the sandbox can write none)."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", src], check=True, stdout=subprocess.DEVNULL)
+
+
+def tree_cpu(python, folder, scratch):
+    """CPU seconds of ``ember evaluate --workers 1`` on ``folder``'s campaign and of every process it starts.
+
+    In a ``cpuacct`` cgroup of its own when this machine offers one (v1, run by root): the sandboxes'
+    processes stay in it (their own cgroups are memory and pids ones), so it counts them even when they
+    are killed before being waited for.  Else ``RUSAGE_CHILDREN``, which counts only the waited-for."""
     results = os.path.join(tempfile.mkdtemp(dir=scratch), "res")
-    env = dict(os.environ, PYTHONPATH=src)
-    command = [sys.executable, "-m", "ember.cli", "evaluate", os.path.join(folder, "campaign.toml"), "-o", results]
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    command = [python, "-m", "ember.cli", "evaluate", os.path.join(folder, "campaign.toml"), "-o", results]
+    point = cpuacct_folder()
+    group = None
+    if point is not None:
+        group = os.path.join(point, f"ember-bench-{os.getpid()}-{time.monotonic_ns()}")
+        os.mkdir(group)
+    procs = None if group is None else os.path.join(group, "cgroup.procs")
+
+    def join():  # in the child, before exec: the whole tree is in the group from its first instruction
+        with open(procs, "w", encoding="ascii") as handle:
+            handle.write(str(os.getpid()))
+
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run([*command, "--workers", "1"], env=env, capture_output=True, timeout=3600, check=False)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        done = subprocess.run(
+            [*command, "--workers", "1"],
+            env=env,
+            capture_output=True,
+            timeout=3600,
+            check=False,
+            preexec_fn=None if group is None else join,  # noqa: PLW1509 (a benchmark's own child)
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if group is not None:
+            wait_empty(procs)
+            with open(os.path.join(group, "cpuacct.usage"), encoding="ascii") as handle:
+                spent = int(handle.read()) / 1e9
+    finally:
+        if group is not None:
+            os.rmdir(group)
     if done.returncode != 0:
-        raise SystemExit(f"bench: {src}: evaluate exited {done.returncode}: {done.stderr.decode()[-2000:]}")
-    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        raise SystemExit(f"bench: {python}: evaluate exited {done.returncode}: {done.stderr.decode()[-2000:]}")
+    if group is None:
+        spent = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return spent
+
+
+#: Run by a tree's interpreter in a cpuacct cgroup of its own: office episodes of the python policy through the
+#: boundary as an episode process runs them (the launcher, the sandbox, the host, the simulator and the
+#: measurement), none of a campaign's machinery; the CPU of the group per episode after a first one.
+EPISODES = """
+import sys
+from ember.agent import AgentPolicy
+from ember.engine.run import measure_run
+from ember.isolation.boundary import Launcher, host_command
+from ember.scenario import compile_scenario, load_scenario
+
+folder, usage, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+scenario = compile_scenario(load_scenario("builtin:office"))
+source = "greedy_module:make"
+
+
+def episode(seed):
+    launcher = Launcher("required", files=[folder + "/greedy_module.py"], cwd=folder, own_session=False)
+    agent = AgentPolicy(
+        host_command(source), scenario.data, 10.0, launch=launcher, who="python policy", host_source=source
+    )
+    with agent:
+        agent.finish(measure_run(scenario, agent, seed, out=None, live=False).final_state)
+
+
+def spent():
+    with open(usage, encoding="ascii") as handle:
+        return int(handle.read())
+
+
+episode(0)
+before = spent()
+for seed in range(1, count + 1):
+    episode(seed)
+print((spent() - before) / 1e9 / count)
+"""
+
+
+def episodes_cpu(python, folder, count):
+    """CPU seconds per office episode of ``EPISODES`` run by ``python``; None without a cpuacct cgroup."""
+    point = cpuacct_folder()
+    if point is None:
+        return None
+    group = os.path.join(point, f"ember-bench-{os.getpid()}-{time.monotonic_ns()}")
+    os.mkdir(group)
+    procs = os.path.join(group, "cgroup.procs")
+
+    def join():  # in the child, before exec
+        with open(procs, "w", encoding="ascii") as handle:
+            handle.write(str(os.getpid()))
+
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    try:
+        done = subprocess.run(
+            [python, "-c", EPISODES, folder, os.path.join(group, "cpuacct.usage"), str(count)],
+            env=env,
+            capture_output=True,
+            timeout=3600,
+            check=False,
+            preexec_fn=join,  # noqa: PLW1509 (a benchmark's own child)
+        )
+        wait_empty(procs)
+    finally:
+        os.rmdir(group)
+    if done.returncode != 0:
+        raise SystemExit(f"bench: {python}: the episodes exited {done.returncode}: {done.stderr.decode()[-2000:]}")
+    return float(done.stdout.decode().split()[-1])
+
+
+def cpu_table(per, target):
+    print("| tree | CPU s/episode | new / base | target | met |")
+    print("|---|---:|---:|---:|:---:|")
+    ratios = [n / b for n, b in zip(per["new"], per["base"], strict=True)]
+    for name in ("base", "new"):
+        met = "yes" if statistics.median(per[name]) <= target else "**no**"
+        ratio = spread(ratios) if name == "new" else "1.00"
+        values = per[name]
+        shown = f"{statistics.median(values):.3f} ({min(values):.3f}–{max(values):.3f})"
+        print(f"| {name} | {shown} | {ratio} | {target} | {met} |")
 
 
 def cpu_main(args, trees, scratch, folders):
     small, large = python_only(args.seeds), python_only(2 * args.seeds)
     folders += [small, large]
+    trees = dict(trees, new=copied_tree(scratch))
+    if not args.no_bytecode:
+        for src in trees.values():
+            compile_tree(src)
+    trees = {name: tree_venv(src, scratch, name) for name, src in trees.items()}
     per = {name: [] for name in trees}
+    alone = {name: [] for name in trees}
     for round_number in range(args.rounds):
         order = ("base", "new") if round_number % 2 == 0 else ("new", "base")
         for name in order:
             spent = tree_cpu(trees[name], large, scratch) - tree_cpu(trees[name], small, scratch)
             per[name].append(spent / args.seeds)
-        print(f"bench: round {round_number + 1}: { ({n: v[-1] for n, v in per.items()}) }", file=sys.stderr, flush=True)
+        for name in order:
+            for _ in range(args.repeat):
+                alone[name].append(episodes_cpu(trees[name], small, args.seeds))
+        shown = {n: (round(v[-1], 4), round(alone[n][-1] or 0, 4)) for n, v in per.items()}
+        print(f"bench: round {round_number + 1}: {shown}", file=sys.stderr, flush=True)
     print(f"\n{args.rounds} rounds, base {args.base}, office, python policy, --workers 1; CPU s per episode")
-    print(f"(the whole process tree, {2 * args.seeds} against {args.seeds} seeds), median (min-max)\n")
-    print("| tree | CPU s/episode | new / base | target | met |")
-    print("|---|---:|---:|---:|:---:|")
-    ratios = [n / b for n, b in zip(per["new"], per["base"], strict=True)]
-    for name in ("base", "new"):
-        met = "yes" if statistics.median(per[name]) <= 0.1 else "**no**"
-        ratio = spread(ratios) if name == "new" else "1.00"
-        values = per[name]
-        shown = f"{statistics.median(values):.3f} ({min(values):.3f}–{max(values):.3f})"
-        print(f"| {name} | {shown} | {ratio} | 0.1 | {met} |")
+    how = "cgroup cpuacct" if cpuacct_folder() else "RUSAGE_CHILDREN"
+    code = "without bytecode (every module compiled in every sandbox)" if args.no_bytecode else "with bytecode"
+    print(f"(the whole process tree, {how}, {2 * args.seeds} against {args.seeds} seeds, {code}), median (min-max)\n")
+    cpu_table(per, 0.1)
+    if None not in alone["new"]:
+        print(f"\nthe episodes alone ({args.seeds} a run, {args.repeat} runs a round): launcher, sandbox, host,")
+        print("policy, simulator and measurement, none of the campaign's machinery; median (min-max)\n")
+        cpu_table(alone, 0.1)
 
 
 def main():
@@ -194,6 +380,10 @@ def main():
     parser.add_argument("--starts", type=int, default=50)
     parser.add_argument("--skip-large", action="store_true", help="office only")
     parser.add_argument("--cpu", action="store_true", help="CPU s per python-policy office episode (see above)")
+    parser.add_argument("--repeat", type=int, default=3, help="with --cpu: runs of the episodes alone a round")
+    parser.add_argument(
+        "--no-bytecode", action="store_true", help="with --cpu: leave both trees without bytecode (see above)"
+    )
     args = parser.parse_args()
     scratch = tempfile.mkdtemp(prefix="ember-bench-")
     folders = []

@@ -3,9 +3,12 @@
 ``AgentPolicy`` starts the agent, sends it the scenario, and is then called
 like any policy (``observation -> {person_id: action}``): each call sends
 one observation line and reads one answer line.  ``run_episode`` drives it
-unchanged.  Two daemon threads do the pipe I/O, so that the main thread
-only ever waits on a queue with a deadline: an agent that neither reads
-nor writes cannot hang EMBER, whatever the pipe buffers hold.
+unchanged.  A daemon thread writes the messages, and the answers are read
+by the caller's thread itself, through ``poll`` with a deadline, never a
+blocking read: an agent that neither reads nor writes cannot hang EMBER,
+whatever the pipe buffers hold.  (A reader thread handed each answer over
+through two queues, three thread switches a step, most of EMBER's own
+cost of a step.)
 """
 
 import contextlib
@@ -13,6 +16,7 @@ import json
 import os
 import queue
 import re
+import select
 import shlex
 import signal
 import subprocess
@@ -148,15 +152,15 @@ class AgentPolicy:
         else:
             # launch(argv, stdin, stdout, stderr) -> a PolicyProcess (a sandbox or not, ember.isolation).
             self._process = launch(argv, subprocess.PIPE, subprocess.PIPE, stderr)
-        self._answers = queue.Queue()
-        # The reader reads one answer line per observation, each with that observation's bound.
-        self._bounds = queue.Queue()
         self._bound = answer_bound(0)
+        # The answers as read: what came after the last answer's newline waits here for the next call.
+        self._unread = b""
+        self._output_ended = False  # its end reached, or a line too long read: nothing more is read
+        self._output = self._process.stdout.fileno()
+        self._poll = select.poll()
+        self._poll.register(self._output, select.POLLIN)
         self._outbox = queue.Queue()
-        self._threads = [
-            threading.Thread(target=self._read_answers, name="ember-agent-reader", daemon=True),
-            threading.Thread(target=self._write_messages, name="ember-agent-writer", daemon=True),
-        ]
+        self._threads = [threading.Thread(target=self._write_messages, name="ember-agent-writer", daemon=True)]
         for thread in self._threads:
             thread.start()
         # Never the seed (simulator.md §4): the agent must not predict the fire.
@@ -167,7 +171,6 @@ class AgentPolicy:
     def __call__(self, observation):
         self.step = observation["step"]
         self._bound = answer_bound(len(observation["people"]))
-        self._bounds.put(self._bound)
         if self.host_source is None:
             self._send({"type": "observation", "observation": observation})
         else:
@@ -207,7 +210,6 @@ class AgentPolicy:
     def close(self, grace=EXIT_GRACE):
         """Close the agent's input, give it ``grace`` seconds, then terminate, then kill it."""
         self._outbox.put(None)  # the writer closes stdin once the queued messages are out
-        self._bounds.put(None)  # the reader reads no further answer
         process = self._process
         for stop, wait in ((None, grace), (process.terminate, KILL_GRACE), (process.kill, None)):
             if process.poll() is not None:
@@ -241,19 +243,45 @@ class AgentPolicy:
 
     # -- I/O threads ----------------------------------------------------------
 
-    def _read_answers(self):
-        stream = self._process.stdout
-        try:
-            while True:
-                bound = self._bounds.get()
-                if bound is None:
-                    return
-                line = read_line(stream, bound)
-                self._answers.put(line)
-                if not line.endswith(b"\n"):
-                    return  # end of output, or a line too long to take
-        except (OSError, ValueError):
-            self._answers.put(_EOF)
+    def _take_line(self):
+        """The next answer line if the bytes read hold one (``read_line``'s: at most ``_bound`` + 1 bytes),
+        what came before the end of the output once it has ended, else None."""
+        unread, bound = self._unread, self._bound
+        end = unread.find(b"\n", 0, bound + 1)
+        if end >= 0:
+            self._unread = unread[end + 1 :]
+            return unread[: end + 1]
+        if len(unread) > bound:
+            self._output_ended = True  # a line too long to take: nothing more is read
+            self._unread = b""
+            return unread[: bound + 1]
+        if self._output_ended:
+            self._unread = b""
+            return unread
+        return None
+
+    def _read_for(self, timeout):
+        """The next answer line, waiting at most ``timeout`` seconds for it (None when it has not come).
+
+        At most the bound's bytes are read (EMBER's memory never depends on what the agent sends), and
+        never past the output's end."""
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self._take_line()
+            if line is not None:
+                return line
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._poll.poll(remaining * 1000):
+                return None
+            try:
+                chunk = os.read(self._output, self._bound + 1 - len(self._unread))
+            except BlockingIOError:
+                continue
+            except OSError:
+                chunk = _EOF
+            if not chunk:
+                self._output_ended = True
+            self._unread += chunk
 
     def _write_messages(self):
         stream = self._process.stdin
@@ -295,7 +323,7 @@ class AgentPolicy:
         return line
 
     def _next_line(self):
-        """The next line the reader thread got, waiting at most ``step_timeout``.
+        """The next answer line, waiting at most ``step_timeout``.
 
         An agent that has exited is reported as such even when its output is
         still open (a child it started holds it): it will never answer.
@@ -316,20 +344,19 @@ class AgentPolicy:
                     f"step {self.step}: the {self.who} did not answer within {self.step_timeout:g} s "
                     f"({self.timeout_name})."
                 )
-            try:
-                return self._answers.get(timeout=min(remaining, EXIT_POLL))
-            except queue.Empty:
-                pass
+            line = self._read_for(min(remaining, EXIT_POLL))
+            if line is not None:
+                return line
             if self._process.poll() is not None:
-                try:
-                    return self._answers.get(timeout=EXITED_DRAIN)
-                except queue.Empty:
-                    if self._exceeded_memory():
-                        raise AgentError(self._memory_message()) from None
-                    raise AgentError(
-                        f"step {self.step}: {self._gone()} before answering the observation "
-                        "(a process it started still holds its standard output open)."
-                    ) from None
+                line = self._read_for(EXITED_DRAIN)
+                if line is not None:
+                    return line
+                if self._exceeded_memory():
+                    raise AgentError(self._memory_message())
+                raise AgentError(
+                    f"step {self.step}: {self._gone()} before answering the observation "
+                    "(a process it started still holds its standard output open)."
+                )
 
     def _gone(self):
         """How the agent's output ended, as a sentence fragment."""

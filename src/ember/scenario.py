@@ -7,7 +7,6 @@ derived geometry the simulator, the checks and the metrics share, so each
 scenario is validated and indexed once per episode.
 """
 
-import hashlib
 import json
 import os
 import re
@@ -397,6 +396,8 @@ def load_scenario(source):
 
 def scenario_hash(scenario) -> str:
     """``"sha256:" + sha256(canonical JSON of the scenario)`` (simulator.md §2)."""
+    import hashlib  # at call time: a python policy compiles its scenario and never hashes it (``hash``)
+
     return "sha256:" + hashlib.sha256(canonical_json(load_scenario(scenario))).hexdigest()
 
 
@@ -434,8 +435,10 @@ class CompiledScenario:
     def hash(self):
         """``"sha256:" + sha256(canonical JSON of the scenario)`` (simulator.md §2), computed when first asked for:
         a policy compiles its scenario and never asks (a python policy's process then never loads the
-        canonical encoder's fast path)."""
+        canonical encoder's fast path, nor hashlib, whose OpenSSL is a sixth of its imports)."""
         if self._hash is None:
+            import hashlib
+
             self._hash = "sha256:" + hashlib.sha256(canonical_json(self.data)).hexdigest()
         return self._hash
 

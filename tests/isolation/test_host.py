@@ -9,6 +9,7 @@ import pytest
 from ember.agent import AgentPolicy
 from ember.engine.run import measure_run
 from ember.errors import AgentError
+from ember.isolation.boundary import host_command
 from ember.isolation.sandbox import SandboxLimits
 from ember.scenario import compile_scenario, load_scenario
 
@@ -37,7 +38,7 @@ def hosted(folder, source, module_file, scenario, limits=None, step_timeout=20, 
     """An AgentPolicy running ``source`` (MODULE:NAME) through the host, in the sandbox."""
     box = sandbox_for(module_file, folder, limits=limits)
     return AgentPolicy(
-        [sys.executable, "-m", "ember.isolation.host", source],
+        host_command(source),
         scenario.data,
         step_timeout,
         launch=box.start,
@@ -97,14 +98,15 @@ def test_the_host_loads_no_part_of_ember_but_base_and_agent_before_the_policy(fo
     message = str(caught.value)
     assert message.startswith("the python policy spy:make could not be made: RuntimeError: ")
     loaded = set(json.loads(message.split("RuntimeError: ", 1)[1]))
-    assert {"ember", "ember.isolation"} <= loaded  # the host runs as __main__ (python -m)
+    assert {"ember", "ember.isolation", "ember.isolation.host"} <= loaded  # imported by python -c
     assert loaded <= ALLOWED
     assert not [name for name in loaded if name.startswith(FORBIDDEN)]
 
 
 def test_a_python_policy_playing_greedy_loads_neither_orjson_nor_traceback(folder):
-    # Each is tens of milliseconds of every episode's fresh interpreter: the host and the policy's
-    # scenario need neither (the host loads traceback for a failure only, after this one's words are made).
+    # Each costs milliseconds of every episode's fresh interpreter: the host and the policy's scenario need
+    # none (the host loads traceback for a failure only, after this one's words are made; python -c, not
+    # -m, never loads runpy; the scenario loads hashlib only to hash).
     module = write_file(
         folder,
         "lean.py",
@@ -117,7 +119,8 @@ def test_a_python_policy_playing_greedy_loads_neither_orjson_nor_traceback(folde
 
             def play(observation):
                 policy(observation)
-                raise RuntimeError(json.dumps([name for name in ("orjson", "traceback") if name in sys.modules]))
+                heavy = ("orjson", "traceback", "hashlib", "runpy")
+                raise RuntimeError(json.dumps([name for name in heavy if name in sys.modules]))
 
             return play
         """,

@@ -23,17 +23,26 @@ from ..agent import AgentError, PolicyProcess, answer_bound, split_command
 from ..canonical import split_module_name
 from ..errors import SandboxError
 from .environment import policy_environment
+from .installation import this_interpreter
 from .probe import require_sandbox
 from .sandbox import Sandbox, SandboxLimits
 
+# Read at import: a local worker imports this module before it forks its episode processes, which then
+# inherit the installation's folders instead of reading them once per episode.
+this_interpreter()
+
 SANDBOX_MODES = ("required", "off")
 HOST_MODULE = "ember.isolation.host"
+#: The host is started by ``python -c`` with this, not ``python -m``: ``-m`` runs host.py as ``__main__``,
+#: compiled from its source in every sandbox (never from its cached bytecode), and loads runpy and with it
+#: importlib.util, contextlib and functools, a quarter of the host's start (docs/isolation.md).
+HOST_CODE = f"from {HOST_MODULE} import main; main()"
 OFF_WARNING = "--sandbox off: the policies run outside the sandbox, with your rights (isolation.md)."
 
 
 def host_command(source, python=None):
     """The words that run a python policy ``MODULE:NAME`` through EMBER's host."""
-    return [python or sys.executable, "-m", HOST_MODULE, source]
+    return [python or sys.executable, "-c", HOST_CODE, source]
 
 
 def python_files(source, folder):

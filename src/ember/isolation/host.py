@@ -1,4 +1,5 @@
-"""EMBER's python-policy host: ``python -m ember.isolation.host MODULE:NAME``, run inside the sandbox.
+"""EMBER's python-policy host, run inside the sandbox: ``python -c "from ember.isolation.host import main;
+main()" MODULE:NAME`` (``boundary.host_command``; ``python -m ember.isolation.host MODULE:NAME`` works too).
 
 It plays the agent's side of the agent protocol (docs/agent-protocol.md)
 for a ``python`` policy: it reads the ``scenario`` message, imports MODULE
@@ -36,7 +37,6 @@ import os
 import sys
 
 from ..canonical import one_line, split_module_name
-from ..errors import HOST_ERROR_KEY
 from ..frozen import BurningCells, frozen_list, frozen_lists, merge_added
 
 _SHOWN = 2000
@@ -98,6 +98,8 @@ class PolicyHost:
 
     def fail(self, phase, exc):
         import traceback  # only on a failure: its import is a good share of the host's start
+
+        from ..errors import HOST_ERROR_KEY  # only on a failure too: errors.py is every error of EMBER
 
         traceback.print_exception(exc, file=sys.stderr)
         kind, message = _describe(exc)
@@ -176,8 +178,11 @@ def main(argv=None):
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # print() and the policy's own writes to descriptor 1 go to the log
     sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, errors="backslashreplace", closefd=False)  # noqa: SIM115
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # the campaign folder first on the module path (campaign.md §1)
+    cwd = os.getcwd()
+    if sys.path[:1] == [""]:
+        sys.path[0] = cwd  # python -c names the working directory "": the same module path as python -m's
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)  # the campaign folder first on the module path (campaign.md §1)
     if argv[0] == "--check":
         check(argv[1], answers)
     else:

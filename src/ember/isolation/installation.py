@@ -105,3 +105,16 @@ def python_paths():
         if not _covered(path, ["/usr", *chosen]) and path != "/":
             chosen.append(path)
     return chosen
+
+
+_THIS_INTERPRETER = []
+
+
+def this_interpreter():
+    """``python_paths()`` of this process, read once: they never change while it runs, and a sandbox is
+    made per episode (reading them was a millisecond of every episode, most of it ``editable_roots``).
+    ``ember.isolation.boundary`` reads them when it is imported, so the episode processes a worker forks
+    inherit them."""
+    if not _THIS_INTERPRETER:
+        _THIS_INTERPRETER.append(tuple(python_paths()))
+    return list(_THIS_INTERPRETER[0])

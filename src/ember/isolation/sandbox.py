@@ -43,7 +43,7 @@ from ..agent import PolicyProcess
 from ..errors import SandboxError
 from . import cgroups as cgroup_module
 from .environment import policy_environment
-from .installation import etc_entries, python_paths, system_entries
+from .installation import etc_entries, system_entries, this_interpreter
 from .seccomp_filter import no_user_namespace_bpf
 
 DEFAULT_UID = 65534
@@ -101,11 +101,24 @@ _ENV_PROGRAM = "/usr/bin/env"
 _MAX_ID = (1 << 32) - 2
 
 
+#: What of this machine every sandbox binds the same way, read once per process (``_machine``): a sandbox
+#: is made per episode, and the searches and resolutions were a third of its maker's share of the start.
+_MACHINE = {}
+
+
 def program_path(name):
-    found = shutil.which(name) or shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin")
+    found = _MACHINE.get(name) or shutil.which(name) or shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin")
     if found is None:
         raise SandboxError(f"{name} is not installed")
+    _MACHINE[name] = found
     return found
+
+
+def _machine():
+    """(the /bin, /lib*, /sbin entries, [(allowlisted /etc path, its resolved path)]) of this machine."""
+    if "entries" not in _MACHINE:
+        _MACHINE["entries"] = (system_entries(), [(path, os.path.realpath(path)) for path in etc_entries()])
+    return _MACHINE["entries"]
 
 
 def passwd_lines(uid, gid):
@@ -132,7 +145,7 @@ class Sandbox:
     read-only at their own paths; ``cwd``: its working directory (the
     campaign folder's path, empty but for those binds); ``env``: the
     policy's ``env`` table; ``python``: the folders of the Python
-    installation (default: this interpreter's, ``installation.python_paths``).
+    installation (default: this interpreter's, ``installation.this_interpreter``).
     """
 
     def __init__(self, files=(), cwd="/", env=None, limits=None, uid=DEFAULT_UID, gid=None, python=None):
@@ -145,7 +158,7 @@ class Sandbox:
         for name, value in (("uid", self.uid), ("gid", self.gid)):
             if type(value) is not int or not 0 < value <= _MAX_ID:
                 raise SandboxError(f"the sandbox's {name}: expected an integer from 1 to {_MAX_ID}, got {value!r}")
-        self.python = list(python_paths() if python is None else python)
+        self.python = list(this_interpreter() if python is None else python)
         # A path inside a folder bound already (the Python installation, /usr, another policy folder) is
         # visible as it is: binding it again would need a mount point inside a read-only bind.
         chosen = []
@@ -166,15 +179,16 @@ class Sandbox:
         if not root:
             args += ["--uid", str(self.uid), "--gid", str(self.gid)]
         args += ["--ro-bind", "/usr", "/usr"]
-        for path, target in system_entries():
+        system, etc = _machine()
+        for path, target in system:
             args += ["--symlink", target, path] if target is not None else ["--ro-bind", path, path]
         args += ["--proc", "/proc", "--dev", "/dev"]
         # Made by root, both are root's: writable by every uid, like the host's own.
         args += ["--perms", "1777", "--size", str(self.limits.tmp_mb * cgroup_module.MIB), "--tmpfs", "/tmp"]
         args += ["--perms", "1777", "--size", str(SHM_MB * cgroup_module.MIB), "--tmpfs", "/dev/shm"]
         folders = _Folders(root)
-        for path in etc_entries():
-            args += [*folders.on_the_way(path), "--ro-bind", os.path.realpath(path), path]
+        for path, resolved in etc:
+            args += [*folders.on_the_way(path), "--ro-bind", resolved, path]
             folders.bound(path)
         args += [*folders.on_the_way("/etc/passwd")]
         for fd, path in ((passwd_fd, "/etc/passwd"), (group_fd, "/etc/group")):
