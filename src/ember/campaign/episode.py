@@ -49,7 +49,7 @@ def measure(scenario, policy, seed, keep=None):
     steps go from the simulator straight to the accumulators.
     """
     measured = measure_run(scenario, policy, seed, out=keep, live=False)
-    return measured.metrics.to_dict(), measured.record_sha256, measured.final_state
+    return measured.metrics.release(), measured.record_sha256, measured.final_state
 
 
 def measure_file(scenario, path):

@@ -36,33 +36,26 @@ class LoweredManhattan:
         dist, along, cols, size = self.dist, self.along, self.cols, self.size
         for x in cells:
             start = x - x % cols
-            lowered = []  # (cell, its new distance along the row)
-            k, v, end = x, 0, start + cols
-            while k < end and along[k] > v:
-                along[k] = v
-                lowered.append((k, v))
-                k += 1
-                v += 1
-            k, v = x - 1, 1
-            while k >= start and along[k] > v:
-                along[k] = v
-                lowered.append((k, v))
-                k -= 1
-                v += 1
-            for k, v in lowered:
-                if dist[k] <= v:
-                    continue  # the column already has as near a fire, at this cell and so along it
-                dist[k] = v
-                j, w = k - cols, v + 1
-                while j >= 0 and dist[j] > w:
-                    dist[j] = w
-                    j -= cols
-                    w += 1
-                j, w = k + cols, v + 1
-                while j < size and dist[j] > w:
-                    dist[j] = w
-                    j += cols
-                    w += 1
+            # Rightwards from x, then leftwards from x - 1: each cell lowered along the row lowers its
+            # column at once (the order of the column walks does not change the minimum they reach,
+            # and no list of the row's lowered cells is built).
+            for k, v, stop, step in ((x, 0, start + cols, 1), (x - 1, 1, start - 1, -1)):
+                while k != stop and along[k] > v:
+                    along[k] = v
+                    if dist[k] > v:  # else the column already has as near a fire, at this cell and so along it
+                        dist[k] = v
+                        j, w = k - cols, v + 1
+                        while j >= 0 and dist[j] > w:
+                            dist[j] = w
+                            j -= cols
+                            w += 1
+                        j, w = k + cols, v + 1
+                        while j < size and dist[j] > w:
+                            dist[j] = w
+                            j += cols
+                            w += 1
+                    k += step
+                    v += 1
 
     def distances(self):
         """The field (cell index -> distance, FAR until a cell burns), kept: read it, never change it."""
