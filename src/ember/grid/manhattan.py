@@ -62,6 +62,41 @@ class LoweredManhattan:
         return self.dist
 
 
+class KernelManhattan:
+    """The same field as ``ManhattanField``, by numpy, one whole-grid minimum for each new burning cell.
+
+    The distances from a cell (r, c) are a window of one array of |dr| + |dc|
+    (``diamond``, (2 rows - 1) x (2 cols - 1), its centre the window's (r, c)),
+    so a new burning cell is ``np.minimum(field, window, out=field)``: one
+    numpy call over the grid whatever the fire does, where the lowered field
+    visits every cell whose distance drops in Python (on the office floor
+    about 38 a burning cell, 2.7 ms an episode, against 1 ms here).  For
+    small grids, where a call over the grid costs little more than its
+    overhead; the distance transform is for large ones.
+    """
+
+    def __init__(self, rows, cols, np):
+        self.np = np
+        self.rows, self.cols = rows, cols
+        far = rows + cols  # beyond any distance on the grid
+        dtype = np.int16 if far < 2**15 else np.int32
+        self.diamond = np.abs(np.arange(1 - rows, rows, dtype=dtype))[:, None] + np.abs(
+            np.arange(1 - cols, cols, dtype=dtype)
+        )
+        self.grid = np.full((rows, cols), far, dtype=dtype)  # far: no fire yet
+        self.dist = self.grid.reshape(-1)  # a view: cell index -> distance
+
+    def ignite(self, cells):
+        np, grid, diamond, rows, cols = self.np, self.grid, self.diamond, self.rows, self.cols
+        for x in cells:
+            r, c = rows - 1 - x // cols, cols - 1 - x % cols  # the window's corner in ``diamond``
+            np.minimum(grid, diamond[r : r + rows, c : c + cols], out=grid)
+
+    def distances(self):
+        """The field as a flat integer array (cell index -> distance), kept: read it, never change it."""
+        return self.dist
+
+
 class ManhattanField:
     """Each cell's Manhattan distance to the nearest burning cell, walls ignored (metrics.md §8), by numpy.
 
