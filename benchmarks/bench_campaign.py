@@ -230,6 +230,7 @@ class Tree:
             self.env.pop("PYTHONDONTWRITEBYTECODE", None)
             self.env["PYTHONPYCACHEPREFIX"] = os.path.join(folder, "pycache-" + "".join(filter(str.isalnum, name)))
             subprocess.run([sys.executable, "-m", "compileall", "-q", src], env=self.env, check=True)
+            cpu_of_children()  # the compiling is no run's CPU
         self.clusters = {}  # workers -> (scheduler address, processes)
 
     def run(self, *args, cluster=None):
