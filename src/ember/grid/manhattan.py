@@ -70,7 +70,7 @@ class KernelManhattan:
     so a new burning cell is ``np.minimum(field, window, out=field)``: one
     numpy call over the grid whatever the fire does, where the lowered field
     visits every cell whose distance drops in Python (on the office floor
-    about 38 a burning cell, 2.7 ms an episode, against 1 ms here).  For
+    about 38 a burning cell, 2.7-3 ms an episode, against about 1 ms here).  For
     small grids, where a call over the grid costs little more than its
     overhead; the distance transform is for large ones.
     """
