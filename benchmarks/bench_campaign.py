@@ -32,6 +32,14 @@ with an in-process runner: rows, fsync, the ranking), and the processes
 (the whole command's CPU minus that), beside the bare command's own
 start-up.
 
+``--bytecode`` runs every process with the trees' modules compiled once,
+beforehand (``compileall`` into a folder of the run, ``PYTHONPYCACHEPREFIX``),
+as an installed EMBER runs, where the environment sets
+``PYTHONDONTWRITEBYTECODE`` (this machine's does): without it each process
+compiles every module it imports again, which the command, importing far
+more of EMBER than the bare loop, pays several times (its own process and
+its worker's).
+
 ``--marginal`` measures instead what Dask costs beyond start-up (the
 Dask overhead): against one real ``dask scheduler`` + one ``dask worker``
 per tree, the campaign at ``--seeds`` and at twice as many, interleaved
@@ -213,9 +221,16 @@ def campaign_text(scenario, seeds):
 class Tree:
     """One version of the code: its ``src`` folder and the Dask clusters that run it."""
 
-    def __init__(self, name, src, folder):
+    def __init__(self, name, src, folder, bytecode=False):
         self.name, self.src, self.folder = name, src, folder
         self.env = dict(os.environ, PYTHONPATH=src)
+        if bytecode:
+            # As an installed EMBER runs: its modules compiled once (into a folder of this run, so that
+            # neither tree's sources get __pycache__ folders), not again in every process.
+            self.env.pop("PYTHONDONTWRITEBYTECODE", None)
+            self.env["PYTHONPYCACHEPREFIX"] = os.path.join(folder, "pycache-" + "".join(filter(str.isalnum, name)))
+            subprocess.run([sys.executable, "-m", "compileall", "-q", src], env=self.env, check=True)
+            cpu_of_children()  # the compiling is no run's CPU
         self.clusters = {}  # workers -> (scheduler address, processes)
 
     def run(self, *args, cluster=None):
@@ -455,6 +470,11 @@ def main():
     parser.add_argument("--marginal", action="store_true", help="Dask CPU per episode beyond start-up (see above)")
     parser.add_argument("--where", action="store_true", help="then where an episode's CPU goes, layer by layer")
     parser.add_argument("--row-cost", action="store_true", help="the command's CPU per row (see above)")
+    parser.add_argument(
+        "--bytecode",
+        action="store_true",
+        help="the trees' modules compiled once, beforehand, even where PYTHONDONTWRITEBYTECODE is set (see above)",
+    )
     args = parser.parse_args()
     if args.row_cost:
         with tempfile.TemporaryDirectory(prefix="ember-bench-") as folder:
@@ -470,9 +490,9 @@ def main():
         path = os.path.join(folder, "campaign.toml")
         with open(path, "w") as handle:
             handle.write(campaign_text(args.scenario, args.seeds))
-        trees = [Tree("new", os.path.join(ROOT, "src"), folder)]
+        trees = [Tree("new", os.path.join(ROOT, "src"), folder, args.bytecode)]
         if args.old != "none":
-            trees.append(Tree(f"old {args.old}", old_tree(args.old, folder), folder))
+            trees.append(Tree(f"old {args.old}", old_tree(args.old, folder), folder, args.bytecode))
         times = {(tree.name, way): [] for tree in trees for way in ways}
         cpus = {(tree.name, way): [] for tree in trees for way in ways}
         try:

@@ -13,7 +13,7 @@ EXTRAS = (
     "dask",
     "scipy",
     "threadpoolctl",
-    "numpy",  # a core dependency, imported only for the exposure field of grids of 4,096 cells or more
+    "numpy",  # a core dependency: the exposure field of grids of 4,096 cells or more, and a campaign's workers
     "matplotlib",
     "gymnasium",
     "pettingzoo",

@@ -1,6 +1,7 @@
 """The distance fields of ``ember.grid`` kept incrementally, against a fresh computation after every change.
 
-* ``ManhattanField`` (numpy, the fire-exposure field of large grids) and
+* ``ManhattanField`` (numpy, the fire-exposure field of large grids),
+  ``KernelManhattan`` (numpy, small grids where numpy is loaded) and
   ``LoweredManhattan`` (plain Python, small grids): after each batch of
   ignitions, every cell's distance equals the brute minimum of |dr| + |dc|
   over the burning cells;
@@ -9,6 +10,7 @@
   holds ``UNREACHABLE``.
 """
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,7 +18,7 @@ from hypothesis import strategies as st
 from ember.grid.cells import UNREACHABLE
 from ember.grid.exit_distances import ExitDistances
 from ember.grid.floor import Grid
-from ember.grid.manhattan import LoweredManhattan, ManhattanField
+from ember.grid.manhattan import KernelManhattan, LoweredManhattan, ManhattanField
 
 from helpers.distances import assert_manhattan_field_follows, bfs, brute_manhattan
 
@@ -28,7 +30,11 @@ def ignition_batches(draw, max_side=14):
     return rows, cols, draw(st.lists(st.lists(cell, min_size=1, max_size=6), min_size=1, max_size=6))
 
 
-@pytest.mark.parametrize("kind", [ManhattanField, LoweredManhattan])
+def kernel_manhattan(rows, cols):
+    return KernelManhattan(rows, cols, np)
+
+
+@pytest.mark.parametrize("kind", [ManhattanField, LoweredManhattan, kernel_manhattan])
 @settings(max_examples=300, deadline=None)
 @given(case=ignition_batches())
 def test_manhattan_field_after_every_batch_is_the_brute_minimum(kind, case):

@@ -1,14 +1,17 @@
 """The fire-exposure field (metrics.md §8) both ways it is kept, against a brute-force reading of the record.
 
-``FireExposure`` keeps Manhattan distances by BFS on small grids and by a
-numpy distance transform from ``TRANSFORM_MIN_CELLS`` cells on: both must
-give the histograms that the minimum of |dr| + |dc| over each snapshot's
+``FireExposure`` keeps Manhattan distances on small grids lowered in plain
+Python or, where numpy is loaded, by numpy's minima, and by a numpy
+distance transform from ``TRANSFORM_MIN_CELLS`` cells on: each must give
+the histograms that the minimum of |dr| + |dc| over each snapshot's
 burning cells gives, for every active person in every snapshot.
 """
 
 import json
+import sys
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -63,14 +66,29 @@ def check(scenario, seed, policy):
     return metrics
 
 
-@pytest.mark.parametrize("transform_from", [1, 10**9])  # every grid by numpy, or every grid by BFS
+SMALL_FIELDS = {
+    "lowered": exposure_module.LoweredField,
+    "kernel": lambda grid: exposure_module.KernelField(grid, np),
+}
+
+
+# Every grid by the transform, or every grid by one of the small grids' fields.
+@pytest.mark.parametrize(("transform_from", "small"), [(1, "lowered"), (10**9, "lowered"), (10**9, "kernel")])
 @settings(
     max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
 @given(scenario=scenarios(), seed=st.integers(0, 2**64 - 1))
-def test_both_fields_give_the_brute_force_histograms(monkeypatch, transform_from, scenario, seed):
+def test_every_field_gives_the_brute_force_histograms(monkeypatch, transform_from, small, scenario, seed):
     monkeypatch.setattr(exposure_module, "TRANSFORM_MIN_CELLS", transform_from)
+    monkeypatch.setattr(exposure_module, "small_field", SMALL_FIELDS[small])
     check(scenario, seed, "random")
+
+
+def test_a_small_grid_takes_numpy_s_minima_only_where_numpy_is_loaded(monkeypatch):
+    grid = ember.scenario.compile_scenario(ember.load_scenario("builtin:office")).grid
+    assert isinstance(exposure_module.small_field(grid), exposure_module.KernelField)  # this process has numpy
+    monkeypatch.delitem(sys.modules, "numpy")
+    assert isinstance(exposure_module.small_field(grid), exposure_module.LoweredField)
 
 
 def test_both_fields_give_the_same_metrics_on_a_large_floor(monkeypatch):

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ember
+from ember.engine.run import measure_run
 
 from helpers.batch_metrics import batch_metrics
 from helpers.records import record_bytes, scripted
@@ -414,3 +415,9 @@ def test_random_episodes_match_batch(episode):
     ember.run_episode(sc, policy, seed, out)
     data = out.getvalue()
     assert_same_json(metrics_of(sc, data), batch_metrics(sc, data))
+
+
+def test_release_hands_over_what_to_dict_copies():
+    copied = measure_run("builtin:office", "greedy", 3).metrics.to_dict()
+    metrics = measure_run("builtin:office", "greedy", 3).metrics
+    assert metrics.release() == copied

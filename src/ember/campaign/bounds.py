@@ -9,7 +9,6 @@ import json
 
 from ..results.bounds_file import campaign_episodes
 from ..results.layout import BOUNDS_FILE
-from ..results.verify import RecomputedFile
 
 
 def bounds_file_bytes(directory, campaign=None):
@@ -21,6 +20,10 @@ def bounds_file_bytes(directory, campaign=None):
 
 def recomputed_bounds_file():
     """The ``RecomputedFile`` of ``ember verify`` for ``bounds.jsonl``."""
+    # Imported here, for ember verify: ``ember evaluate`` and its workers, which import this
+    # module for ``BoundsTask``, never verify and would load the whole reading side for nothing.
+    from ..results.verify import RecomputedFile
+
     return RecomputedFile(
         BOUNDS_FILE, lambda results, ok_rows, data: bounds_file_bytes(results.directory, results.campaign)
     )

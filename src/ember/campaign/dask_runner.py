@@ -14,7 +14,6 @@ import pickle
 
 from ..errors import ResultsError, ResultsIOError, SandboxError
 from ..results.rows import RowLine
-from .attempt import run_task_line
 from .runner import Runner
 
 #: How long closing the Dask client may take.
@@ -60,6 +59,8 @@ def run_batch(payload):
     refuses, a ``ResultsError``) the rest are not run (their
     outcome is ``("lost", False)``: nothing charged); the driver stops anyway.
     """
+    from .attempt import run_task_line  # on the Dask worker: the command never runs an episode itself
+
     tasks = pickle.loads(payload)  # noqa: S301 (made by this campaign's own command, just above)
     outcomes = []
     for task in tasks:

@@ -22,7 +22,6 @@ import stat
 import uuid
 
 from ..agent import MAX_STEP_TIMEOUT, AgentPolicy
-from ..engine.authenticate import authenticate_record
 from ..engine.run import measure_run
 from ..errors import ActionError, AgentError, EmberError, ResultsIOError
 from ..files import make_folder, replace_into
@@ -50,7 +49,7 @@ def measure(scenario, policy, seed, keep=None):
     steps go from the simulator straight to the accumulators.
     """
     measured = measure_run(scenario, policy, seed, out=keep, live=False)
-    return measured.metrics.to_dict(), measured.record_sha256, measured.final_state
+    return measured.metrics.release(), measured.record_sha256, measured.final_state
 
 
 def measure_file(scenario, path):
@@ -59,6 +58,10 @@ def measure_file(scenario, path):
     Returns (metrics dict, SHA-256 hex of its decompressed bytes), both from
     the engine's one entry point (``authenticate_record``).
     """
+    # The reading side (record opener, parser, checks) is loaded by the first submitted record:
+    # a worker that runs built-in policies only never reads a record.
+    from ..engine.authenticate import authenticate_record
+
     metrics, sha = authenticate_record(scenario, path)
     return metrics.to_dict(), sha
 

@@ -49,9 +49,7 @@ from multiprocessing import resource_tracker
 
 from ..errors import CampaignError, ResultsError, ResultsIOError
 from . import processes
-from .attempt import run_task_line
 from .runner import Runner
-from .watch import WatcherHost
 
 _EVENT = struct.Struct("<qqq")
 _READY, _STARTED, _SESSION, _SESSION_ENDED, _TERMINATED = range(1, 6)
@@ -80,6 +78,10 @@ def _announce(leader, live):
 
 
 def _init_worker(events, parent):
+    # The episode's code (engine, metrics, simulator, the watcher) is imported here and in
+    # _local_entry, in the worker: the command that starts the pool never runs an episode.
+    from .watch import WatcherHost
+
     global _events, _host
     _events = events
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -116,6 +118,8 @@ def _exit_with_parent(parent):
 
 
 def _local_entry(task, ticket):
+    from .attempt import run_task_line  # the worker's, imported once (see _init_worker)
+
     _event(_STARTED, ticket, os.getpid())
     return run_task_line(task, _host)
 

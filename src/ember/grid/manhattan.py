@@ -36,36 +36,64 @@ class LoweredManhattan:
         dist, along, cols, size = self.dist, self.along, self.cols, self.size
         for x in cells:
             start = x - x % cols
-            lowered = []  # (cell, its new distance along the row)
-            k, v, end = x, 0, start + cols
-            while k < end and along[k] > v:
-                along[k] = v
-                lowered.append((k, v))
-                k += 1
-                v += 1
-            k, v = x - 1, 1
-            while k >= start and along[k] > v:
-                along[k] = v
-                lowered.append((k, v))
-                k -= 1
-                v += 1
-            for k, v in lowered:
-                if dist[k] <= v:
-                    continue  # the column already has as near a fire, at this cell and so along it
-                dist[k] = v
-                j, w = k - cols, v + 1
-                while j >= 0 and dist[j] > w:
-                    dist[j] = w
-                    j -= cols
-                    w += 1
-                j, w = k + cols, v + 1
-                while j < size and dist[j] > w:
-                    dist[j] = w
-                    j += cols
-                    w += 1
+            # Rightwards from x, then leftwards from x - 1: each cell lowered along the row lowers its
+            # column at once (the order of the column walks does not change the minimum they reach,
+            # and no list of the row's lowered cells is built).
+            for k, v, stop, step in ((x, 0, start + cols, 1), (x - 1, 1, start - 1, -1)):
+                while k != stop and along[k] > v:
+                    along[k] = v
+                    if dist[k] > v:  # else the column already has as near a fire, at this cell and so along it
+                        dist[k] = v
+                        j, w = k - cols, v + 1
+                        while j >= 0 and dist[j] > w:
+                            dist[j] = w
+                            j -= cols
+                            w += 1
+                        j, w = k + cols, v + 1
+                        while j < size and dist[j] > w:
+                            dist[j] = w
+                            j += cols
+                            w += 1
+                    k += step
+                    v += 1
 
     def distances(self):
         """The field (cell index -> distance, FAR until a cell burns), kept: read it, never change it."""
+        return self.dist
+
+
+class KernelManhattan:
+    """The same field as ``ManhattanField``, by numpy, one whole-grid minimum for each new burning cell.
+
+    The distances from a cell (r, c) are a window of one array of |dr| + |dc|
+    (``diamond``, (2 rows - 1) x (2 cols - 1), its centre the window's (r, c)),
+    so a new burning cell is ``np.minimum(field, window, out=field)``: one
+    numpy call over the grid whatever the fire does, where the lowered field
+    visits every cell whose distance drops in Python (on the office floor
+    about 38 a burning cell, 2.7-3 ms an episode, against about 1 ms here).  For
+    small grids, where a call over the grid costs little more than its
+    overhead; the distance transform is for large ones.
+    """
+
+    def __init__(self, rows, cols, np):
+        self.np = np
+        self.rows, self.cols = rows, cols
+        far = rows + cols  # beyond any distance on the grid
+        dtype = np.int16 if far < 2**15 else np.int32
+        self.diamond = np.abs(np.arange(1 - rows, rows, dtype=dtype))[:, None] + np.abs(
+            np.arange(1 - cols, cols, dtype=dtype)
+        )
+        self.grid = np.full((rows, cols), far, dtype=dtype)  # far: no fire yet
+        self.dist = self.grid.reshape(-1)  # a view: cell index -> distance
+
+    def ignite(self, cells):
+        np, grid, diamond, rows, cols = self.np, self.grid, self.diamond, self.rows, self.cols
+        for x in cells:
+            r, c = rows - 1 - x // cols, cols - 1 - x % cols  # the window's corner in ``diamond``
+            np.minimum(grid, diamond[r : r + rows, c : c + cols], out=grid)
+
+    def distances(self):
+        """The field as a flat integer array (cell index -> distance), kept: read it, never change it."""
         return self.dist
 
 

@@ -28,11 +28,12 @@ people hold no dict and no int object per distance.  Both give the same
 results (tests/metrics/test_compact_exposures.py).
 """
 
+import sys
 from math import lcm
 from operator import truediv
 
 from ..accumulator import Accumulator
-from ..grid.manhattan import LoweredManhattan, ManhattanField
+from ..grid.manhattan import KernelManhattan, LoweredManhattan, ManhattanField
 from .report import exposure_floats
 
 #: Grids of at least this many cells keep the field with numpy: below it, one
@@ -53,6 +54,21 @@ class LoweredField:
     def at(self, cells):
         dist = self.dist
         return [dist[cell] for cell in cells]
+
+
+class KernelField:
+    """Manhattan distances by numpy, a minimum per new burning cell (``grid.KernelManhattan``): small grids."""
+
+    def __init__(self, grid, np):
+        self.field = KernelManhattan(grid.rows, grid.cols, np)
+        self.dist = self.field.dist
+
+    def ignite(self, cells):
+        self.field.ignite(cells)
+
+    def at(self, cells):
+        """The distances at ``cells`` (a list of cell indexes), as a list of ints."""
+        return self.dist.take(cells).tolist()
 
 
 class TransformField:
@@ -172,12 +188,21 @@ class CompactExposures:
         return list(zip(nearest, map(truediv, self.numerator, self.denominator)))
 
 
+def small_field(grid):
+    """The field of a grid below ``TRANSFORM_MIN_CELLS``: numpy's minima (``KernelField``) in a process that
+    has loaded numpy already (a campaign's worker does, as it measures many episodes), else the lowered field,
+    which never imports it (``ember metrics`` on a small floor does not pay numpy's 0.1 s import).  The same
+    integers either way (tests/metrics/test_exposure_fields.py)."""
+    np = sys.modules.get("numpy")
+    return LoweredField(grid) if np is None else KernelField(grid, np)
+
+
 class FireExposure(Accumulator):
     def __init__(self, scenario, initial):
         self.grid = scenario.grid
         n = len(scenario.person_ids)
         large = self.grid.size >= TRANSFORM_MIN_CELLS
-        self.field = TransformField(self.grid) if large else LoweredField(self.grid)
+        self.field = TransformField(self.grid) if large else small_field(self.grid)
         self.tallies = CompactExposures(n, self.field.field.far) if large else PersonHistograms(n)
         self.any_fire = False
         self.states = 0

@@ -39,6 +39,13 @@ class EpisodeMetrics:
     def to_dict(self):
         return copy.deepcopy(self._data)
 
+    def release(self):
+        """The output.md layout itself, not a copy, for an owner that lets go of this ``EpisodeMetrics`` at once
+        (a campaign's episode, whose row is made from it), where a deep copy (about 0.3 ms on the office floor)
+        would be thrown away."""
+        data, self._data = self._data, None
+        return data
+
     def __getitem__(self, key):
         return self._data[key]
 
