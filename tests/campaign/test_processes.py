@@ -94,7 +94,11 @@ def test_end_orphans_ends_children_in_other_sessions_only_and_spares_those_kept(
     # A real orphan: a child that starts a sleeper in a session of its own and exits, so the sleeper is
     # adopted by this process (a child subreaper), as an episode's leftovers come to a campaign command.
     adopting = become_subreaper()
-    leave = "import subprocess, sys; print(subprocess.Popen(sys.argv[1:], start_new_session=True).pid)"
+    # The sleeper holds neither of the leaver's pipes, or capturing its output would wait for the sleeper's end.
+    leave = (
+        "import subprocess, sys; print(subprocess.Popen(sys.argv[1:], start_new_session=True,"
+        " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)"
+    )
     leaver = subprocess.run([sys.executable, "-c", leave, *sleeper], capture_output=True, text=True, check=True)
     orphan = int(leaver.stdout)
     kept = subprocess.Popen(sleeper, start_new_session=True)
