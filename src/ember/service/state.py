@@ -28,9 +28,11 @@ class Service:
         self.slots = Slots(self.db, self.limits)
         self.pool = concurrent.futures.ThreadPoolExecutor(self.limits.verifications(), "ember-verify")
         # Verifying processes are forked from a server of their own, started afresh with the engine
-        # loaded: never a fork of this process, its threads and its database connections.
+        # loaded: never a fork of this process, its threads and its database connections.  The record
+        # store's module too: START's argument names a ``RecordStore``, and unpickling it in each verifying
+        # process imported the store and SQLAlchemy there, about 0.3 s of every upload.
         self.verifiers = multiprocessing.get_context("forkserver")
-        self.verifiers.set_forkserver_preload(["ember.service.uploads.verifier"])
+        self.verifiers.set_forkserver_preload(["ember.service.uploads.verifier", "ember.service.store"])
         forkserver.ensure_running()  # now, not on the first upload: its start-up is no upload's time
         self._etags = {}
 
