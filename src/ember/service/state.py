@@ -13,6 +13,7 @@ from .errors import ServiceRefusal
 from .registry import team_of_token
 from .store import RecordStore
 from .uploads.slots import Slots
+from .uploads.verifier import Spare
 
 
 class Service:
@@ -34,6 +35,7 @@ class Service:
         self.verifiers = multiprocessing.get_context("forkserver")
         self.verifiers.set_forkserver_preload(["ember.service.uploads.verifier", "ember.service.store"])
         forkserver.ensure_running()  # now, not on the first upload: its start-up is no upload's time
+        self.spare = Spare(self.verifiers)  # started by the application's start-up (``app.lifespan``)
         self._etags = {}
 
     # -- lookups -----------------------------------------------------------------------
