@@ -15,6 +15,11 @@ from .store import RecordStore
 from .uploads.slots import Slots
 from .uploads.verifier import Spare
 
+#: What the verifiers' fork server imports before it forks: the verifier (the engine), and the record store,
+#: whose ``RecordStore`` START's argument names: unpickled in each verifying process, it imported the store
+#: and SQLAlchemy there, about 0.3 s of every upload.
+VERIFIER_PRELOAD = ("ember.service.uploads.verifier", "ember.service.store")
+
 
 class Service:
     """The configuration (read once, at start-up), the database, the record store, the verification pool."""
@@ -29,11 +34,9 @@ class Service:
         self.slots = Slots(self.db, self.limits)
         self.pool = concurrent.futures.ThreadPoolExecutor(self.limits.verifications(), "ember-verify")
         # Verifying processes are forked from a server of their own, started afresh with the engine
-        # loaded: never a fork of this process, its threads and its database connections.  The record
-        # store's module too: START's argument names a ``RecordStore``, and unpickling it in each verifying
-        # process imported the store and SQLAlchemy there, about 0.3 s of every upload.
+        # loaded: never a fork of this process, its threads and its database connections.
         self.verifiers = multiprocessing.get_context("forkserver")
-        self.verifiers.set_forkserver_preload(["ember.service.uploads.verifier", "ember.service.store"])
+        self.verifiers.set_forkserver_preload(list(VERIFIER_PRELOAD))
         forkserver.ensure_running()  # now, not on the first upload: its start-up is no upload's time
         self.spare = Spare(self.verifiers)  # started by the application's start-up (``app.lifespan``)
         self._etags = {}
