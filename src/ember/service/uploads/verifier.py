@@ -225,8 +225,8 @@ class Spare:
     a tenth of a second or more on a loaded machine (the child runs at nice 10): ``take`` hands over the
     one started ahead and starts the next in a thread of its own.  A spare has received nothing: each
     serves one upload and ends with it, never another.  It takes no verification slot; only an upload
-    does.  ``open`` starts the first (the application's start-up), ``close`` ends the one waiting (its
-    shut-down); without ``open`` (an application never started, as in-process tests make it) every
+    does.  ``open`` starts the first (the application's start-up, which waits for it), ``close`` ends the
+    one waiting (its shut-down); without ``open`` (an application never started, as in-process tests make it) every
     upload starts its own.
     """
 
@@ -237,9 +237,11 @@ class Spare:
         self.starter = None  # the thread that starts the next, while open
 
     def open(self):
+        """Start the first spare, and wait for it: a server answers once it has one, however long the fork
+        server takes to start (its imports: a second or more on a loaded machine)."""
         with self.lock:
             self.starter = concurrent.futures.ThreadPoolExecutor(1, "ember-spare")
-        self._start_next()
+        self._make()
 
     def _start_next(self):
         with self.lock:
