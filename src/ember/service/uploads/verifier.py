@@ -249,6 +249,9 @@ class Spare:
                 self.starter.submit(self._make)
 
     def _make(self):
+        with self.lock:
+            if self.starter is None or self.ready is not None:
+                return  # closed, or a spare waits already: concurrent uploads queue a start each
         started = _started(self.context)
         with self.lock:
             if self.starter is not None and self.ready is None:
