@@ -268,13 +268,15 @@ def test_an_upload_is_verified_in_a_process_of_its_own_and_its_death_is_a_503_le
     # Verified in the server's own threads, an upload held their interpreter lock against every request;
     # in a process of its own, at a lower priority, the kernel serves the requests first.
     service.serve()
+    (pid,) = wait_for(lambda: verifying_processes(service), what="the spare verifying process")
     with service.client("alpha") as alpha:
         submission = new_submission(alpha)
     sock = begin_upload(service, submission, plain, 30_000)
     wait_for(lambda: temporary_size(service) == 30_000, what="the upload's bytes in a temporary file")
-    verifiers = wait_for(lambda: verifying_processes(service), what="the upload's verifying process")
-    assert list(verifiers.values()) == [10], verifiers  # one, at nice 10
-    (pid,) = verifiers
+    # The spare verifies the upload, and the next spare waits beside it: both at nice 10.
+    verifiers = wait_for(lambda: len(verifying_processes(service)) == 2 and verifying_processes(service),
+                         what="the upload's verifying process and the next spare")  # fmt: skip
+    assert pid in verifiers and list(verifiers.values()) == [10, 10], verifiers
     os.kill(pid, signal.SIGKILL)
     sock.sendall(plain[30_000:])
     answer = b""
@@ -290,5 +292,81 @@ def test_an_upload_is_verified_in_a_process_of_its_own_and_its_death_is_a_503_le
     assert temporary_files(service) == [] and stored_records(service) == [] and rows_of(service, submission) == []
     assert service.server.process.poll() is None
     upload_again_works(service, submission, plain)
-    # Each ends with its upload (by itself: the answer does not wait for its exit).
-    wait_for(lambda: verifying_processes(service) == {}, what="no verifying process left")
+    # Each ends with its upload (by itself: the answer does not wait for its exit); the spare started for the
+    # next upload waits.
+    wait_for(lambda: len(verifying_processes(service)) == 1, what="only the next upload's spare left")
+
+
+def read_answer(sock):
+    """The status of the HTTP answer read from ``sock`` to its end."""
+    answer = b""
+    while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
+    sock.close()
+    return int(answer.split(b" ", 2)[1])
+
+
+def test_each_upload_is_verified_by_the_spare_started_before_its_request_and_never_by_another(service, plain):
+    service.serve()
+    with service.client("alpha") as alpha:
+        submissions = [new_submission(alpha, "one"), new_submission(alpha, "two")]
+    used = []
+    for submission in submissions:
+        (spare,) = wait_for(lambda: len(verifying_processes(service)) == 1 and verifying_processes(service),
+                            what="one spare waiting")  # fmt: skip
+        assert spare not in used  # a process verifies one upload, then ends: never handed out again
+        sock = begin_upload(service, submission, plain, 30_000)
+        wait_for(lambda: temporary_size(service) == 30_000, what="the upload's bytes in a temporary file")
+        verifiers = wait_for(lambda: len(verifying_processes(service)) == 2 and verifying_processes(service),
+                             what="the upload's verifying process and the next spare")  # fmt: skip
+        assert spare in verifiers, (spare, verifiers)  # the process existed before the request arrived
+        sock.sendall(plain[30_000:])
+        assert read_answer(sock) == 201
+        used.append(spare)
+        wait_for(lambda s=spare: s not in verifying_processes(service), what="the upload's process gone")
+    assert all(len(rows_of(service, submission)) == 1 for submission in submissions)
+
+
+def test_a_spare_killed_before_its_upload_costs_that_upload_nothing(service, plain):
+    service.serve()
+    with service.client("alpha") as alpha:
+        submissions = [new_submission(alpha, "one"), new_submission(alpha, "two")]
+    for submission, reaped in zip(submissions, (True, False), strict=True):
+        (spare,) = wait_for(lambda: len(verifying_processes(service)) == 1 and verifying_processes(service),
+                            what="one spare waiting")  # fmt: skip
+        os.kill(spare, signal.SIGKILL)
+        if reaped:  # found dead when it is taken; else the upload may reach it first, and its START fails
+            wait_for(lambda s=spare: s not in verifying_processes(service), what="the killed spare reaped")
+        upload_again_works(service, submission, plain)  # 201: verified by a process started for it
+        assert spare not in verifying_processes(service)
+    assert temporary_files(service) == [] and len(stored_records(service)) == 1
+    wait_for(lambda: len(verifying_processes(service)) == 1, what="only the next upload's spare left")
+
+
+def session_processes(leader):
+    """The pids of the processes of ``leader``'s session."""
+    found = []
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError, ValueError):
+            if entry.isdigit() and os.getsid(int(entry)) == leader:
+                found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_no_spare_outlives_serve(service, how):
+    """SIGTERM to the serve parent alone (not its process group): each server process ends its spare as it
+    shuts down; SIGKILL: a spare sees its pipe close and ends by itself."""
+    workers = 2 if how == "SIGTERM" else 1
+    server = service.serve(workers=workers)
+    spares = wait_for(lambda: len(verifying_processes(service)) == workers and verifying_processes(service),
+                      what="a spare for each server process")  # fmt: skip
+    os.kill(server.process.pid, getattr(signal, how))
+    server.process.wait(timeout=60)
+    server.log.close()
+    wait_for(lambda: session_processes(server.process.pid) == [], what="no process of the server's session left")
+    for pid in spares:
+        assert not os.path.exists(f"/proc/{pid}")

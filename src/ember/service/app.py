@@ -7,6 +7,8 @@ path.  The endpoints are the functions of ``endpoints``; what they share is ``ap
 once from the service directory's configuration when the application is made.
 """
 
+import asyncio
+import contextlib
 import logging
 import os
 
@@ -66,6 +68,18 @@ EXCEPTION_HANDLERS = {
 }
 
 
+@contextlib.asynccontextmanager
+async def lifespan(app):
+    """A server process's start and end: the verifying process kept ahead of its uploads (``Spare``) is
+    started, and ended before the process ends."""
+    spare = app.state.service.spare
+    await asyncio.get_running_loop().run_in_executor(None, spare.open)
+    try:
+        yield
+    finally:
+        await asyncio.get_running_loop().run_in_executor(None, spare.close)
+
+
 def create_app(data=None):
     """The ASGI application of the service directory ``data`` (default: ``$EMBER_SERVICE_DATA``, how
     ``serve`` names it to uvicorn's worker processes); its configuration is read here, once."""
@@ -74,7 +88,10 @@ def create_app(data=None):
         handler.setFormatter(logging.Formatter("%(asctime)s ember.service %(levelname)s: %(message)s"))
         LOG.addHandler(handler)
     app = Starlette(
-        routes=ROUTES, middleware=[Middleware(metrics.RequestMetrics)], exception_handlers=EXCEPTION_HANDLERS
+        routes=ROUTES,
+        middleware=[Middleware(metrics.RequestMetrics)],
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=lifespan,
     )
     app.state.service = Service(read_config(data or os.environ[DATA_VARIABLE]))
     return app

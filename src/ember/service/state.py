@@ -13,6 +13,12 @@ from .errors import ServiceRefusal
 from .registry import team_of_token
 from .store import RecordStore
 from .uploads.slots import Slots
+from .uploads.verifier import Spare
+
+#: What the verifiers' fork server imports before it forks: the verifier (the engine), and the record store,
+#: whose ``RecordStore`` START's argument names: unpickled in each verifying process, it imported the store
+#: and SQLAlchemy there, about 0.3 s of every upload.
+VERIFIER_PRELOAD = ("ember.service.uploads.verifier", "ember.service.store")
 
 
 class Service:
@@ -30,8 +36,9 @@ class Service:
         # Verifying processes are forked from a server of their own, started afresh with the engine
         # loaded: never a fork of this process, its threads and its database connections.
         self.verifiers = multiprocessing.get_context("forkserver")
-        self.verifiers.set_forkserver_preload(["ember.service.uploads.verifier"])
+        self.verifiers.set_forkserver_preload(list(VERIFIER_PRELOAD))
         forkserver.ensure_running()  # now, not on the first upload: its start-up is no upload's time
+        self.spare = Spare(self.verifiers)  # started by the application's start-up (``app.lifespan``)
         self._etags = {}
 
     # -- lookups -----------------------------------------------------------------------

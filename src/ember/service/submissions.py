@@ -399,7 +399,7 @@ async def receive_episode(service, request, team, found, board, scenario_id, see
             message = other_record(existing.record_sha256, (scenario_id, seed))
             known = (service.store.path(existing.stored), existing.record_sha256, message)
         work = await loop.run_in_executor(
-            service.pool, lambda: VerifyingProcess(service.verifiers, compiled, seed, limits, service.store, known)
+            service.pool, lambda: VerifyingProcess(service.spare, compiled, seed, limits, service.store, known)
         )
         try:
             async for chunk in body_chunks(request, limits):

@@ -9,12 +9,16 @@ that already holds an accepted record is only compared with it as it streams (``
 verified again: 409 at the first byte past its length or different from it.  The bytes as sent are counted
 against ``max_record_bytes`` here, in the server's process, and nowhere else.
 
-The pipe between the two processes carries the messages declared by ``Call`` and ``Answer``.
+The pipe between the two processes carries the messages declared by ``Call`` and ``Answer``.  Each server
+process keeps one verifying process started ahead (``Spare``): forked, at its lower priority and waiting for
+its ``START``, it is handed to the next upload, and the next one is started meanwhile.
 """
 
+import concurrent.futures
 import contextlib
 import enum
 import os
+import threading
 import time
 
 from ...canonical import one_line
@@ -182,6 +186,101 @@ def _verifier(connection):
     connection.close()
 
 
+def _started(context):
+    """A verifying process started and waiting for its ``START``: (the process, this end of its pipe)."""
+    connection, theirs = context.Pipe()
+    process = context.Process(target=_verifier, args=(theirs,), name="ember-verify", daemon=True)
+    try:
+        process.start()
+    finally:
+        theirs.close()
+    return process, connection
+
+
+def _waiting(process, connection):
+    """Whether a process started ahead still waits for its ``START``: alive, and nothing on its pipe (it sends
+    nothing before it; a readable pipe is its end, closed)."""
+    try:
+        return process.is_alive() and not connection.poll(0)
+    except OSError:
+        return False
+
+
+def _end(process, connection):
+    """End a process that has no upload (a spare not used): told to, then waited for, killed if it must be."""
+    with contextlib.suppress(OSError):
+        connection.send((Call.END, None))
+    connection.close()
+    process.join(VERIFIER_EXIT_S)
+    if process.exitcode is None:
+        process.kill()
+        process.join(VERIFIER_EXIT_S)
+
+
+class Spare:
+    """The verifying process a server process keeps started ahead of its next upload (``context``: the
+    verifiers' multiprocessing context).
+
+    Starting one is a fork by the fork server and the child's start-up, a few milliseconds at best and
+    a tenth of a second or more on a loaded machine (the child runs at nice 10): ``take`` hands over the
+    one started ahead and starts the next in a thread of its own.  A spare has received nothing: each
+    serves one upload and ends with it, never another.  It takes no verification slot; only an upload
+    does.  ``open`` starts the first (the application's start-up, which waits for it), ``close`` ends the
+    one waiting (its shut-down); without ``open`` (an application never started, as in-process tests make it) every
+    upload starts its own.
+    """
+
+    def __init__(self, context):
+        self.context = context
+        self.lock = threading.Lock()
+        self.ready = None  # (process, connection) waiting for its START
+        self.starter = None  # the thread that starts the next, while open
+
+    def open(self):
+        """Start the first spare, and wait for it: a server answers once it has one, however long the fork
+        server takes to start (its imports: a second or more on a loaded machine)."""
+        with self.lock:
+            self.starter = concurrent.futures.ThreadPoolExecutor(1, "ember-spare")
+        self._make()
+
+    def _start_next(self):
+        with self.lock:
+            if self.starter is not None:
+                self.starter.submit(self._make)
+
+    def _make(self):
+        with self.lock:
+            if self.starter is None or self.ready is not None:
+                return  # closed, or a spare waits already: concurrent uploads queue a start each
+        started = _started(self.context)
+        with self.lock:
+            if self.starter is not None and self.ready is None:
+                self.ready, started = started, None
+        if started is not None:
+            _end(*started)  # closed meanwhile, or one is waiting already
+
+    def take(self):
+        """(process, connection, ahead): the spare when it still waits (``ahead``), else one started now; the
+        next spare starts meanwhile."""
+        with self.lock:
+            found, self.ready = self.ready, None
+        self._start_next()
+        if found is not None and _waiting(*found):
+            return (*found, True)
+        if found is not None:
+            _end(*found)  # killed while it waited: it had nothing, and costs this upload nothing
+        return (*_started(self.context), False)
+
+    def close(self):
+        with self.lock:
+            starter, self.starter = self.starter, None
+            found, self.ready = self.ready, None
+        if starter is not None:
+            starter.shutdown(wait=True)
+        if found is not None:
+            _end(*found)
+
+
 class VerifyingProcess:
     """An ``Upload`` run in a process of its own (``context``: a multiprocessing context), driven by calls
     over a pipe: ``feed``, ``finish``, ``commit``, ``discard``, and the upload's ``refusal``, ``sent``, ``busy``.
@@ -191,26 +290,33 @@ class VerifyingProcess:
     its answers are taken as they come; a refusal is known a few chunks late, and the rest is only
     counted.  The other calls wait for their answer (a pool thread waits, without the interpreter
     lock).  The process dying (killed, out of memory) is a 503: nothing was accepted, send it again.
+    The process is the ``Spare``'s (``spare``); one started ahead that died before its ``START`` was
+    answered had nothing of the upload, and a process started now takes its place.
     """
 
     IN_FLIGHT = 8
 
-    def __init__(self, context, scenario, seed, limits, store=None, known=None):
+    def __init__(self, spare, scenario, seed, limits, store=None, known=None):
         self.refusal, self.sent, self.busy = None, 0, 0.0
         # A comparison is cheap and its 409 must not wait for more of the body: each chunk waits for its answer.
         self.in_flight = 1 if known is not None else self.IN_FLIGHT
         self.max_bytes = limits.max_record_bytes
         self.temp_path = None  # the process's temporary file, removed here if the process dies before it can
         self.pending = 0  # calls sent and not answered yet
-        self.connection, theirs = context.Pipe()
-        self.process = context.Process(target=_verifier, args=(theirs,), name="ember-verify", daemon=True)
+        self.died = False
+        self.process, self.connection, ahead = spare.take()
+        start = (scenario, seed, limits, store, known)
         try:
-            self.process.start()
-        finally:
-            theirs.close()
-        self.temp_path = self._call(Call.START, (scenario, seed, limits, store, known))
+            self.temp_path = self._call(Call.START, start)
+        except ServiceRefusal:
+            if not (ahead and self.died):
+                raise
+            self.process, self.connection = _started(spare.context)
+            self.pending, self.died = 0, False
+            self.temp_path = self._call(Call.START, start)
 
     def _stopped(self):
+        self.died = True
         self.close(died=True)
         return ServiceRefusal(
             503, "the verification of this record stopped; nothing was accepted: send it again",
