@@ -116,20 +116,28 @@ class Template:
         return total
 
 
-def session_rss(leader):
-    """{pid: RSS bytes} of every process in ``leader``'s session (the serve parent and its workers)."""
-    found = {}
+def session_pids(leader):
+    """The pids of every process in ``leader``'s session (the serve parent and its workers) still there."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            if os.getsid(int(entry)) != leader:
-                continue
-            with open(f"/proc/{entry}/status") as handle:
+            if os.getsid(int(entry)) == leader:
+                yield int(entry)
+        except (OSError, ProcessLookupError):
+            continue
+
+
+def session_rss(leader):
+    """{pid: RSS bytes} of every process in ``leader``'s session."""
+    found = {}
+    for pid in session_pids(leader):
+        try:
+            with open(f"/proc/{pid}/status") as handle:
                 for line in handle:
                     if line.startswith("VmRSS:"):
-                        found[int(entry)] = int(line.split()[1]) * 1024
-        except (OSError, ProcessLookupError):
+                        found[pid] = int(line.split()[1]) * 1024
+        except OSError:
             continue
     return found
 
@@ -138,19 +146,15 @@ def verifying_cpu(leader):
     """The CPU seconds (user + system) of the verifying processes of ``leader``'s session that ended: their fork
     servers' reaped children's (``cutime + cstime``), however loaded the machine; ticks of 10 ms."""
     total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    for pid in session_pids(leader):
         try:
-            if os.getsid(int(entry)) != leader:
-                continue
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
                 if b"multiprocessing.forkserver" not in handle.read():
                     continue
-            with open(f"/proc/{entry}/stat") as handle:
+            with open(f"/proc/{pid}/stat") as handle:
                 fields = handle.read().rsplit(")", 1)[1].split()
             total += int(fields[13]) + int(fields[14])
-        except (OSError, ProcessLookupError, ValueError):
+        except (OSError, ValueError):
             continue
     return total / os.sysconf("SC_CLK_TCK")
 

@@ -17,6 +17,8 @@ from helpers.campaigns import wait_for
 
 #: How long a Dask process may take to start or to stop.
 START_S = 60
+#: How long a Dask process told to stop may take before it is killed (the cluster is thrown away).
+STOP_S = 15
 
 
 class DaskProcesses:
@@ -82,19 +84,22 @@ class DaskProcesses:
         return self._read_file()["address"]
 
     def stop(self):
-        for process in [*self.workers, self.scheduler]:
-            if process is not None and process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in [*self.workers, self.scheduler]:
-            if process is None:
-                continue
-            try:
-                process.wait(START_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(START_S)
-            with contextlib.suppress(Exception):
-                process.stderr.close() if process.stderr else None
+        # The workers first, each waited for, then the scheduler: a worker told to close while its scheduler is
+        # going away waits out its connection timeouts (about a minute under load) before it gives up.
+        for group in (self.workers, [self.scheduler]):
+            for process in group:
+                if process is not None and process.poll() is None:
+                    process.send_signal(signal.SIGTERM)
+            for process in group:
+                if process is None:
+                    continue
+                try:
+                    process.wait(STOP_S)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(START_S)
+                with contextlib.suppress(Exception):
+                    process.stderr.close() if process.stderr else None
 
 
 @contextlib.contextmanager

@@ -279,14 +279,7 @@ def test_an_upload_is_verified_in_a_process_of_its_own_and_its_death_is_a_503_le
     assert pid in verifiers and list(verifiers.values()) == [10, 10], verifiers
     os.kill(pid, signal.SIGKILL)
     sock.sendall(plain[30_000:])
-    answer = b""
-    while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        answer += chunk
-    sock.close()
-    status = int(answer.split(b" ", 2)[1])
+    status, answer = read_answer(sock)
     assert status == 503 and b"retry-after" in answer.lower(), answer[:400]
     assert b"send it again" in answer
     assert temporary_files(service) == [] and stored_records(service) == [] and rows_of(service, submission) == []
@@ -298,7 +291,7 @@ def test_an_upload_is_verified_in_a_process_of_its_own_and_its_death_is_a_503_le
 
 
 def read_answer(sock):
-    """The status of the HTTP answer read from ``sock`` to its end."""
+    """(status, bytes) of the HTTP answer read from ``sock`` to its end."""
     answer = b""
     while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
         chunk = sock.recv(65536)
@@ -306,7 +299,7 @@ def read_answer(sock):
             break
         answer += chunk
     sock.close()
-    return int(answer.split(b" ", 2)[1])
+    return int(answer.split(b" ", 2)[1]), answer
 
 
 def test_each_upload_is_verified_by_the_spare_started_before_its_request_and_never_by_another(service, plain):
@@ -324,7 +317,7 @@ def test_each_upload_is_verified_by_the_spare_started_before_its_request_and_nev
                              what="the upload's verifying process and the next spare")  # fmt: skip
         assert spare in verifiers, (spare, verifiers)  # the process existed before the request arrived
         sock.sendall(plain[30_000:])
-        assert read_answer(sock) == 201
+        assert read_answer(sock)[0] == 201
         used.append(spare)
         wait_for(lambda s=spare: s not in verifying_processes(service), what="the upload's process gone")
     assert all(len(rows_of(service, submission)) == 1 for submission in submissions)

@@ -7,13 +7,13 @@ its episodes; ``run_task`` runs it like an episode and returns its line.
 
 import json
 
-from ..results.bounds_file import campaign_episodes
 from ..results.layout import BOUNDS_FILE
 
 
 def bounds_file_bytes(directory, campaign=None):
     """The bytes ``bounds.jsonl`` holds for the results ``directory``'s K."""
     from ..bounds import bounds_line  # numpy and the networks, only when bounds are asked for
+    from ..results.bounds_file import campaign_episodes  # the reading side: a worker never needs it
 
     return b"".join(bounds_line(scenario, seed) for scenario, seed in campaign_episodes(directory, campaign))
 

@@ -11,8 +11,9 @@ its worker was lost) leaves one complete file.
 The two ways an episode is measured live here and nowhere else:
 ``measure`` (a policy run in EMBER's simulator) and ``measure_file``
 (a submitted record), both through the engine's entry points.  Built-in
-and submitted episodes are measured in the worker itself; ``run_foreign``
-(agents and python policies) runs in an episode process (``watch.py``),
+and submitted episodes are measured in the worker itself, which loads
+nothing of the boundary for them; agents and python policies run in an
+episode process (``episode_process.run_foreign``, started by ``watch.py``),
 EMBER's own, whose policy process is across the boundary (isolation.md §1).
 """
 
@@ -21,14 +22,10 @@ import os
 import stat
 import uuid
 
-from ..agent import MAX_STEP_TIMEOUT, AgentPolicy
 from ..engine.run import measure_run
-from ..errors import ActionError, AgentError, EmberError, ResultsIOError
+from ..errors import EmberError, ResultsIOError
 from ..files import make_folder, replace_into
-from ..isolation.boundary import host_command
-from ..results import file_kind
 from ..results.layout import is_temporary, kept_record, kept_record_temporary
-from .launchers import policy_launcher
 
 RECORD_SUFFIXES = (".record", ".record.gz", ".record.zst")
 
@@ -66,76 +63,13 @@ def measure_file(scenario, path):
     return metrics.to_dict(), sha
 
 
-# -- policies (run inside an episode process, watch.py) ------------------------------
-
-
-class Heartbeat:
-    """A policy wrapper telling the watcher when each answer starts and ends (``beat(kind, step)``)."""
-
-    def __init__(self, policy, beat):
-        self.policy = policy
-        self.beat = beat
-        # It passes each observation on at once, as it came: it reads it no more than its policy does.
-        self.reads_observations_only = getattr(policy, "reads_observations_only", False) is True
-
-    def __call__(self, observation):
-        step = observation["step"]
-        self.beat("begin", step)
-        actions = self.policy(observation)
-        self.beat("end", step)
-        return actions
-
-
-def episode_timeout(entry, scenario):
-    """An agent or python policy's bound on a whole episode (isolation.md §1, Time): its ``episode_timeout``,
-    else ``step_timeout`` x the horizon, at most a day."""
-    if "episode_timeout" in entry:
-        return entry["episode_timeout"]
-    return min(entry["step_timeout"] * scenario.max_steps, MAX_STEP_TIMEOUT)
-
-
-def run_foreign(task, scenario, keep, beat):
-    """Measure an agent or python policy episode: the policy process started through the boundary.
-
-    An agent is its command; a python policy is EMBER's host running its
-    module (``ember.isolation.host``).  Both are driven by ``AgentPolicy``
-    over the agent protocol, in the sandbox unless ``task.sandbox`` is
-    ``off`` (``launchers.policy_launcher``); each answer is announced through
-    ``beat``.  On a failure the policy process is left to the watcher,
-    which ends the episode process's whole tree at once.
-    """
-    entry = task.policy
-    if "python" in entry:
-        command, who, source = host_command(entry["python"]), "python policy", entry["python"]
-    else:
-        command, who, source = entry["agent"], "agent", None
-    try:
-        agent = AgentPolicy(
-            command,
-            scenario.data,
-            entry["step_timeout"],
-            timeout_name=f"{task.where}.step_timeout",
-            launch=policy_launcher(entry, task.folder, task.sandbox),
-            who=who,
-            host_source=source,
-            episode_timeout=episode_timeout(entry, scenario),
-            episode_timeout_name=f"{task.where}.episode_timeout",
-        )
-        try:
-            result = measure(scenario, Heartbeat(agent, beat), task.seed, keep)
-        except ActionError as exc:
-            raise agent.refused(exc) from exc
-        agent.finish(result[2])
-    except AgentError as exc:
-        raise EpisodeFailure(str(exc)) from None
-    return result
-
-
 # -- submitted records -----------------------------------------------------------------
 
 
 def submitted_file(entry, scenario_id, seed, folder):
     """The one submitted file of an episode; anything else (none, two, not a file) is an ``EpisodeFailure``."""
+    from ..results.reader import file_kind  # a submitted record's path only: a built-in's worker never reads one
+
     base = os.path.join(folder, entry["records"], scenario_id, str(seed))
     shown = os.path.join(entry["records"], scenario_id, str(seed))
     found = []

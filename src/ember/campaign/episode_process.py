@@ -16,10 +16,13 @@ import struct
 import sys
 import time
 
-from ..errors import EmberError, ResultsIOError
+from ..agent import MAX_STEP_TIMEOUT, AgentPolicy
+from ..errors import ActionError, AgentError, EmberError, ResultsIOError
+from ..isolation.boundary import host_command
 from ..scenario import compile_scenario
 from . import processes
-from .episode import EpisodeFailure, KeptRecord, run_foreign
+from .episode import EpisodeFailure, KeptRecord, measure
+from .launchers import policy_launcher
 from .task import Task
 
 #: A control frame: its kind (``KINDS``, or ``R`` for the result, whose length is the number) and a number.
@@ -121,6 +124,71 @@ def _episode(spec, control):
         keep = stack.enter_context(kept.writing()) if kept is not None else None
         metrics, sha, _ = run_foreign(task, scenario, keep, beat)
     return {"ok": [metrics, sha]}
+
+
+# -- the episode: a policy across the boundary -------------------------------------------
+
+
+class Heartbeat:
+    """A policy wrapper telling the watcher when each answer starts and ends (``beat(kind, step)``)."""
+
+    def __init__(self, policy, beat):
+        self.policy = policy
+        self.beat = beat
+        # It passes each observation on at once, as it came: it reads it no more than its policy does.
+        self.reads_observations_only = getattr(policy, "reads_observations_only", False) is True
+
+    def __call__(self, observation):
+        step = observation["step"]
+        self.beat("begin", step)
+        actions = self.policy(observation)
+        self.beat("end", step)
+        return actions
+
+
+def episode_timeout(entry, scenario):
+    """An agent or python policy's bound on a whole episode (isolation.md §1, Time): its ``episode_timeout``,
+    else ``step_timeout`` x the horizon, at most a day."""
+    if "episode_timeout" in entry:
+        return entry["episode_timeout"]
+    return min(entry["step_timeout"] * scenario.max_steps, MAX_STEP_TIMEOUT)
+
+
+def run_foreign(task, scenario, keep, beat):
+    """Measure an agent or python policy episode: the policy process started through the boundary.
+
+    An agent is its command; a python policy is EMBER's host running its
+    module (``ember.isolation.host``).  Both are driven by ``AgentPolicy``
+    over the agent protocol, in the sandbox unless ``task.sandbox`` is
+    ``off`` (``launchers.policy_launcher``); each answer is announced through
+    ``beat``.  On a failure the policy process is left to the watcher,
+    which ends the episode process's whole tree at once.
+    """
+    entry = task.policy
+    if "python" in entry:
+        command, who, source = host_command(entry["python"]), "python policy", entry["python"]
+    else:
+        command, who, source = entry["agent"], "agent", None
+    try:
+        agent = AgentPolicy(
+            command,
+            scenario.data,
+            entry["step_timeout"],
+            timeout_name=f"{task.where}.step_timeout",
+            launch=policy_launcher(entry, task.folder, task.sandbox),
+            who=who,
+            host_source=source,
+            episode_timeout=episode_timeout(entry, scenario),
+            episode_timeout_name=f"{task.where}.episode_timeout",
+        )
+        try:
+            result = measure(scenario, Heartbeat(agent, beat), task.seed, keep)
+        except ActionError as exc:
+            raise agent.refused(exc) from exc
+        agent.finish(result[2])
+    except AgentError as exc:
+        raise EpisodeFailure(str(exc)) from None
+    return result
 
 
 def write_all(fd, data):

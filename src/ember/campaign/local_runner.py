@@ -78,9 +78,9 @@ def _announce(leader, live):
 
 
 def _init_worker(events, parent):
-    # The episode's code (engine, metrics, simulator, the watcher) is imported here and in
-    # _local_entry, in the worker: the command that starts the pool never runs an episode.
-    from .watch import WatcherHost
+    # The episode's code (engine, metrics, simulator; the watcher with the first agent or python
+    # episode) is imported in the worker: the command that starts the pool never runs an episode.
+    from .watcher_host import WatcherHost
 
     global _events, _host
     _events = events

@@ -47,6 +47,7 @@ from .campaign_file import work_timeout
 from .episode import EpisodeFailure, KeptRecord
 from .episode_process import FRAME, episode_process_main
 from .logs import CappedLog
+from .watcher_host import WatcherHost
 
 #: The watcher's deadline on an answer is this much later than the policy driver's own timer (``AgentPolicy``).
 AGENT_MARGIN_S = 1.0
@@ -64,33 +65,6 @@ _BOOT = (
     "from ember.campaign.episode_process import episode_process_main\n"
     "episode_process_main(spec, spec['control'], 1, 2)\n"
 )
-
-
-class WatcherHost:
-    """What the process running the watcher offers it.
-
-    ``adopted``: the process is a child subreaper (a local worker), so
-    orphans of an episode come back to it and are ended with the episode.
-    ``announce(leader, live)`` is told when an episode session starts and
-    when it has been ended (a local worker tells the command, which ends
-    the sessions of a worker that was killed).  ``leader`` is the session
-    running now, for a worker's own SIGTERM handler.
-    """
-
-    def __init__(self, adopted=False, announce=None):
-        self.adopted = adopted
-        self.announce = announce
-        self.leader = None
-
-    def started(self, leader):
-        self.leader = leader
-        if self.announce is not None:
-            self.announce(leader, True)
-
-    def ended(self, leader):
-        self.leader = None
-        if self.announce is not None:
-            self.announce(leader, False)
 
 
 # -- the watcher -------------------------------------------------------------------

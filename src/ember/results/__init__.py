@@ -6,68 +6,55 @@ command accepts and refuses exactly the same files; ``ResultsError``
 (``ember.errors``) names the file and line.  This part sits at the base
 of the benchmark layer: it imports the engine and the base modules, never
 a campaign, a ranking or the command line.
+
+Its names are loaded when first asked for: a worker that writes rows
+(``ember.results.rows``) loads neither the reader nor the counting table.
 """
 
-from ..strict_json import strict_json
-from .campaign_json import MAX_CAMPAIGN_BYTES, POLICY_KINDS, CampaignJson
-from .counting import CountingTable, OkRows, Place
-from .layout import (
-    CAMPAIGN_FILE,
-    EPISODES_FILE,
-    LOGS_DIR,
-    RANKING_FILE,
-    RECORDS_DIR,
-    SCENARIOS_DIR,
-    STATISTICS_FILE,
-    TORN_FILE,
-)
-from .outcome import EpisodeOutcome, exposure_of
-from .presence import RecordPresence
-from .reader import (
-    CheckedLines,
-    Results,
-    check_campaign,
-    file_kind,
-    open_regular,
-    parse_campaign,
-    read_campaign_value,
-    read_results,
-    results_of_bytes,
-)
-from .rows import MAX_LINE_BYTES, ROW_KEYS, Row
-from .rules import RowRules, StatisticsRules
+import importlib
 
-__all__ = [
-    "CheckedLines",
-    "CAMPAIGN_FILE",
-    "EPISODES_FILE",
-    "LOGS_DIR",
-    "MAX_CAMPAIGN_BYTES",
-    "MAX_LINE_BYTES",
-    "POLICY_KINDS",
-    "RANKING_FILE",
-    "RECORDS_DIR",
-    "ROW_KEYS",
-    "SCENARIOS_DIR",
-    "STATISTICS_FILE",
-    "TORN_FILE",
-    "CampaignJson",
-    "CountingTable",
-    "EpisodeOutcome",
-    "OkRows",
-    "Place",
-    "RecordPresence",
-    "Results",
-    "Row",
-    "RowRules",
-    "StatisticsRules",
-    "check_campaign",
-    "exposure_of",
-    "file_kind",
-    "open_regular",
-    "parse_campaign",
-    "read_campaign_value",
-    "read_results",
-    "results_of_bytes",
-    "strict_json",
-]
+#: Each public name and the module (relative to this package) that holds it.
+_PUBLIC = {
+    "strict_json": "..strict_json",
+    "CampaignJson": ".campaign_json",
+    "MAX_CAMPAIGN_BYTES": ".campaign_json",
+    "POLICY_KINDS": ".campaign_json",
+    "CountingTable": ".counting",
+    "OkRows": ".counting",
+    "Place": ".counting",
+    "CAMPAIGN_FILE": ".layout",
+    "EPISODES_FILE": ".layout",
+    "LOGS_DIR": ".layout",
+    "RANKING_FILE": ".layout",
+    "RECORDS_DIR": ".layout",
+    "SCENARIOS_DIR": ".layout",
+    "STATISTICS_FILE": ".layout",
+    "TORN_FILE": ".layout",
+    "EpisodeOutcome": ".outcome",
+    "exposure_of": ".outcome",
+    "RecordPresence": ".presence",
+    "CheckedLines": ".reader",
+    "Results": ".reader",
+    "check_campaign": ".reader",
+    "file_kind": ".reader",
+    "open_regular": ".reader",
+    "parse_campaign": ".reader",
+    "read_campaign_value": ".reader",
+    "read_results": ".reader",
+    "results_of_bytes": ".reader",
+    "MAX_LINE_BYTES": ".rows",
+    "ROW_KEYS": ".rows",
+    "Row": ".rows",
+    "RowRules": ".rules",
+    "StatisticsRules": ".rules",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name):
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
+    globals()[name] = value
+    return value
