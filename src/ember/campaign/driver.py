@@ -26,7 +26,6 @@ from ..results.writer import ResultsWriter
 from ..versions import METRICS_VERSION, OBSERVATION_VERSION, RANKING_VERSION, SIMULATOR_VERSION, package_version
 from .bounds import BoundsTask, kept_lines, line_key
 from .campaign_file import check_python_policies, check_size, foreign_policies, load_campaign
-from .dask_runner import DaskRunner
 from .launchers import policy_files
 from .local_runner import LocalRunner
 from .plan import Plan
@@ -427,6 +426,8 @@ def _runner(workers, scheduler):
             import distributed  # noqa: F401  (the 'dask' extra)
         except ImportError:
             raise CampaignError("--scheduler needs Dask distributed: pip install 'ember-eval[dask]'.") from None
+        from .dask_runner import DaskRunner  # with --scheduler only: a local run loads none of it
+
         try:
             return DaskRunner(scheduler)
         except (OSError, TimeoutError, ValueError) as exc:
