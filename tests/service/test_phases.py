@@ -19,7 +19,7 @@ from ember.service.hidden.reveal_at import Revealer
 from ember.service.registry import open_service
 
 from helpers.bundles import python_bundle
-from helpers.service import Server, ember, record_of, wait_for
+from helpers.service import Server, Service, ember, record_of, wait_for
 
 UTC = datetime.timezone.utc
 TAGGED = 'campaign = "hidden"\nscenarios = [{ source = "builtin:office", seeds = { live = 1, final = 1 } }]\n'
@@ -288,6 +288,16 @@ def test_the_reveal_at_reveal_at_waits_while_a_job_of_the_board_is_queued(servic
 # -- a submission's description and link ----------------------------------------------------------------
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def refusing(request, tmp_path_factory):
+    """One served board for the requests it refuses, each checked to leave it as it was (no submission)."""
+    database = None if request.param == "sqlite" else request.getfixturevalue("postgres").database()
+    made = Service(str(tmp_path_factory.mktemp("refusing")), database)
+    made.serve()
+    yield made
+    made.close()
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
@@ -303,9 +313,8 @@ def test_the_reveal_at_reveal_at_waits_while_a_job_of_the_board_is_queued(servic
         ({"link": ["https://example.org/"]}, "$.link: expected an http:// or https:// URL"),
     ],
 )
-def test_a_bad_description_or_link_is_refused_naming_the_field(service, body, message):
-    service.serve()
-    with service.client("alpha") as alpha:
+def test_a_bad_description_or_link_is_refused_naming_the_field(refusing, body, message):
+    with refusing.client("alpha") as alpha:
         answer = alpha.post("/api/boards/office/submissions", json={"policy": "p", **body})
         assert answer.status_code == 400 and answer.json()["error"].startswith(message), answer.text
         assert alpha.get("/api/boards/office/submissions").json() == []
