@@ -7,6 +7,8 @@
              children's) against ``verify_results``' CPU in this process, the comparison a loaded machine keeps
   8 uploads  8 concurrent uploads (8 teams, one each) to ``serve --workers 2``: throughput against one upload
              (8 x one upload's time / the 8 uploads' wall time): target >= 1.7x on 2 cores
+  ceiling    the same 8 verifications at once in 8 forked processes of ``verify_results`` alone: the throughput
+             the machine itself gives them (no target), and the 8 uploads' as a part of it
   p99 GET    p99 latency of ``GET /api/boards/{board}`` asked every 20 ms during the 8 uploads: target < 100 ms
   1 GB       peak RSS of the server's processes while one record of >= 1 GiB decompressed streams in (gzip), over
              their RSS before (the process verifying it: over the peak of the one that verified a small record of
@@ -15,7 +17,9 @@
 The records are a stay policy on a scenario where nothing can happen (the
 fire cannot spread, nobody moves) until ``max_steps``: every step is the
 same line but for its number, so a record of any length is written by
-template in seconds, and the engine still replays every step of it.
+template in seconds, and the engine still replays every step of it.  Each team's record is EMBER's canonical
+bytes (another layout takes the engine's general front end, about twice the work), differing in one blocked
+first move.
 
 Usage::
 
