@@ -5,6 +5,8 @@ policies) is run, each way in a fresh process timed from its start to its
 exit (interpreter, imports and worker start-up included):
 
   bare       the simulator and policy alone: no record, no metrics, no rows
+  bare x2    the same episodes in two bare processes at once, half each: what two processes of nothing
+             but the loop get from this machine (the ceiling of every two-worker throughput below)
   workers=1  ember evaluate --workers 1 (one local worker process)
   workers=2  ember evaluate --workers 2
   dask-1     ember evaluate --scheduler ADDRESS, a real 'dask scheduler' with one
@@ -23,6 +25,7 @@ median of the rounds' own ratios:
   workers=1 / bare, CPU          <= 1.5   (the same work on one core)
   dask-1 / workers=1, CPU        <= 1.15
   dask-2 throughput / dask-1     >= 1.7   (wall: what two workers buy)
+  bare x2 throughput / bare      none     (the machine's ceiling for the two throughput ratios)
 
 ``--where`` then splits this tree's ``workers=1`` CPU into layers, each
 measured in a fresh process, in ms per episode: the bare loop, the loop as
@@ -87,7 +90,7 @@ from ember.scenario import compile_scenario
 from ember.sim.policies import make_policy
 
 compiled = compile_scenario(sys.argv[1])
-for seed in range(int(sys.argv[2])):
+for seed in range(int(sys.argv[3]) if len(sys.argv) > 3 else 0, int(sys.argv[2])):  # [start,] stop
     for name in ("greedy", "random"):
         sim = Simulator(compiled, seed)
         policy = make_policy(name, compiled, seed)
@@ -246,6 +249,21 @@ class Tree:
         self.last_stdout = done.stdout
         if done.returncode != 0:
             raise SystemExit(f"bench: {self.name}: {args[:4]} exited {done.returncode}: {done.stderr.decode()[-2000:]}")
+        return elapsed
+
+    def run_pair(self, first, second):
+        """Wall seconds of two commands run at once (``first`` and ``second``: argument lists), until both
+        have ended; ``last_cpu`` is both's CPU seconds."""
+        started = time.perf_counter()
+        both = [subprocess.Popen([sys.executable, *args], env=self.env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE) for args in (first, second)]  # fmt: skip
+        errors = [process.communicate(timeout=1800)[1] for process in both]
+        elapsed = time.perf_counter() - started
+        self.last_cpu = cpu_of_children()
+        self.last_cluster_cpu = 0.0
+        for process, error in zip(both, errors, strict=True):
+            if process.returncode != 0:
+                raise SystemExit(f"bench: {self.name}: a pair exited {process.returncode}: {error.decode()[-2000:]}")
         return elapsed
 
     def start_cluster(self, workers):
@@ -485,7 +503,7 @@ def main():
             marginal(args, folder)
         return
     episodes = args.seeds * 2
-    ways = ["bare", "workers=1", "workers=2"] + ([] if args.skip_dask else ["dask-1", "dask-2"])
+    ways = ["bare", "bare x2", "workers=1", "workers=2"] + ([] if args.skip_dask else ["dask-1", "dask-2"])
     with tempfile.TemporaryDirectory(prefix="ember-bench-") as folder:
         path = os.path.join(folder, "campaign.toml")
         with open(path, "w") as handle:
@@ -506,6 +524,11 @@ def main():
                         results = os.path.join(folder, f"res-{time.monotonic_ns()}")
                         if way == "bare":
                             seconds = tree.run("-c", BARE, args.scenario, str(args.seeds))
+                        elif way == "bare x2":  # the same episodes in two processes at once: the machine's own
+                            half = str(args.seeds // 2)
+                            seconds = tree.run_pair(
+                                ("-c", BARE, args.scenario, half), ("-c", BARE, args.scenario, str(args.seeds), half)
+                            )
                         elif way.startswith("workers="):
                             seconds = tree.run("-m", "ember.cli", "evaluate", path, "-o", results, "--workers", way[-1])
                         else:
@@ -545,6 +568,7 @@ def main():
     # workers=1 against bare is a CPU ratio (the same work, one core); throughput is wall time.
     targets = [("workers=1 / bare, CPU (<= 1.5)", "workers=1", "bare", cpus)]
     targets.append(("workers=2 throughput / workers=1, wall (>= 1.7)", "workers=1", "workers=2", times))
+    targets.append(("the machine's ceiling: bare x2 throughput / bare, wall (none)", "bare", "bare x2", times))
     if not args.skip_dask:
         targets.append(("dask-1 / workers=1, CPU (<= 1.15)", "dask-1", "workers=1", cpus))
         targets.append(("dask-2 throughput / dask-1, wall (>= 1.7)", "dask-1", "dask-2", times))
