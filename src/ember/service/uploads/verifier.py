@@ -163,11 +163,7 @@ def _verifier(connection):
             elif call is Call.FEED:
                 work.feed(argument)
             elif call is Call.FINISH:
-                import time as _t
-                _a = _t.process_time()
                 value = work.finish()
-                with open("/tmp/vcpu.log", "a") as h:
-                    h.write(f"{os.getpid()} total {_t.process_time():.3f} finish {_t.process_time()-_a:.3f} busy {work.busy:.3f}\n")
             elif call is Call.COMMIT:
                 value = work.commit(argument)
             else:
