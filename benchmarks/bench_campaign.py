@@ -90,7 +90,7 @@ from ember.scenario import compile_scenario
 from ember.sim.policies import make_policy
 
 compiled = compile_scenario(sys.argv[1])
-for seed in range(int(sys.argv[3]) if len(sys.argv) > 3 else 0, int(sys.argv[2])):  # [start,] stop
+for seed in range(int(sys.argv[3]) if len(sys.argv) > 3 else 0, int(sys.argv[2])):  # argv: scenario, stop[, start]
     for name in ("greedy", "random"):
         sim = Simulator(compiled, seed)
         policy = make_policy(name, compiled, seed)

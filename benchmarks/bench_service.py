@@ -228,18 +228,18 @@ def new_client(token):
     return httpx.Client(headers={"Authorization": f"Bearer {token}"}, timeout=3600)
 
 
-def put_file(url, token, submission, scenario_id, path, clients=None):
-    """The upload's wall time: from the request's first byte to its answer, on a new connection.  The clients
-    are made before (``new_client``; ``clients``: an iterator of them, made beforehand, for the concurrent
-    uploads, whose clocks run meanwhile)."""
+def put_file(url, token, submission, scenario_id, path, client=None):
+    """The upload's wall time: from the request's first byte to its answer, on a new connection.  The client is
+    made before the clock (``new_client``; ``client``: one made beforehand, for the concurrent uploads, whose
+    clocks run meanwhile; a retry after a 503 makes its own)."""
     with open(path, "rb") as handle:
         data = handle.read()
     while True:
-        made = next(clients, None) if clients is not None else None
-        with made or new_client(token) as client:  # past the ones made beforehand: a new one
+        with client or new_client(token) as client:
             started = time.perf_counter()
             answer = client.put(f"{url}/api/submissions/{submission}/episodes/{scenario_id}/0", content=data)
             elapsed = time.perf_counter() - started
+        client = None  # closed: a retry makes its own
         if answer.status_code != 503 or "retry-after" not in answer.headers:
             break
         time.sleep(float(answer.headers["retry-after"]))  # busy, as service.md says a client then does
@@ -411,8 +411,7 @@ def main():
                 failures.append(str(failure))
 
         threads = [threading.Thread(target=upload, args=(i,)) for i in range(TEAMS)]
-        # Each upload's clients made before the clock starts: a first, and a few for the retries of a 503.
-        clients = [iter([new_client(tokens[i]) for _ in range(4)]) for i in range(TEAMS)]
+        clients = [new_client(tokens[i]) for i in range(TEAMS)]  # made before the clock starts
         cpu_before = verifying_cpu(server.pid)
         started = time.perf_counter()
         for thread in threads:
@@ -420,9 +419,6 @@ def main():
         for thread in threads:
             thread.join()
         eight = time.perf_counter() - started
-        for unused in clients:
-            for client in unused:
-                client.close()
         eight_cpu = verified_cpu(server.pid, cpu_before, TEAMS)
         done.set()
         poller.join()
